@@ -1,0 +1,321 @@
+"""The client's picture of the game, built only from server messages.
+
+:class:`GameModel` applies ``welcome``, ``snap`` and ``delta`` messages
+(docs/protocol.md) to numpy grids and dicts that the terminal UI and the bots
+read. It does no I/O and draws nothing. Grids are indexed ``[y, x]``.
+
+Server data is applied defensively: a record that does not have the shape the
+protocol describes (wrong length, wrong types, a cell outside the level, an
+actor id not in view) is skipped, so a confused or newer server cannot crash
+a client through the model.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+import numpy as np
+import numpy.typing as npt
+
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.fov import unpack_fov
+from protocol.messages import Delta, ServerMessage, Snapshot, Welcome
+
+UNKNOWN = 255
+"""Terrain code of a cell never seen."""
+
+FLAG_ASLEEP = 1
+FLAG_FLEEING = 2
+FLAG_HUNTING = 4
+FLAG_SELF = 8
+FLAG_PLAYER = 16
+
+LOG_LINES = 200
+"""Lines kept in :attr:`GameModel.log`."""
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return type(value) is int
+
+
+@dataclass(slots=True)
+class ActorView:
+    """One actor in view: the wire record ``[id, kind, name, x, y, hp, max_hp, flags]``.
+
+    ``kind`` is a key of ``welcome.kinds``; ``name`` is a player's name, ``""``
+    for monsters; ``(x, y)`` in cells.
+    """
+
+    id: int
+    kind: str
+    name: str
+    x: int
+    y: int
+    hp: int
+    max_hp: int
+    flags: int
+
+    @property
+    def asleep(self) -> bool:
+        """Flag 1: the actor is asleep."""
+        return bool(self.flags & FLAG_ASLEEP)
+
+    @property
+    def fleeing(self) -> bool:
+        """Flag 2: a monster fleeing."""
+        return bool(self.flags & FLAG_FLEEING)
+
+    @property
+    def hunting(self) -> bool:
+        """Flag 4: a monster that has noticed someone."""
+        return bool(self.flags & FLAG_HUNTING)
+
+    @property
+    def is_self(self) -> bool:
+        """Flag 8: this is the client's own character."""
+        return bool(self.flags & FLAG_SELF)
+
+    @property
+    def is_player(self) -> bool:
+        """Flag 16: a player's character."""
+        return bool(self.flags & FLAG_PLAYER)
+
+    @classmethod
+    def from_record(cls, record: object) -> ActorView | None:
+        """Build a view from a wire actor record; None if it is malformed.
+
+        Elements after the eighth are ignored (room for later versions).
+        """
+        if not isinstance(record, list) or len(record) < 8:
+            return None
+        ident, kind, name, x, y, hp, max_hp, flags = record[:8]
+        if not (isinstance(kind, str) and isinstance(name, str)):
+            return None
+        if not all(_is_int(v) for v in (ident, x, y, hp, max_hp, flags)):
+            return None
+        return cls(ident, kind, name, x, y, hp, max_hp, flags)
+
+
+def _triples(flat: object) -> list[tuple[int, int, Any]]:
+    """``[x, y, v, x, y, v, ...]`` -> ``[(x, y, v), ...]``; bad or partial triples dropped."""
+    if not isinstance(flat, list):
+        return []
+    out = []
+    for i in range(0, len(flat) - 2, 3):
+        x, y, v = flat[i], flat[i + 1], flat[i + 2]
+        if _is_int(x) and _is_int(y):
+            out.append((x, y, v))
+    return out
+
+
+class GameModel:
+    """What this client knows of the game.
+
+    Attributes:
+        player_id: own actor id (from ``welcome``), None before.
+        name: own player name.
+        token: the resume secret from ``welcome``.
+        tick: tick of the latest ``welcome``/``snap``/``delta``.
+        tick_rate: ticks per second.
+        terrain_table: ``welcome.terrain``, indexed by terrain code.
+        kinds: ``welcome.kinds``: kind key -> ``[name, glyph, colour]``.
+        items: ``welcome.items``: item key -> ``[name, glyph, colour]``.
+        classes: ``welcome.classes``: ``[key, name]`` pairs.
+        depth: current level number.
+        width: level width ``W`` in cells.
+        height: level height ``H`` in cells.
+        known: ``uint8[H, W]`` remembered terrain codes, 255 = unknown.
+        visible: ``bool[H, W]``, the current field of view.
+        actors: actors in view now, by id (including self).
+        names: every actor ever seen: id -> player name or kind name.
+        objs: remembered top item key per cell ``(x, y)``.
+        me: own state, complete (``snap.me`` merged with every ``delta.me``).
+        ack: ``seq`` of the last command carried out or rejected, -1 if none.
+        log: message lines for display; filled by the UI, not by the model.
+    """
+
+    def __init__(self, welcome: Welcome | None = None) -> None:
+        """Start empty, or from ``welcome`` (same as calling :meth:`apply` on it)."""
+        self.player_id: int | None = None
+        self.name = ""
+        self.token: str | None = None
+        self.tick = 0
+        self.tick_rate = 10
+        self.terrain_table: list[Any] = []
+        self.kinds: dict[str, Any] = {}
+        self.items: dict[str, Any] = {}
+        self.classes: list[Any] = []
+        self.depth = 0
+        self.width = 0
+        self.height = 0
+        self.known: npt.NDArray[np.uint8] = np.full((0, 0), UNKNOWN, dtype=np.uint8)
+        self.visible: npt.NDArray[np.bool_] = np.zeros((0, 0), dtype=np.bool_)
+        self.actors: dict[int, ActorView] = {}
+        self.names: dict[int, str] = {}
+        self.objs: dict[tuple[int, int], str] = {}
+        self.me: dict[str, Any] = {}
+        self.ack = -1
+        self.log: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
+        self._passable_lut = np.zeros(256, dtype=np.bool_)
+        if welcome is not None:
+            self.apply(welcome)
+
+    # --- reading -----------------------------------------------------------
+
+    @property
+    def position(self) -> tuple[int, int] | None:
+        """Own cell ``(x, y)``: from :attr:`me`, else the own actor record; None if unknown."""
+        x, y = self.me.get("x"), self.me.get("y")
+        if _is_int(x) and _is_int(y):
+            return (x, y)
+        for view in self.actors.values():
+            if view.id == self.player_id or view.is_self:
+                return (view.x, view.y)
+        return None
+
+    def passable(self) -> npt.NDArray[np.bool_]:
+        """``bool[H, W]``: remembered cells whose terrain is passable (unknown = False)."""
+        passable: npt.NDArray[np.bool_] = self._passable_lut[self.known]
+        return passable
+
+    def display_name(self, view: ActorView) -> str:
+        """A player's name, else the kind's name from ``welcome.kinds``, else the kind key."""
+        if view.name:
+            return view.name
+        entry = self.kinds.get(view.kind)
+        if isinstance(entry, list) and entry and isinstance(entry[0], str):
+            return entry[0]
+        return view.kind
+
+    # --- applying messages ---------------------------------------------------
+
+    def apply(self, msg: ServerMessage) -> list[list[Any]]:
+        """Apply one server message.
+
+        ``welcome`` sets the code tables; ``snap`` replaces the whole level
+        state; ``delta`` updates it in the order the protocol prescribes
+        (``tiles``, ``fov``, ``rm``, ``add``, ``upd``, ``objs``, then ``me``).
+        Other messages change nothing here.
+
+        Args:
+            msg: a decoded server message.
+
+        Returns:
+            The events of a ``delta`` (well-formed ones: non-empty lists whose
+            first element is a string), ``[]`` for any other message.
+
+        Raises:
+            ProtocolError: ``bad_field`` for a ``snap`` whose ``map`` is not
+                ``w * h`` bytes (:func:`protocol.codec.decode_server` already
+                refuses those); the model is then unchanged.
+        """
+        if isinstance(msg, Delta):
+            return self._apply_delta(msg)
+        if isinstance(msg, Snapshot):
+            self._apply_snapshot(msg)
+        elif isinstance(msg, Welcome):
+            self._apply_welcome(msg)
+        return []
+
+    def _apply_welcome(self, msg: Welcome) -> None:
+        self.player_id = msg.id
+        self.name = msg.name
+        self.token = msg.token
+        self.tick = msg.tick
+        if _is_int(msg.tick_rate) and msg.tick_rate > 0:
+            self.tick_rate = msg.tick_rate
+        self.terrain_table = list(msg.terrain) if isinstance(msg.terrain, list) else []
+        self.kinds = dict(msg.kinds) if isinstance(msg.kinds, dict) else {}
+        self.items = dict(msg.items) if isinstance(msg.items, dict) else {}
+        self.classes = list(msg.classes) if isinstance(msg.classes, list) else []
+        lut = np.zeros(256, dtype=np.bool_)
+        for code, entry in enumerate(self.terrain_table[:UNKNOWN]):
+            if isinstance(entry, list) and len(entry) >= 5 and entry[4] is True:
+                lut[code] = True
+        self._passable_lut = lut
+
+    def _apply_snapshot(self, msg: Snapshot) -> None:
+        w, h, data = msg.w, msg.h, msg.map
+        if not (_is_int(w) and _is_int(h) and isinstance(data, bytes)) or w < 0 or h < 0:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "snap: w and h must be ints >= 0")
+        if len(data) != w * h:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"snap: map must be {w} * {h} bytes")
+        self.tick = msg.tick
+        self.depth = msg.depth
+        self.width, self.height = w, h
+        self.known = np.frombuffer(data, dtype=np.uint8).reshape(h, w).copy()
+        self.visible = self._fov(msg.fov)
+        self.actors = {}
+        self._add_actors(msg.actors)
+        self.objs = {}
+        self._set_objs(msg.objs)
+        self.me = dict(msg.me) if isinstance(msg.me, dict) else {}
+        if _is_int(msg.ack):
+            self.ack = msg.ack
+
+    def _apply_delta(self, msg: Delta) -> list[list[Any]]:
+        if _is_int(msg.tick):
+            self.tick = msg.tick
+        if _is_int(msg.ack):
+            self.ack = msg.ack
+        if msg.tiles is not None:
+            known, w, h = self.known, self.width, self.height
+            for x, y, code in _triples(msg.tiles):
+                if 0 <= x < w and 0 <= y < h and _is_int(code) and 0 <= code <= UNKNOWN:
+                    known[y, x] = code
+        if msg.fov is not None:
+            self.visible = self._fov(msg.fov)
+        if isinstance(msg.rm, list):
+            for ident in msg.rm:
+                if _is_int(ident):
+                    self.actors.pop(ident, None)
+        if msg.add is not None:
+            self._add_actors(msg.add)
+        if isinstance(msg.upd, list):
+            self._update_actors(msg.upd)
+        if msg.objs is not None:
+            self._set_objs(msg.objs)
+        if isinstance(msg.me, dict):
+            self.me.update(msg.me)
+        if not isinstance(msg.ev, list):
+            return []
+        return [e for e in msg.ev if isinstance(e, list) and e and isinstance(e[0], str)]
+
+    # --- helpers ---------------------------------------------------------------
+
+    def _fov(self, fov: object) -> npt.NDArray[np.bool_]:
+        try:
+            return unpack_fov(fov, self.width, self.height)
+        except ProtocolError:
+            return np.zeros((self.height, self.width), dtype=np.bool_)
+
+    def _add_actors(self, records: object) -> None:
+        if not isinstance(records, list):
+            return
+        for record in records:
+            view = ActorView.from_record(record)
+            if view is not None:
+                self.actors[view.id] = view
+                self.names[view.id] = self.display_name(view)
+
+    def _update_actors(self, records: list[Any]) -> None:
+        for record in records:
+            if not isinstance(record, list) or len(record) < 6:
+                continue
+            ident, x, y, hp, max_hp, flags = record[:6]
+            view = self.actors.get(ident) if _is_int(ident) else None
+            if view is None or not all(_is_int(v) for v in (x, y, hp, max_hp, flags)):
+                continue
+            view.x, view.y, view.hp, view.max_hp, view.flags = x, y, hp, max_hp, flags
+
+    def _set_objs(self, flat: object) -> None:
+        objs = self.objs
+        for x, y, key in _triples(flat):
+            if not isinstance(key, str):
+                continue
+            if key:
+                objs[(x, y)] = key
+            else:
+                objs.pop((x, y), None)

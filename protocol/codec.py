@@ -1,0 +1,475 @@
+"""Bytes <-> messages, for both directions (docs/protocol.md).
+
+Untrusted input goes through three gates: the frame size limit, msgpack with
+safe options (no raw strings, string or binary map keys only, every length
+bounded by the frame), then a strict schema check. Every failure raises
+:class:`~protocol.errors.ProtocolError`; no other exception escapes
+:func:`decode_client` or :func:`decode_server`, whatever the input.
+
+Client messages are checked strictly (exact key sets, types, ranges), since a
+server must trust nothing. Server messages are checked for shape only (the
+keys a client needs, with the right types; unknown keys are ignored as the
+versioning rule requires); the contents of records are left to the client's
+model, which skips what it cannot use.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.fov import check_fov
+from protocol.limits import MAX_CHAT, MAX_FRAME_BYTES, MAX_SEQ, NAME_RE
+from protocol.messages import (
+    DIRECTED_COMMANDS,
+    Chat,
+    ChatOut,
+    ClientMessage,
+    Command,
+    CommandName,
+    Delta,
+    Error,
+    Hello,
+    Ping,
+    Pong,
+    Reject,
+    ServerMessage,
+    Snapshot,
+    Welcome,
+)
+
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
+_COMMANDS: dict[str, CommandName] = {c.value: c for c in CommandName}
+_DIRECTION_VALUES = (-1, 0, 1)
+# What msgpack.unpackb raises for bad input: ValueError covers ExtraData,
+# FormatError, StackError and UnicodeDecodeError; OutOfData is an
+# UnpackException only; TypeError for an unhashable map key.
+_UNPACK_ERRORS = (ValueError, TypeError, msgpack.UnpackException)
+
+
+def _show(value: object) -> str:
+    """A short printable form of an untrusted value for error details."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _int(v: object) -> bool:
+    """An msgpack integer (``bool`` is not one)."""
+    return type(v) is int
+
+
+def _unpack(data: bytes, limit: int) -> object:
+    """Unpack one msgpack object, every length bounded by ``limit``.
+
+    Raises:
+        ProtocolError: ``bad_msgpack`` for anything msgpack refuses
+            (truncated, trailing bytes, bad UTF-8, non-string map keys,
+            nesting too deep, lengths over ``limit``).
+    """
+    try:
+        return msgpack.unpackb(
+            data,
+            raw=False,
+            use_list=True,
+            strict_map_key=True,
+            max_str_len=limit,
+            max_bin_len=limit,
+            max_array_len=limit,
+            max_map_len=limit,
+            max_ext_len=limit,
+        )
+    except _UNPACK_ERRORS as exc:
+        raise ProtocolError(
+            ErrorCode.BAD_MSGPACK, f"not valid msgpack ({type(exc).__name__})"
+        ) from exc
+
+
+def _type_of(obj: object) -> tuple[dict[Any, Any], str]:
+    if not isinstance(obj, dict):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "a message must be a msgpack map")
+    t = obj.get("t")
+    if not isinstance(t, str):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, 'a message needs a string "t"')
+    return obj, t
+
+
+# --- client -> server: decoding ---------------------------------------------
+
+
+def _check_keys(
+    obj: dict[Any, Any], t: str, required: frozenset[str], optional: frozenset[str] = frozenset()
+) -> None:
+    keys = obj.keys()
+    unknown = keys - required - optional
+    if unknown:
+        names = ", ".join(sorted(_show(k) for k in unknown))
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"{t}: unknown key {names}")
+    missing = required - keys
+    if missing:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"{t}: missing key {', '.join(sorted(missing))}")
+
+
+def _bad(t: str, key: str, what: str, value: object) -> ProtocolError:
+    return ProtocolError(ErrorCode.BAD_FIELD, f"{t}.{key} must be {what}, not {_show(value)}")
+
+
+_HELLO_REQ = frozenset({"t", "v", "name"})
+_HELLO_OPT = frozenset({"token", "class"})
+
+
+def _decode_hello(obj: dict[Any, Any]) -> Hello:
+    _check_keys(obj, "hello", _HELLO_REQ, _HELLO_OPT)
+    v, name = obj["v"], obj["name"]
+    if not _int(v):
+        raise _bad("hello", "v", "an int", v)
+    if not isinstance(name, str) or NAME_RE.fullmatch(name) is None:
+        raise _bad("hello", "name", "1-16 characters from A-Z a-z 0-9 _ -", name)
+    token = obj.get("token")
+    if "token" in obj and not isinstance(token, str):
+        raise _bad("hello", "token", "a string (omit the key for none)", token)
+    cls = obj.get("class")
+    if "class" in obj and not isinstance(cls, str):
+        raise _bad("hello", "class", "a string (omit the key for none)", cls)
+    return Hello(v=v, name=name, token=token, cls=cls)
+
+
+_CMD_REQ = frozenset({"t", "seq", "c"})
+_CMD_OPT = frozenset({"d"})
+
+
+def _decode_command(obj: dict[Any, Any]) -> Command:
+    _check_keys(obj, "cmd", _CMD_REQ, _CMD_OPT)
+    seq, c = obj["seq"], obj["c"]
+    if not _int(seq) or not 0 <= seq < MAX_SEQ:
+        raise _bad("cmd", "seq", "an int in [0, 2**31)", seq)
+    name = _COMMANDS.get(c) if isinstance(c, str) else None
+    if name is None:
+        raise _bad("cmd", "c", "a command name", c)
+    if name in DIRECTED_COMMANDS:
+        if "d" not in obj:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"cmd: {name} needs a direction d")
+        d = obj["d"]
+        if (
+            not isinstance(d, list)
+            or len(d) != 2
+            or not all(_int(x) and x in _DIRECTION_VALUES for x in d)
+            or d[0] == d[1] == 0
+        ):
+            raise _bad("cmd", "d", "[dx, dy] with dx, dy in {-1, 0, 1}, not both 0", d)
+        return Command(seq=seq, c=name, d=(d[0], d[1]))
+    if "d" in obj:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"cmd: {name} takes no direction d")
+    return Command(seq=seq, c=name)
+
+
+_CHAT_REQ = frozenset({"t", "text"})
+
+
+def _decode_chat(obj: dict[Any, Any]) -> Chat:
+    _check_keys(obj, "chat", _CHAT_REQ)
+    text = obj["text"]
+    if not isinstance(text, str) or not 1 <= len(text) <= MAX_CHAT:
+        raise _bad("chat", "text", f"a string of 1-{MAX_CHAT} characters", text)
+    if _CONTROL_RE.search(text):
+        raise ProtocolError(ErrorCode.BAD_FIELD, "chat.text must not contain control characters")
+    return Chat(text=text)
+
+
+_PING_REQ = frozenset({"t", "id"})
+
+
+def _decode_ping(obj: dict[Any, Any]) -> Ping:
+    _check_keys(obj, "ping", _PING_REQ)
+    ident = obj["id"]
+    if not _int(ident):
+        raise _bad("ping", "id", "an int", ident)
+    return Ping(id=ident)
+
+
+_CLIENT_DECODERS: dict[str, Callable[[dict[Any, Any]], ClientMessage]] = {
+    "hello": _decode_hello,
+    "cmd": _decode_command,
+    "chat": _decode_chat,
+    "ping": _decode_ping,
+}
+
+
+def decode_client(data: bytes | str) -> ClientMessage:
+    """Decode and validate one frame a client sent.
+
+    Args:
+        data: the frame's payload; ``str`` for a text frame.
+
+    Returns:
+        The message.
+
+    Raises:
+        ProtocolError: ``bad_message`` for a text frame, a non-map or a map
+            without a string ``"t"``; ``too_large`` (fatal) above
+            :data:`~protocol.limits.MAX_FRAME_BYTES`; ``bad_msgpack``;
+            ``unknown_type``; ``bad_field`` for a missing, unknown, mistyped
+            or out-of-range key. Non-fatal codes leave the session unchanged:
+            report the error and drop the frame.
+    """
+    if isinstance(data, str):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "text frames are not accepted; send binary")
+    if not isinstance(data, (bytes, bytearray)):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "a frame must be bytes")
+    if len(data) > MAX_FRAME_BYTES:
+        raise ProtocolError(
+            ErrorCode.TOO_LARGE, f"frame of {len(data)} bytes exceeds {MAX_FRAME_BYTES}"
+        )
+    obj, t = _type_of(_unpack(data, MAX_FRAME_BYTES))
+    decoder = _CLIENT_DECODERS.get(t)
+    if decoder is None:
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"no client message type {_show(t)}")
+    return decoder(obj)
+
+
+# --- client -> server: encoding ---------------------------------------------
+
+
+def encode_client(msg: ClientMessage) -> bytes:
+    """Encode a client message (no validation: the server does that).
+
+    Raises:
+        TypeError: ``msg`` is not a client message, or holds unpackable values.
+    """
+    obj: dict[str, Any]
+    if isinstance(msg, Command):
+        obj = {"t": "cmd", "seq": msg.seq, "c": str(msg.c)}
+        if msg.d is not None:
+            obj["d"] = list(msg.d)
+    elif isinstance(msg, Ping):
+        obj = {"t": "ping", "id": msg.id}
+    elif isinstance(msg, Chat):
+        obj = {"t": "chat", "text": msg.text}
+    elif isinstance(msg, Hello):
+        obj = {"t": "hello", "v": msg.v, "name": msg.name}
+        if msg.token is not None:
+            obj["token"] = msg.token
+        if msg.cls is not None:
+            obj["class"] = msg.cls
+    else:
+        raise TypeError(f"not a client message: {type(msg).__name__}")
+    return _pack(obj)
+
+
+# --- server -> client: encoding ---------------------------------------------
+
+_local = threading.local()
+
+
+def _pack(obj: object) -> bytes:
+    """``msgpack.packb(obj, use_bin_type=True)`` with a reused per-thread packer."""
+    try:
+        packer = _local.packer
+    except AttributeError:
+        packer = _local.packer = msgpack.Packer(use_bin_type=True)
+    data: bytes = packer.pack(obj)
+    return data
+
+
+def _enc_delta(m: Delta) -> dict[str, Any]:
+    obj: dict[str, Any] = {"t": "delta", "tick": m.tick}
+    if m.ack is not None:
+        obj["ack"] = m.ack
+    if m.tiles is not None:
+        obj["tiles"] = m.tiles
+    if m.fov is not None:
+        obj["fov"] = m.fov
+    if m.add is not None:
+        obj["add"] = m.add
+    if m.upd is not None:
+        obj["upd"] = m.upd
+    if m.rm is not None:
+        obj["rm"] = m.rm
+    if m.objs is not None:
+        obj["objs"] = m.objs
+    if m.ev is not None:
+        obj["ev"] = m.ev
+    if m.me is not None:
+        obj["me"] = m.me
+    return obj
+
+
+def _enc_snapshot(m: Snapshot) -> dict[str, Any]:
+    return {
+        "t": "snap", "tick": m.tick, "depth": m.depth, "w": m.w, "h": m.h, "map": m.map,
+        "fov": m.fov, "actors": m.actors, "objs": m.objs, "me": m.me, "ack": m.ack,
+    }  # fmt: skip
+
+
+def _enc_welcome(m: Welcome) -> dict[str, Any]:
+    return {
+        "t": "welcome", "v": m.v, "id": m.id, "name": m.name, "token": m.token,
+        "resumed": m.resumed, "tick": m.tick, "tick_rate": m.tick_rate, "terrain": m.terrain,
+        "kinds": m.kinds, "items": m.items, "classes": m.classes, "motd": m.motd,
+    }  # fmt: skip
+
+
+def _enc_reject(m: Reject) -> dict[str, Any]:
+    return {"t": "reject", "seq": m.seq, "reason": m.reason}
+
+
+def _enc_error(m: Error) -> dict[str, Any]:
+    return {"t": "error", "code": m.code, "msg": m.msg, "fatal": m.fatal}
+
+
+def _enc_pong(m: Pong) -> dict[str, Any]:
+    return {"t": "pong", "id": m.id, "tick": m.tick}
+
+
+def _enc_chat_out(m: ChatOut) -> dict[str, Any]:
+    return {"t": "chat", "from": m.sender, "text": m.text, "tick": m.tick}
+
+
+_SERVER_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {
+    Delta: _enc_delta,
+    Snapshot: _enc_snapshot,
+    Welcome: _enc_welcome,
+    Reject: _enc_reject,
+    Error: _enc_error,
+    Pong: _enc_pong,
+    ChatOut: _enc_chat_out,
+}
+
+
+def encode_server(msg: ServerMessage) -> bytes:
+    """Encode a server message; ``None`` fields of a :class:`Delta` are omitted.
+
+    Called for every player on every tick, so it only builds the map and packs
+    it (``bytes`` fields become msgpack binary); it does not validate.
+
+    Raises:
+        TypeError: ``msg`` is not a server message, or holds unpackable values.
+    """
+    try:
+        encoder = _SERVER_ENCODERS[type(msg)]
+    except KeyError:
+        raise TypeError(f"not a server message: {type(msg).__name__}") from None
+    return _pack(encoder(msg))
+
+
+# --- server -> client: decoding ---------------------------------------------
+
+# A field check returns True when the value has the right shape.
+_Check = Callable[[object], bool]
+
+
+def _str(v: object) -> bool:
+    return isinstance(v, str)
+
+
+def _bool(v: object) -> bool:
+    return isinstance(v, bool)
+
+
+def _list(v: object) -> bool:
+    return isinstance(v, list)
+
+
+def _dict(v: object) -> bool:
+    return isinstance(v, dict)
+
+
+def _bin(v: object) -> bool:
+    return isinstance(v, bytes)
+
+
+def _fov(v: object) -> bool:
+    check_fov(v)  # raises ProtocolError with a precise detail
+    return True
+
+
+# message type -> (class, [(wire key, attribute, check)], [optional (key, attr, check)])
+_Fields = list[tuple[str, str, _Check]]
+_SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
+    "welcome": (
+        Welcome,
+        [
+            ("v", "v", _int), ("id", "id", _int), ("name", "name", _str),
+            ("token", "token", _str), ("resumed", "resumed", _bool), ("tick", "tick", _int),
+            ("tick_rate", "tick_rate", _int), ("terrain", "terrain", _list),
+            ("kinds", "kinds", _dict), ("items", "items", _dict),
+            ("classes", "classes", _list), ("motd", "motd", _str),
+        ],
+        [],
+    ),
+    "snap": (
+        Snapshot,
+        [
+            ("tick", "tick", _int), ("depth", "depth", _int), ("w", "w", _int),
+            ("h", "h", _int), ("map", "map", _bin), ("fov", "fov", _fov),
+            ("actors", "actors", _list), ("objs", "objs", _list), ("me", "me", _dict),
+            ("ack", "ack", _int),
+        ],
+        [],
+    ),
+    "delta": (
+        Delta,
+        [("tick", "tick", _int)],
+        [
+            ("ack", "ack", _int), ("tiles", "tiles", _list), ("fov", "fov", _fov),
+            ("add", "add", _list), ("upd", "upd", _list), ("rm", "rm", _list),
+            ("objs", "objs", _list), ("ev", "ev", _list), ("me", "me", _dict),
+        ],
+    ),
+    "reject": (Reject, [("seq", "seq", _int), ("reason", "reason", _str)], []),
+    "error": (Error, [("code", "code", _str), ("msg", "msg", _str), ("fatal", "fatal", _bool)], []),
+    "pong": (Pong, [("id", "id", _int), ("tick", "tick", _int)], []),
+    "chat": (ChatOut, [("from", "sender", _str), ("text", "text", _str), ("tick", "tick", _int)], []),
+}  # fmt: skip
+
+
+def decode_server(data: bytes) -> ServerMessage:
+    """Decode one frame a server sent, checking its shape.
+
+    Required keys must be present with the right types; optional ``delta``
+    keys may be absent or nil; unknown keys are ignored. A ``snap``'s ``map``
+    must hold ``w * h`` bytes and every ``fov`` must be well formed. Records
+    inside lists are not checked here.
+
+    Args:
+        data: the frame's payload.
+
+    Returns:
+        The message.
+
+    Raises:
+        ProtocolError: ``bad_message`` (not bytes, not a map, no ``"t"``),
+            ``bad_msgpack``, ``unknown_type`` or ``bad_field``. The connection
+            is still usable; the frame should be dropped.
+    """
+    if not isinstance(data, (bytes, bytearray)):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "a frame must be bytes")
+    obj, t = _type_of(_unpack(data, max(len(data), 1)))
+    schema = _SERVER_SCHEMAS.get(t)
+    if schema is None:
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"no server message type {_show(t)}")
+    cls, required, optional = schema
+    kwargs: dict[str, Any] = {}
+    for key, attr, check in required:
+        if key not in obj:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"{t}: missing key {key}")
+        value = obj[key]
+        if not check(value):
+            raise _bad(t, key, f"of the right type ({check.__name__.strip('_')})", value)
+        kwargs[attr] = value
+    for key, attr, check in optional:
+        value = obj.get(key)
+        if value is not None:
+            if not check(value):
+                raise _bad(t, key, f"of the right type ({check.__name__.strip('_')})", value)
+            kwargs[attr] = value
+    if cls is Snapshot:
+        w, h = kwargs["w"], kwargs["h"]
+        if w < 0 or h < 0 or w * h != len(kwargs["map"]):
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"snap: map must be w * h = {w} * {h} bytes")
+    message: ServerMessage = cls(**kwargs)
+    return message

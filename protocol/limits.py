@@ -1,0 +1,39 @@
+"""Numeric limits of the wire protocol (docs/protocol.md).
+
+Sizes are in bytes, lengths in characters (Unicode code points), rates in
+messages per second, times in seconds.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_FRAME_BYTES = 4096
+"""Largest frame a client may send; a larger one closes the connection (1009)."""
+
+MAX_NAME = 16
+"""Longest player name, in characters."""
+
+NAME_RE = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_NAME}}}", re.ASCII)
+"""A valid player name; use with ``fullmatch``."""
+
+MAX_CHAT = 200
+"""Longest chat text, in characters."""
+
+COMMAND_QUEUE_LIMIT = 8
+"""Commands that may wait per player; one more is rejected with ``queue_full``."""
+
+RATE_PER_S = 40
+"""Average client messages per second allowed (token bucket refill rate)."""
+
+RATE_BURST = 40
+"""Token bucket size: messages a client may send at once."""
+
+FLOOD_FACTOR = 5
+"""A client sustaining more than ``FLOOD_FACTOR * RATE_PER_S`` messages/s is closed."""
+
+HELLO_TIMEOUT_S = 10.0
+"""Seconds a new connection has to send ``hello``."""
+
+MAX_SEQ = 2**31
+"""Command sequence numbers satisfy ``0 <= seq < MAX_SEQ``."""

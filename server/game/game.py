@@ -1,0 +1,205 @@
+"""The game: sessions of connected players bound to actors of one world.
+
+This layer knows that a player connected, under which name and token, not how
+(STYLE.md: the Portal/Server boundary). It turns protocol commands into
+simulation commands, runs the world's ticks, cuts each tick down to one
+message list per player, and saves characters in the :class:`Store`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.messages import ChatOut, Reject, ServerMessage, Welcome
+from protocol.version import PROTOCOL_VERSION
+from server.game.store import Store, hash_token
+from server.game.views import PlayerView
+from server.game.wire import to_command, welcome_tables
+from server.sim.events import Event, GainedXp, Joined, Left, Rejected, Respawned, TookStairs
+from server.sim.world import World
+
+AUTOSAVE_TICKS = 300
+"""Ticks between saves of every connected character (30 s at 10 Hz)."""
+
+
+class GameError(Exception):
+    """A join refused by the game; ``code`` is a protocol error code."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+@dataclass(slots=True)
+class Seat:
+    """One connected player: its name, token hash, actor and view."""
+
+    name: str
+    token_hash: str
+    actor_id: int
+    view: PlayerView
+    session: object
+
+
+class Game:
+    """All connected players in one world.
+
+    Args:
+        world: The world to run.
+        store: Where characters persist.
+        tick_rate: Ticks per second (told to clients in ``welcome``).
+        max_players: Joins beyond this are refused with ``server_full``.
+        motd: Message of the day sent in ``welcome``.
+    """
+
+    def __init__(self, world: World, store: Store, *, tick_rate: int = 10,
+                 max_players: int = 5000, motd: str = "") -> None:
+        self.world = world
+        self.store = store
+        self.tick_rate = tick_rate
+        self.max_players = max_players
+        self.motd = motd
+        self.seats: dict[int, Seat] = {}
+        self.by_name: dict[str, Seat] = {}
+        self._tables = welcome_tables(world.content)
+
+    def join(self, name: str, token: str | None, class_key: str | None,
+             session: object) -> tuple[Welcome, object | None]:
+        """Seat a player: resume a saved character, or create a new one.
+
+        Returns:
+            The ``welcome`` message, and the session object this join replaced
+            (the same name was still connected from elsewhere with the right
+            token: the caller should close that connection), or None.
+
+        Raises:
+            GameError: ``name_taken`` (known name, token missing or wrong),
+                ``bad_class`` (unknown class), ``server_full``.
+        """
+        online = self.by_name.get(name)
+        if online is not None:
+            if token is None or online.token_hash != hash_token(token):
+                raise GameError("name_taken", f"{name!r} is playing; a token is needed")
+            replaced = online.session
+            online.session = session
+            online.view = PlayerView(online.actor_id)
+            return self._welcome(online, token, resumed=True), replaced
+        if len(self.seats) >= self.max_players:
+            raise GameError("server_full", f"the server holds {self.max_players} players")
+        saved = self.store.load_player(name)
+        if saved is not None:
+            record = self.store.check_token(name, token)
+            if record is None:
+                raise GameError("name_taken", f"{name!r} belongs to someone; a token is needed")
+            actor = self.world.join(name, record=record)
+            token_hash, resumed = saved[0], True
+        else:
+            key = class_key or "warrior"
+            cls = self.world.content.classes.get(key)
+            if cls is None or cls.hidden:
+                raise GameError("bad_class", f"no class {key!r}")
+            actor = self.world.join(name, key)
+            token = secrets.token_urlsafe(24)
+            token_hash, resumed = hash_token(token), False
+        seat = Seat(name, token_hash, actor.id, PlayerView(actor.id), session)
+        self.seats[actor.id] = seat
+        self.by_name[name] = seat
+        self.store.save_players([(name, token_hash, actor.to_record(), self.world.tick)])
+        return self._welcome(seat, token, resumed), None
+
+    def _welcome(self, seat: Seat, token: str | None, resumed: bool) -> Welcome:
+        return Welcome(
+            v=PROTOCOL_VERSION, id=seat.actor_id, name=seat.name, token=token or "",
+            resumed=resumed, tick=self.world.tick, tick_rate=self.tick_rate,
+            terrain=self._tables["terrain"], kinds=self._tables["kinds"],
+            items=self._tables["items"], classes=self._tables["classes"], motd=self.motd,
+        )
+
+    def leave(self, actor_id: int, session: object) -> None:
+        """Unseat a player (its connection ended) and save its character.
+
+        Does nothing if the seat now belongs to another session (a reconnect
+        replaced this one) or is already gone.
+        """
+        seat = self.seats.get(actor_id)
+        if seat is None or seat.session is not session:
+            return
+        record = self.world.leave(actor_id)
+        del self.seats[actor_id]
+        del self.by_name[seat.name]
+        self.store.save_players([(seat.name, seat.token_hash, record, self.world.tick)])
+
+    def command(self, actor_id: int, seq: int, name: str, d: tuple[int, int] | None) -> None:
+        """Queue a protocol command for the player (a full queue is rejected later).
+
+        Raises:
+            ValueError: The command and direction do not form a valid command.
+        """
+        self.world.submit(actor_id, to_command(name, d), seq)
+
+    def chat(self, actor_id: int, text: str) -> ChatOut:
+        """The chat message to send to everyone for ``text`` said by the player."""
+        return ChatOut(sender=self.seats[actor_id].name, text=text, tick=self.world.tick)
+
+    def resync(self, actor_id: int) -> None:
+        """Make the player's next message a full snapshot (after skipped deltas)."""
+        seat = self.seats.get(actor_id)
+        if seat is not None:
+            seat.view.needs_snapshot = True
+
+    def step(self, skip: set[int] | frozenset[int] = frozenset()) -> dict[int, list[ServerMessage]]:
+        """Run one tick; return the messages for each seated player.
+
+        Args:
+            skip: Players whose clients are behind: nothing is built for them
+                and their next message will be a snapshot.
+        """
+        events = self.world.step()
+        by_depth: dict[int, list[Event]] = defaultdict(list)
+        private: dict[int, list[Event]] = defaultdict(list)
+        shared: list[Event] = []
+        snap_for: set[int] = set()
+        for event in events:
+            if isinstance(event, (Rejected, GainedXp)):
+                private[event.actor].append(event)
+            elif isinstance(event, (Joined, Left)):
+                shared.append(event)
+            else:
+                by_depth[event.depth].append(event)
+                if isinstance(event, (Respawned, TookStairs)):
+                    snap_for.add(event.actor)
+        out: dict[int, list[ServerMessage]] = {}
+        for actor_id, seat in self.seats.items():
+            if actor_id in skip:
+                seat.view.needs_snapshot = True
+                continue
+            actor = self.world.actors[actor_id]
+            mine = private.get(actor_id, [])
+            msgs: list[ServerMessage] = [
+                Reject(seq=e.tag, reason=e.reason.name.lower())
+                for e in mine if isinstance(e, Rejected)]
+            if seat.view.needs_snapshot or actor_id in snap_for or seat.view.depth != actor.depth:
+                msgs.append(seat.view.snapshot(self.world, actor))
+            else:
+                seen = shared + by_depth.get(actor.depth, []) + [
+                    e for e in mine if not isinstance(e, Rejected)]
+                delta = seat.view.delta(self.world, actor, seen)
+                if delta is not None:
+                    msgs.append(delta)
+            if msgs:
+                out[actor_id] = msgs
+        if self.world.tick % AUTOSAVE_TICKS == 0:
+            self.save_all()
+        return out
+
+    def save_all(self) -> None:
+        """Save every seated player's character."""
+        rows: list[tuple[str, str, dict[str, Any], int]] = [
+            (s.name, s.token_hash, self.world.actors[a].to_record(), self.world.tick)
+            for a, s in self.seats.items()]
+        if rows:
+            self.store.save_players(rows)

@@ -1,0 +1,171 @@
+"""Per-player views: what each client knows, and the delta that brings it up to date.
+
+Each tick a :class:`PlayerView` compares what its player can see now (field of
+view, actors, floor items, own state) with what it last sent, and builds one
+``delta`` with only the differences, or nothing at all when nothing changed.
+The work per player is bounded by the view window (17×17 cells) and the
+actors in it, never by the level's size or the number of players.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.fov import pack_fov
+from protocol.messages import Delta, Snapshot
+from server.sim.actors import Actor, xp_for_level
+from server.sim.events import (
+    Attacked, Event, GainedXp, Joined, Left, Rejected,
+)
+from server.sim.fov import FieldOfView
+from server.sim.world import World
+from server.game.wire import actor_flags, actor_record, event_to_wire, me_fields
+
+ActorState = tuple[int, int, int, int, int]
+
+
+class PlayerView:
+    """What one client has been told, for the player ``actor_id``."""
+
+    def __init__(self, actor_id: int) -> None:
+        self.actor_id = actor_id
+        self.needs_snapshot = True
+        self.depth = 0
+        self.actors: dict[int, ActorState] = {}
+        self.objs: dict[tuple[int, int], str] = {}
+        self.fov: FieldOfView | None = None
+        self.me: dict[str, Any] = {}
+        self.me_key: tuple[Any, ...] = ()
+        self.ack = -1
+
+    def _visible_actors(self, world: World) -> dict[int, ActorState]:
+        out: dict[int, ActorState] = {}
+        for aid in world.sees.get(self.actor_id, ()):
+            a = world.actors.get(aid)
+            if a is not None:
+                out[aid] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, self.actor_id))
+        return out
+
+    def _visible_objs(self, world: World, actor: Actor) -> dict[tuple[int, int], str]:
+        fov = actor.fov
+        if fov is None or not actor.alive:
+            return {}
+        level = world.levels[actor.depth]
+        return {pos: pile[-1] for pos, pile in level.items.items()
+                if pile and fov.contains(*pos)}
+
+    def snapshot(self, world: World, actor: Actor) -> Snapshot:
+        """Everything the player sees and remembers; resets this view's state."""
+        level = world.level(actor.depth)
+        memory = actor.memory.get(actor.depth)
+        raw = b"\xff" * (level.width * level.height) if memory is None else memory.tobytes()
+        self.needs_snapshot = False
+        self.depth = actor.depth
+        self.actors = self._visible_actors(world)
+        seen = self._visible_objs(world, actor)
+        self.objs = dict(seen)
+        self.fov = actor.fov
+        self.me = me_fields(actor, xp_for_level(actor.level + 1))
+        self.me_key = _me_key(actor)
+        self.ack = actor.last_tag
+        return Snapshot(
+            tick=world.tick, depth=actor.depth, w=level.width, h=level.height, map=raw,
+            fov=self._packed_fov(actor),
+            actors=[actor_record(world.actors[a], self.actor_id) for a in sorted(self.actors)],
+            objs=[v for (x, y), k in sorted(seen.items()) for v in (x, y, k)],
+            me=dict(self.me), ack=actor.last_tag,
+        )
+
+    @staticmethod
+    def _packed_fov(actor: Actor) -> list[Any]:
+        if actor.fov is None or not actor.alive:
+            return [0, 0, 0, 0, b""]
+        return pack_fov(actor.fov.visible, actor.fov.x0, actor.fov.y0)
+
+    def delta(self, world: World, actor: Actor, events: list[Event]) -> Delta | None:
+        """The changes since the last message, or None if there are none.
+
+        Args:
+            world: The world after the tick.
+            actor: This view's player.
+            events: The tick's events that may concern the player: those on
+                its level, the global ones and its own (the caller groups them).
+        """
+        fields: dict[str, Any] = {}
+        if actor.last_tag != self.ack:
+            self.ack = actor.last_tag
+            fields["ack"] = actor.last_tag
+        if actor.seen_tiles:
+            fields["tiles"] = actor.seen_tiles
+        fov = actor.fov if actor.alive else None
+        if fov is not self.fov:
+            self.fov = fov
+            fields["fov"] = self._packed_fov(actor)
+        now = self._visible_actors(world)
+        old = self.actors
+        rm = [aid for aid in old if aid not in now]
+        add = [actor_record(world.actors[aid], self.actor_id) for aid in now if aid not in old]
+        upd = [[aid, *state] for aid, state in now.items() if aid in old and old[aid] != state]
+        self.actors = now
+        if rm:
+            fields["rm"] = rm
+        if add:
+            fields["add"] = add
+        if upd:
+            fields["upd"] = upd
+        objs = self._visible_objs(world, actor)
+        changed: list[Any] = []
+        for pos, key in objs.items():
+            if self.objs.get(pos) != key:
+                changed += [pos[0], pos[1], key]
+                self.objs[pos] = key
+        if fov is not None:
+            for pos in [p for p in self.objs if p not in objs and fov.contains(*p)]:
+                changed += [pos[0], pos[1], ""]
+                del self.objs[pos]
+        if changed:
+            fields["objs"] = changed
+        ev = self._witnessed(actor, events)
+        if ev:
+            fields["ev"] = ev
+        me_key = _me_key(actor)
+        if me_key != self.me_key:
+            self.me_key = me_key
+            me = me_fields(actor, xp_for_level(actor.level + 1))
+            diff = {k: v for k, v in me.items() if self.me.get(k) != v}
+            if diff:
+                self.me = me
+                fields["me"] = diff
+        if not fields:
+            return None
+        return Delta(tick=world.tick, **fields)
+
+    def _witnessed(self, actor: Actor, events: list[Event]) -> list[list[Any]]:
+        out: list[list[Any]] = []
+        me = self.actor_id
+        fov = actor.fov if actor.alive else None
+        for event in events:
+            if isinstance(event, Rejected):
+                continue
+            if isinstance(event, GainedXp):
+                seen = event.actor == me
+            elif isinstance(event, (Joined, Left)):
+                seen = event.actor != me
+            elif isinstance(event, Attacked):
+                seen = me in (event.attacker, event.target) or (
+                    event.depth == actor.depth and fov is not None and fov.contains(event.x, event.y))
+            else:
+                seen = event.actor == me or (
+                    event.depth == actor.depth and fov is not None and fov.contains(event.x, event.y))
+            if seen:
+                wire = event_to_wire(event)
+                if wire is not None:
+                    out.append(wire)
+        return out
+
+
+def _me_key(actor: Actor) -> tuple[Any, ...]:
+    """A cheap fingerprint of the ``me`` fields: rebuild them only when it changes."""
+    return (actor.hp, actor.en, actor.x, actor.y, actor.depth, actor.level, actor.xp,
+            actor.max_hp, actor.max_en, actor.power, actor.defence, actor.accuracy,
+            actor.dodge, actor.speed, actor.respawn_tick, len(actor.inventory))

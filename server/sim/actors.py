@@ -1,0 +1,164 @@
+"""Actors: players and monsters, with seed 001's stats plus accuracy and dodge.
+
+Stats (seed 001): level, health (``hp``), energy (``en``, the resource combat
+and magic spend — not the action clock), power, defence, courage (monsters
+flee below this fraction of max health), resistances. Seed 002 adds accuracy
+and dodge for the hit test. Time is separate (RULES.md "one time model"):
+``speed`` is the number of ticks one action takes, ``next_act`` the tick at
+which the actor may act again.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from server.content import ClassDef, MonsterDef
+from server.sim.commands import Command
+from server.sim.fov import FieldOfView
+
+PLAYER_KIND = "player"
+
+
+class Mind(IntEnum):
+    """What a monster is doing (players are always AWAKE)."""
+
+    AWAKE = 0
+    ASLEEP = 1
+    WANDERING = 2
+    HUNTING = 3
+    FLEEING = 4
+
+
+def xp_for_level(level: int) -> int:
+    """Total experience needed to reach ``level`` (10 × (level − 1)²).
+
+    Seed 001 gives no table; this quadratic curve is Underhall's own choice
+    (docs/rules.md).
+    """
+    return 10 * (level - 1) ** 2
+
+
+@dataclass(slots=True, eq=False)
+class Actor:
+    """A creature in the world. Mutable; owned by :class:`World`."""
+
+    id: int
+    kind: str
+    name: str
+    depth: int
+    x: int
+    y: int
+    level: int
+    hp: int
+    max_hp: int
+    en: int
+    max_en: int
+    power: int
+    defence: int
+    accuracy: float
+    dodge: float
+    speed: int
+    courage: float = 0.0
+    sight: int = 8
+    strength: int = 10
+    xp: int = 0
+    xp_value: int = 0
+    cls: str | None = None
+    flags: frozenset[str] = frozenset()
+    resist: dict[str, int] = field(default_factory=dict)
+    inventory: list[str] = field(default_factory=list)
+    mind: Mind = Mind.AWAKE
+    target: int | None = None
+    target_seen: tuple[int, int] | None = None
+    lost_for: int = 0
+    next_act: int = 0
+    last_attack_tick: int = -1
+    respawn_tick: int = 0
+    queue: deque[tuple[int, Command]] = field(default_factory=deque)
+    last_tag: int = -1
+    fov: FieldOfView | None = None
+    fov_key: tuple[int, int, int, int] | None = None
+    memory: dict[int, NDArray[np.uint8]] = field(default_factory=dict)
+    seen_tiles: list[int] = field(default_factory=list)
+
+    @property
+    def is_player(self) -> bool:
+        """True for a player's character."""
+        return self.kind == PLAYER_KIND
+
+    @property
+    def alive(self) -> bool:
+        """True unless the actor is dead (a dead player awaits respawn)."""
+        return self.hp > 0
+
+    @property
+    def immobile(self) -> bool:
+        """True for monsters that cannot move (they have no courage)."""
+        return "immobile" in self.flags
+
+    def to_record(self) -> dict[str, Any]:
+        """Return a player's persistent state as plain data (for the store).
+
+        Map memory is stored as raw bytes per depth; ``shape`` is ``[H, W]``.
+        """
+        return {
+            "name": self.name, "cls": self.cls, "depth": self.depth, "x": self.x, "y": self.y,
+            "level": self.level, "hp": self.hp, "max_hp": self.max_hp, "en": self.en,
+            "max_en": self.max_en, "power": self.power, "defence": self.defence,
+            "accuracy": self.accuracy, "dodge": self.dodge, "speed": self.speed,
+            "strength": self.strength, "xp": self.xp, "inventory": list(self.inventory),
+            "memory": {
+                str(d): [list(m.shape), m.tobytes()] for d, m in sorted(self.memory.items())
+            },
+        }
+
+
+def new_player(actor_id: int, name: str, cls: ClassDef, depth: int, x: int, y: int) -> Actor:
+    """Create a level-1 player of class ``cls`` at ``(x, y)`` of ``depth``."""
+    return Actor(
+        id=actor_id, kind=PLAYER_KIND, name=name, depth=depth, x=x, y=y, level=1,
+        hp=cls.health, max_hp=cls.health, en=cls.energy, max_en=cls.energy,
+        power=cls.power, defence=cls.defence, accuracy=cls.accuracy, dodge=cls.dodge,
+        speed=cls.speed, strength=cls.strength, cls=cls.key, inventory=list(cls.start_items),
+    )
+
+
+def player_from_record(actor_id: int, record: dict[str, Any]) -> Actor:
+    """Rebuild a player saved by :meth:`Actor.to_record`.
+
+    Raises:
+        KeyError, TypeError, ValueError: If the record is malformed.
+    """
+    actor = Actor(
+        id=actor_id, kind=PLAYER_KIND, name=str(record["name"]), depth=int(record["depth"]),
+        x=int(record["x"]), y=int(record["y"]), level=int(record["level"]),
+        hp=int(record["hp"]), max_hp=int(record["max_hp"]), en=int(record["en"]),
+        max_en=int(record["max_en"]), power=int(record["power"]),
+        defence=int(record["defence"]), accuracy=float(record["accuracy"]),
+        dodge=float(record["dodge"]), speed=int(record["speed"]),
+        strength=int(record["strength"]), xp=int(record["xp"]),
+        cls=None if record["cls"] is None else str(record["cls"]),
+        inventory=[str(i) for i in record["inventory"]],
+    )
+    for depth, (shape, raw) in record["memory"].items():
+        mem = np.frombuffer(raw, dtype=np.uint8).reshape(shape).copy()
+        actor.memory[int(depth)] = mem
+    return actor
+
+
+def new_monster(actor_id: int, mdef: MonsterDef, depth: int, x: int, y: int, mind: Mind) -> Actor:
+    """Create a monster of kind ``mdef`` at ``(x, y)`` of ``depth``."""
+    return Actor(
+        id=actor_id, kind=mdef.key, name="", depth=depth, x=x, y=y, level=mdef.level,
+        hp=mdef.health, max_hp=mdef.health, en=mdef.energy, max_en=mdef.energy,
+        power=mdef.power, defence=mdef.defence, accuracy=mdef.accuracy, dodge=mdef.dodge,
+        speed=mdef.speed, courage=0.0 if "immobile" in mdef.flags else mdef.courage,
+        sight=mdef.sight, xp_value=mdef.xp, flags=frozenset(mdef.flags),
+        resist=dict(mdef.resist), mind=mind,
+    )

@@ -1,0 +1,269 @@
+"""Monster behaviour and population (seed 001: courage; seed 002: noticing).
+
+A monster is in one of four minds:
+
+- ASLEEP: each of its actions, if a player it can see stands within its sight,
+  it wakes with chance ``WAKE_CHANCE`` and starts HUNTING that player.
+- WANDERING: walks towards a randomly chosen room; notices any player it can
+  see at once and starts HUNTING.
+- HUNTING: attacks its target when adjacent, otherwise walks a tcod path
+  towards it (or towards where it last saw it); gives up after
+  ``GIVE_UP_ACTIONS`` actions without sight and goes back to WANDERING.
+- FLEEING: below its courage fraction of health (seed 001) it moves to the
+  neighbouring cell farthest from the nearest player it sees; cornered, it
+  fights. It recovers once regeneration brings it to twice that fraction.
+
+"Can see" uses the players' fields of view (symmetric shadowcasting): a
+monster sees a player when the player sees the monster and the distance is
+within the monster's ``sight``. Immobile monsters only attack what is adjacent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import tcod.path
+
+from server.content import Terrain
+from server.sim.actors import Actor, Mind, new_monster
+from server.sim.commands import DIRECTIONS
+from server.sim.events import DoorChanged, Event, Noticed
+from server.sim.level import Level
+
+if TYPE_CHECKING:
+    from server.sim.world import World
+
+WAKE_CHANCE = 0.25
+"""Chance per action that a sleeping monster in sight of a player wakes."""
+GIVE_UP_ACTIONS = 12
+"""Actions a hunter keeps searching after losing sight of its target."""
+SLEEP_CHANCE = 0.6
+"""Chance that a monster placed at level generation is asleep (else wandering)."""
+PATH_MARGIN = 6
+"""Cells of slack around hunter and target when cropping the path-finding window."""
+
+
+def monsters_for_level(depth: int) -> int:
+    """How many monsters a level at ``depth`` holds when stocked: 6 + depth."""
+    return 6 + depth
+
+
+def _choose_kind(world: World, depth: int, rng: np.random.Generator) -> str | None:
+    kinds = [m for m in world.content.monsters.values()
+             if m.depth_min <= depth <= m.depth_max and "unique" not in m.flags]
+    if not kinds:
+        return None
+    weights = np.array([1.0 / m.rarity for m in kinds])
+    return kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))].key
+
+
+def _spawn(world: World, level: Level, rng: np.random.Generator, mind: Mind,
+           avoid_seen: bool) -> Actor | None:
+    key = _choose_kind(world, level.depth, rng)
+    if key is None or not level.rooms:
+        return None
+    occ = world.occupancy(level.depth)
+    for _ in range(20):
+        room = level.rooms[int(rng.integers(len(level.rooms)))]
+        x = room.x + int(rng.integers(room.w))
+        y = room.y + int(rng.integers(room.h))
+        if not level.passable[y, x] or occ[y, x] >= 0:
+            continue
+        if level.terrain[y, x] in (Terrain.STAIRS_UP, Terrain.STAIRS_DOWN):
+            continue
+        if avoid_seen and _seen_by_any(world, level.depth, x, y):
+            continue
+        if level.stairs_up and level.depth == 1 and _dist((x, y), level.stairs_up) < 8:
+            continue
+        mdef = world.content.monsters[key]
+        return world.add_actor(lambda aid: new_monster(aid, mdef, level.depth, x, y, mind),
+                               level.depth, x, y)
+    return None
+
+
+def _seen_by_any(world: World, depth: int, x: int, y: int) -> bool:
+    for actor in world.actors.values():
+        if actor.is_player and actor.depth == depth and actor.fov is not None:
+            if actor.fov.contains(x, y):
+                return True
+    return False
+
+
+def populate(world: World, level: Level, rng: np.random.Generator) -> None:
+    """Stock a newly generated level, drawing only from the level's own ``rng``."""
+    for _ in range(monsters_for_level(level.depth)):
+        mind = Mind.ASLEEP if rng.random() < SLEEP_CHANCE else Mind.WANDERING
+        _spawn(world, level, rng, mind, avoid_seen=False)
+
+
+def restock(world: World, depth: int) -> None:
+    """Add one wandering monster out of every player's view if the level is short."""
+    count = sum(1 for a in world.actors.values() if a.depth == depth and not a.is_player)
+    if count < monsters_for_level(depth):
+        _spawn(world, world.level(depth), world.rng, Mind.WANDERING, avoid_seen=True)
+
+
+def forget(world: World, player_id: int) -> None:
+    """Make every monster hunting ``player_id`` lose it (it left, died or moved level)."""
+    for actor in world.actors.values():
+        if actor.target == player_id:
+            actor.target = None
+            actor.target_seen = None
+            if actor.mind == Mind.HUNTING:
+                actor.mind = Mind.WANDERING
+
+
+def provoked(world: World, monster: Actor, attacker: Actor, events: list[Event]) -> None:
+    """A monster that is attacked wakes and hunts its attacker."""
+    if monster.mind in (Mind.ASLEEP, Mind.WANDERING):
+        monster.mind = Mind.HUNTING
+        events.append(Noticed(monster.depth, monster.x, monster.y, monster.id, attacker.id))
+    if monster.mind == Mind.HUNTING:
+        monster.target = attacker.id
+        monster.target_seen = (attacker.x, attacker.y)
+        monster.lost_for = 0
+
+
+def _dist(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+def visible_players(world: World, monster: Actor) -> list[Actor]:
+    """Players the monster can see, nearest first (ties by id)."""
+    found = []
+    for pid in world.seen_by.get(monster.id, ()):
+        player = world.actors.get(pid)
+        if player is None or not player.alive or player.depth != monster.depth:
+            continue
+        d = _dist((monster.x, monster.y), (player.x, player.y))
+        if d <= monster.sight:
+            found.append((d, pid, player))
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [p for _, _, p in found]
+
+
+def act(world: World, monster: Actor, events: list[Event]) -> None:
+    """Run one action of ``monster``; it always spends ``speed`` ticks."""
+    monster.next_act = world.tick + monster.speed
+    seen = visible_players(world, monster)
+    if monster.mind == Mind.ASLEEP:
+        if seen and world.rng.random() < WAKE_CHANCE:
+            _notice(monster, seen[0], events)
+        return
+    if monster.mind == Mind.WANDERING and seen:
+        _notice(monster, seen[0], events)
+    if monster.mind == Mind.FLEEING:
+        _flee(world, monster, seen, events)
+        return
+    if monster.mind == Mind.HUNTING:
+        _hunt(world, monster, seen, events)
+        return
+    if not monster.immobile:
+        _wander(world, monster, events)
+
+
+def _notice(monster: Actor, player: Actor, events: list[Event]) -> None:
+    monster.mind = Mind.HUNTING
+    monster.target = player.id
+    monster.target_seen = (player.x, player.y)
+    monster.lost_for = 0
+    events.append(Noticed(monster.depth, monster.x, monster.y, monster.id, player.id))
+
+
+def _hunt(world: World, monster: Actor, seen: list[Actor], events: list[Event]) -> None:
+    target = world.actors.get(monster.target) if monster.target is not None else None
+    if target is not None and target in seen:
+        monster.target_seen = (target.x, target.y)
+        monster.lost_for = 0
+    elif seen:
+        target = seen[0]
+        monster.target = target.id
+        monster.target_seen = (target.x, target.y)
+        monster.lost_for = 0
+    else:
+        target = None
+        monster.lost_for += 1
+    if target is not None and _dist((monster.x, monster.y), (target.x, target.y)) == 1:
+        world.melee(monster, target, events)
+        return
+    if monster.immobile:
+        return
+    goal = monster.target_seen
+    if goal is None or monster.lost_for > GIVE_UP_ACTIONS or (
+            target is None and (monster.x, monster.y) == goal):
+        monster.mind = Mind.WANDERING
+        monster.target = None
+        monster.target_seen = None
+        return
+    _step_towards(world, monster, goal, events)
+
+
+def _flee(world: World, monster: Actor, seen: list[Actor], events: list[Event]) -> None:
+    if not seen:
+        return
+    threat = seen[0]
+    here = _dist((monster.x, monster.y), (threat.x, threat.y))
+    best: tuple[int, int] | None = None
+    best_d = here
+    level = world.levels[monster.depth]
+    occ = world.occupancy(monster.depth)
+    for dx, dy in DIRECTIONS:
+        nx, ny = monster.x + dx, monster.y + dy
+        if not level.in_bounds(nx, ny) or not level.passable[ny, nx] or occ[ny, nx] >= 0:
+            continue
+        d = _dist((nx, ny), (threat.x, threat.y))
+        if d > best_d:
+            best, best_d = (nx, ny), d
+    if best is not None:
+        world.move_actor(monster, *best)
+    elif here == 1:
+        world.melee(monster, threat, events)
+
+
+def _wander(world: World, monster: Actor, events: list[Event]) -> None:
+    level = world.levels[monster.depth]
+    goal = monster.target_seen
+    if goal is None or (monster.x, monster.y) == goal or world.rng.random() < 0.02:
+        if not level.rooms:
+            return
+        room = level.rooms[int(world.rng.integers(len(level.rooms)))]
+        goal = (room.x + room.w // 2, room.y + room.h // 2)
+        monster.target_seen = goal
+    if not _step_towards(world, monster, goal, events):
+        monster.target_seen = None
+
+
+def _step_towards(world: World, monster: Actor, goal: tuple[int, int],
+                  events: list[Event]) -> bool:
+    """Take one step along a tcod path to ``goal``; return False if none exists.
+
+    The path is searched in a window around monster and goal. Closed doors
+    cost more (opening takes the step); other actors are costly to pass, so
+    monsters walk around each other where they can and wait where they cannot.
+    """
+    level = world.levels[monster.depth]
+    occ = world.occupancy(monster.depth)
+    x0 = max(0, min(monster.x, goal[0]) - PATH_MARGIN)
+    y0 = max(0, min(monster.y, goal[1]) - PATH_MARGIN)
+    x1 = min(level.width, max(monster.x, goal[0]) + PATH_MARGIN + 1)
+    y1 = min(level.height, max(monster.y, goal[1]) + PATH_MARGIN + 1)
+    terrain = level.terrain[y0:y1, x0:x1]
+    cost = np.where(level.passable[y0:y1, x0:x1], 1, 0).astype(np.int32)
+    cost[terrain == Terrain.DOOR_CLOSED] = 2
+    cost[(occ[y0:y1, x0:x1] >= 0) & (cost > 0)] += 8
+    path = tcod.path.path2d(
+        cost, start_points=[(monster.y - y0, monster.x - x0)],
+        end_points=[(goal[1] - y0, goal[0] - x0)], cardinal=2, diagonal=3,
+    )
+    if len(path) < 2:
+        return False
+    ny, nx = int(path[1][0]) + y0, int(path[1][1]) + x0
+    if level.terrain[ny, nx] == Terrain.DOOR_CLOSED:
+        world.set_terrain(monster.depth, nx, ny, Terrain.DOOR_OPEN)
+        events.append(DoorChanged(monster.depth, nx, ny, monster.id, True))
+        return True
+    if occ[ny, nx] >= 0 or not level.passable[ny, nx]:
+        return True
+    world.move_actor(monster, nx, ny)
+    return True

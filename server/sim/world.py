@@ -1,0 +1,534 @@
+"""The world: levels, actors, the tick, and the order in which things happen.
+
+Pure and deterministic (STYLE.md): no clock, no global random. ``World(seed)``
+plus the same sequence of ``join`` / ``leave`` / ``submit`` / ``step`` calls
+yields the same events. Levels depend only on ``(seed, depth)``; everything
+that happens during play draws from ``world.rng``.
+
+Order within a tick (RULES.md "one time model", STYLE.md "order is explicit"):
+
+1. queued rejections from :meth:`World.submit` are emitted;
+2. dead players whose respawn tick has come respawn;
+3. every actor on a level with a player, in id order, acts if
+   ``actor.next_act <= tick``: a player carries out its oldest queued command,
+   a monster runs its behaviour (:mod:`server.sim.monsters`);
+4. health and energy regenerate;
+5. every living player's field of view and map memory are brought up to date;
+6. levels with players are restocked with monsters now and then;
+7. ``tick`` advances by one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from server.content import Content, Terrain, default_content
+from server.sim import monsters
+from server.sim.actors import Actor, Mind, new_player, player_from_record, xp_for_level
+from server.sim.combat import AttackOutcome, Combatant, resolve_melee
+from server.sim.commands import (
+    Ascend, CloseDoor, Command, Descend, Move, OpenDoor, PickUp, Rest, Wait,
+)
+from server.sim.events import (
+    Attacked, Died, DoorChanged, Event, Fled, GainedXp, Joined, Left, LevelledUp, PickedUp,
+    Rejected, RejectReason, Respawned, TookStairs,
+)
+from server.sim.fov import FOV_RADIUS, field_of_view
+from server.sim.level import Level
+from server.sim.levelgen import generate_level
+
+COMMAND_QUEUE_LIMIT = 8
+"""Commands that may wait per player; more are rejected with QUEUE_FULL."""
+RESPAWN_TICKS = 30
+"""Ticks a dead player waits before coming back at the top of the dungeon."""
+HP_REGEN_TICKS = 20
+"""Ticks between +1 health while not attacking (seed 001: slower than energy)."""
+EN_REGEN_TICKS = 8
+"""Ticks between +1 energy while not attacking."""
+RESTOCK_TICKS = 300
+"""Ticks between restocking attempts on a level that has players."""
+DEFAULT_SIZE = (80, 21)
+"""Width and height of generated levels, in cells (a classic screen)."""
+
+
+class World:
+    """The authoritative game state and rules loop.
+
+    Args:
+        seed: The world seed (any non-negative int).
+        content: Rules data; the shipped data when None.
+        size: ``(width, height)`` of generated levels in cells.
+        levels: Ready-made levels by depth (tests build them with
+            ``Level.from_ascii``); other depths are generated.
+        populate: Whether generated levels get monsters.
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        content: Content | None = None,
+        *,
+        size: tuple[int, int] = DEFAULT_SIZE,
+        levels: dict[int, Level] | None = None,
+        populate: bool = True,
+    ) -> None:
+        self.seed = seed
+        self.content = content or default_content()
+        self.size = size
+        self.populate = populate
+        self.tick = 0
+        self.rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
+        self.actors: dict[int, Actor] = {}
+        self.levels: dict[int, Level] = dict(levels or {})
+        self.sees: dict[int, set[int]] = {}
+        self.seen_by: dict[int, list[int]] = {}
+        self._next_id = 1
+        self._occ: dict[int, NDArray[np.int32]] = {}
+        self._version: Counter[int] = Counter()
+        self._players_on: Counter[int] = Counter()
+        self._pending: list[Event] = []
+        for depth, level in self.levels.items():
+            self._occ[depth] = np.full(level.terrain.shape, -1, dtype=np.int32)
+
+    # ----------------------------------------------------------- levels
+
+    def level(self, depth: int) -> Level:
+        """Return the level at ``depth`` (>= 1), generating it on first use.
+
+        Generation draws from a generator seeded by ``(seed, depth)`` only, so
+        a level does not depend on when it was first visited.
+        """
+        level = self.levels.get(depth)
+        if level is None:
+            rng = np.random.default_rng(np.random.SeedSequence([self.seed, 2, depth]))
+            level = generate_level(rng, depth, self.size[0], self.size[1])
+            self.levels[depth] = level
+            self._occ[depth] = np.full(level.terrain.shape, -1, dtype=np.int32)
+            if self.populate:
+                monsters.populate(self, level, rng)
+        return level
+
+    def occupancy(self, depth: int) -> NDArray[np.int32]:
+        """Return ``int32[H, W]`` of actor ids by cell on ``depth``, −1 where empty."""
+        self.level(depth)
+        return self._occ[depth]
+
+    def actor_at(self, depth: int, x: int, y: int) -> Actor | None:
+        """Return the living actor standing on ``(x, y)`` of ``depth``, if any."""
+        aid = int(self.occupancy(depth)[y, x])
+        return None if aid < 0 else self.actors[aid]
+
+    def set_terrain(self, depth: int, x: int, y: int, terrain: Terrain) -> None:
+        """Change one cell and invalidate the fields of view on that level."""
+        self.level(depth).set_terrain(x, y, terrain)
+        self._version[depth] += 1
+
+    def players_on(self, depth: int) -> int:
+        """Number of players (alive or awaiting respawn) on ``depth``."""
+        return self._players_on[depth]
+
+    def free_cell_near(self, depth: int, x: int, y: int, radius: int = 10) -> tuple[int, int]:
+        """Return the nearest passable, unoccupied cell to ``(x, y)``.
+
+        Rings are searched outwards; within a ring cells go in row-major order.
+
+        Raises:
+            LookupError: If no free cell lies within ``radius``.
+        """
+        level = self.level(depth)
+        free = level.passable & (self._occ[depth] < 0)
+        for r in range(radius + 1):
+            y0, y1 = max(0, y - r), min(level.height, y + r + 1)
+            x0, x1 = max(0, x - r), min(level.width, x + r + 1)
+            ys, xs = np.nonzero(free[y0:y1, x0:x1])
+            for j, i in zip(ys.tolist(), xs.tolist()):
+                cx, cy = x0 + i, y0 + j
+                if max(abs(cx - x), abs(cy - y)) == r:
+                    return cx, cy
+        raise LookupError(f"no free cell within {radius} of ({x}, {y}) on depth {depth}")
+
+    # ----------------------------------------------------------- actors
+
+    def add_actor(self, make: Any, depth: int, x: int, y: int) -> Actor:
+        """Create an actor with ``make(actor_id)`` and place it on a free cell.
+
+        Raises:
+            ValueError: If ``(x, y)`` is occupied or not passable.
+        """
+        self.level(depth)
+        occ = self._occ[depth]
+        if occ[y, x] >= 0 or not self.levels[depth].passable[y, x]:
+            raise ValueError(f"cell ({x}, {y}) on depth {depth} is not free")
+        actor: Actor = make(self._next_id)
+        self._next_id += 1
+        actor.depth, actor.x, actor.y = depth, x, y
+        actor.next_act = self.tick
+        self.actors[actor.id] = actor
+        occ[y, x] = actor.id
+        if actor.is_player:
+            self._players_on[depth] += 1
+            self.sees[actor.id] = set()
+        return actor
+
+    def join(self, name: str, class_key: str = "warrior",
+             record: dict[str, Any] | None = None) -> Actor:
+        """Bring a player into the world: new, or resumed from a saved record.
+
+        A new player starts by the up staircase of depth 1; a resumed one at
+        its saved place (or the nearest free cell). Emits :class:`Joined`.
+
+        Raises:
+            KeyError: Unknown ``class_key`` (new players only).
+            LookupError: No free cell near the starting point.
+        """
+        if record is not None:
+            depth = max(1, int(record["depth"]))
+            level = self.level(depth)
+            sx, sy = int(record["x"]), int(record["y"])
+            if not level.in_bounds(sx, sy):
+                sx, sy = level.stairs_up or (1, 1)
+            x, y = self.free_cell_near(depth, sx, sy)
+
+            def make(aid: int) -> Actor:
+                return player_from_record(aid, record)
+        else:
+            cls = self.content.classes[class_key]
+            depth = 1
+            level = self.level(depth)
+            sx, sy = level.stairs_up or level.find(Terrain.FLOOR)[0]
+            x, y = self.free_cell_near(depth, sx, sy)
+
+            def make(aid: int) -> Actor:
+                return new_player(aid, name, cls, depth, x, y)
+        actor = self.add_actor(make, depth, x, y)
+        if actor.hp <= 0:
+            actor.hp = actor.max_hp
+        self._pending.append(Joined(actor.id, actor.name))
+        return actor
+
+    def leave(self, actor_id: int) -> dict[str, Any]:
+        """Take a player out of the world and return its record for saving.
+
+        Emits :class:`Left`. Raises KeyError for an unknown id.
+        """
+        actor = self.actors[actor_id]
+        record = actor.to_record()
+        self._remove(actor)
+        self._pending.append(Left(actor.id, actor.name))
+        return record
+
+    def _remove(self, actor: Actor) -> None:
+        if self._occ[actor.depth][actor.y, actor.x] == actor.id:
+            self._occ[actor.depth][actor.y, actor.x] = -1
+        del self.actors[actor.id]
+        if actor.is_player:
+            self._players_on[actor.depth] -= 1
+            self.sees.pop(actor.id, None)
+            monsters.forget(self, actor.id)
+
+    def submit(self, actor_id: int, command: Command, tag: int) -> bool:
+        """Queue ``command`` for the player ``actor_id``.
+
+        ``tag`` (the wire ``seq``) comes back in :class:`Rejected` and as
+        ``actor.last_tag`` once the command was carried out or refused.
+
+        Returns:
+            False if the queue already held ``COMMAND_QUEUE_LIMIT`` commands
+            (a :class:`Rejected` with QUEUE_FULL is emitted on the next step).
+
+        Raises:
+            KeyError: If ``actor_id`` is not in the world.
+        """
+        actor = self.actors[actor_id]
+        if len(actor.queue) >= COMMAND_QUEUE_LIMIT:
+            self._pending.append(Rejected(actor_id, tag, RejectReason.QUEUE_FULL))
+            return False
+        actor.queue.append((tag, command))
+        return True
+
+    # ----------------------------------------------------------- the tick
+
+    def step(self) -> list[Event]:
+        """Advance the world by one tick and return what happened, in order."""
+        events: list[Event] = self._pending
+        self._pending = []
+        tick = self.tick
+        for actor in list(self.actors.values()):
+            if actor.is_player and not actor.alive and actor.respawn_tick <= tick:
+                self._respawn(actor, events)
+        for actor in list(self.actors.values()):
+            if actor.id not in self.actors or actor.next_act > tick:
+                continue
+            if actor.is_player:
+                if not actor.alive:
+                    while actor.queue:
+                        tag, _ = actor.queue.popleft()
+                        self._reject(actor, tag, RejectReason.DEAD, events)
+                elif actor.queue:
+                    tag, command = actor.queue.popleft()
+                    self._do(actor, command, tag, events)
+            elif actor.alive and self._players_on[actor.depth] > 0:
+                monsters.act(self, actor, events)
+        self._regenerate()
+        self._update_views()
+        if self.populate and tick % RESTOCK_TICKS == RESTOCK_TICKS - 1:
+            for depth in sorted(d for d, n in self._players_on.items() if n > 0):
+                monsters.restock(self, depth)
+        self.tick += 1
+        return events
+
+    def _reject(self, actor: Actor, tag: int, reason: RejectReason, events: list[Event]) -> None:
+        actor.last_tag = tag
+        events.append(Rejected(actor.id, tag, reason))
+
+    def _do(self, actor: Actor, command: Command, tag: int, events: list[Event]) -> None:
+        reason = self._carry_out(actor, command, events)
+        if reason is not None:
+            self._reject(actor, tag, reason, events)
+            return
+        actor.last_tag = tag
+        actor.next_act = self.tick + actor.speed
+
+    def _carry_out(self, actor: Actor, command: Command, events: list[Event]) -> RejectReason | None:
+        """Carry out one player command; return why not, or None if done."""
+        level = self.levels[actor.depth]
+        if isinstance(command, (Move, OpenDoor, CloseDoor)):
+            nx, ny = actor.x + command.dx, actor.y + command.dy
+            if not level.in_bounds(nx, ny):
+                return RejectReason.BLOCKED
+            if isinstance(command, Move):
+                return self._move_or_attack(actor, nx, ny, events)
+            if isinstance(command, OpenDoor):
+                if level.terrain_at(nx, ny) != Terrain.DOOR_CLOSED:
+                    return RejectReason.NO_DOOR
+                self._set_door(actor, nx, ny, True, events)
+                return None
+            if level.terrain_at(nx, ny) != Terrain.DOOR_OPEN:
+                return RejectReason.NO_DOOR
+            if self._occ[actor.depth][ny, nx] >= 0 or level.items.get((nx, ny)):
+                return RejectReason.DOOR_BLOCKED
+            self._set_door(actor, nx, ny, False, events)
+            return None
+        if isinstance(command, Wait):
+            return None
+        if isinstance(command, Rest):
+            if any(not self.actors[a].is_player for a in self.sees.get(actor.id, ())
+                   if a in self.actors):
+                return RejectReason.MONSTER_IN_VIEW
+            return None
+        if isinstance(command, PickUp):
+            pile = level.items.get((actor.x, actor.y))
+            if not pile:
+                return RejectReason.NOTHING_HERE
+            item = pile.pop()
+            if not pile:
+                del level.items[(actor.x, actor.y)]
+            actor.inventory.append(item)
+            events.append(PickedUp(actor.depth, actor.x, actor.y, actor.id, item))
+            return None
+        if isinstance(command, Descend):
+            if level.terrain_at(actor.x, actor.y) != Terrain.STAIRS_DOWN:
+                return RejectReason.NO_STAIRS
+            self._change_level(actor, actor.depth + 1, events)
+            return None
+        if isinstance(command, Ascend):
+            if level.terrain_at(actor.x, actor.y) != Terrain.STAIRS_UP:
+                return RejectReason.NO_STAIRS
+            if actor.depth == 1:
+                return RejectReason.SEALED
+            self._change_level(actor, actor.depth - 1, events)
+            return None
+        raise TypeError(f"not a command: {command!r}")
+
+    def _move_or_attack(self, actor: Actor, nx: int, ny: int,
+                        events: list[Event]) -> RejectReason | None:
+        level = self.levels[actor.depth]
+        other = self.actor_at(actor.depth, nx, ny)
+        if other is not None:
+            if other.is_player:
+                return RejectReason.OCCUPIED
+            self.melee(actor, other, events)
+            return None
+        terrain = level.terrain_at(nx, ny)
+        if terrain == Terrain.DOOR_CLOSED:
+            self._set_door(actor, nx, ny, True, events)
+            return None
+        if terrain == Terrain.LAVA:
+            return RejectReason.LAVA
+        if not level.passable[ny, nx]:
+            return RejectReason.BLOCKED
+        self.move_actor(actor, nx, ny)
+        return None
+
+    def move_actor(self, actor: Actor, nx: int, ny: int) -> None:
+        """Move ``actor`` to the free cell ``(nx, ny)`` of its level."""
+        occ = self._occ[actor.depth]
+        occ[actor.y, actor.x] = -1
+        occ[ny, nx] = actor.id
+        actor.x, actor.y = nx, ny
+
+    def _set_door(self, actor: Actor, x: int, y: int, opened: bool, events: list[Event]) -> None:
+        self.set_terrain(actor.depth, x, y, Terrain.DOOR_OPEN if opened else Terrain.DOOR_CLOSED)
+        events.append(DoorChanged(actor.depth, x, y, actor.id, opened))
+
+    def _change_level(self, actor: Actor, depth: int, events: list[Event]) -> None:
+        events.append(TookStairs(actor.depth, actor.x, actor.y, actor.id, depth))
+        self._relocate(actor, depth, arrive_on=Terrain.STAIRS_UP if depth > actor.depth
+                       else Terrain.STAIRS_DOWN)
+
+    def _relocate(self, actor: Actor, depth: int, arrive_on: Terrain) -> None:
+        if self._occ[actor.depth][actor.y, actor.x] == actor.id:
+            self._occ[actor.depth][actor.y, actor.x] = -1
+        self._players_on[actor.depth] -= 1
+        monsters.forget(self, actor.id)
+        level = self.level(depth)
+        targets = level.find(arrive_on) or level.find(Terrain.FLOOR)
+        x, y = self.free_cell_near(depth, *targets[0])
+        actor.depth, actor.x, actor.y = depth, x, y
+        self._occ[depth][y, x] = actor.id
+        self._players_on[depth] += 1
+        actor.fov_key = None
+
+    def _respawn(self, actor: Actor, events: list[Event]) -> None:
+        actor.hp, actor.en, actor.respawn_tick = actor.max_hp, actor.max_en, 0
+        self._relocate(actor, 1, Terrain.STAIRS_UP)
+        actor.next_act = self.tick
+        events.append(Respawned(actor.depth, actor.x, actor.y, actor.id))
+
+    # ----------------------------------------------------------- combat
+
+    def is_surprise(self, attacker: Actor, defender: Actor) -> bool:
+        """Seed 002's surprise attack: the defender is asleep or wandering, or
+        the attacker was not in the defender's view at the end of the last tick
+        (it has just come into view — which covers the door trick)."""
+        if defender.mind in (Mind.ASLEEP, Mind.WANDERING):
+            return True
+        if defender.is_player:
+            return attacker.id not in self.sees.get(defender.id, ())
+        if attacker.is_player:
+            return defender.id not in self.sees.get(attacker.id, ())
+        return False
+
+    def melee(self, attacker: Actor, defender: Actor, events: list[Event]) -> None:
+        """Resolve one melee attack (RULES.md: seed-002 hit test, seed-001 damage)."""
+        surprise = self.is_surprise(attacker, defender)
+        result = resolve_melee(
+            self.rng, _combatant(attacker), _combatant(defender), surprise=surprise,
+        )
+        attacker.en = max(0, attacker.en - result.energy_cost)
+        if result.outcome != AttackOutcome.MISS:
+            attacker.last_attack_tick = self.tick
+        damage = min(result.damage, defender.hp)
+        defender.hp -= damage
+        events.append(Attacked(defender.depth, defender.x, defender.y, attacker.id, defender.id,
+                               result.outcome, damage, surprise))
+        if not defender.is_player:
+            monsters.provoked(self, defender, attacker, events)
+        if defender.hp <= 0:
+            self._kill(defender, attacker, events)
+        elif (not defender.is_player and defender.mind != Mind.FLEEING
+              and defender.hp < defender.courage * defender.max_hp):
+            defender.mind = Mind.FLEEING
+            events.append(Fled(defender.depth, defender.x, defender.y, defender.id))
+
+    def _kill(self, victim: Actor, killer: Actor | None, events: list[Event]) -> None:
+        events.append(Died(victim.depth, victim.x, victim.y, victim.id,
+                           None if killer is None else killer.id))
+        if victim.is_player:
+            self._occ[victim.depth][victim.y, victim.x] = -1
+            victim.hp = 0
+            victim.respawn_tick = self.tick + RESPAWN_TICKS
+            victim.queue.clear()
+            monsters.forget(self, victim.id)
+        else:
+            self._remove(victim)
+        if killer is not None and killer.is_player and victim.xp_value > 0:
+            self.gain_xp(killer, victim.xp_value, events)
+
+    def gain_xp(self, actor: Actor, amount: int, events: list[Event]) -> None:
+        """Add experience and apply level-ups with the class's boosts."""
+        actor.xp += amount
+        events.append(GainedXp(actor.id, amount))
+        if actor.cls is None:
+            return
+        boosts = self.content.classes[actor.cls].boosts
+        while actor.xp >= xp_for_level(actor.level + 1):
+            actor.level += 1
+            actor.max_hp += boosts.health
+            actor.hp += boosts.health
+            actor.max_en += boosts.energy
+            actor.en += boosts.energy
+            actor.power += boosts.power
+            actor.defence += boosts.defence
+            actor.accuracy += boosts.accuracy
+            actor.dodge += boosts.dodge
+            events.append(LevelledUp(actor.depth, actor.x, actor.y, actor.id, actor.level))
+
+    # ----------------------------------------------------------- upkeep
+
+    def _regenerate(self) -> None:
+        hp_due = self.tick % HP_REGEN_TICKS == 0
+        en_due = self.tick % EN_REGEN_TICKS == 0
+        if not (hp_due or en_due):
+            return
+        for actor in self.actors.values():
+            if not actor.alive or self.tick - actor.last_attack_tick <= actor.speed:
+                continue
+            if hp_due and actor.hp < actor.max_hp:
+                actor.hp += 1
+                if actor.mind == Mind.FLEEING and actor.hp >= min(
+                        actor.max_hp, 2 * actor.courage * actor.max_hp):
+                    actor.mind = Mind.HUNTING
+            if en_due and actor.en < actor.max_en:
+                actor.en += 1
+
+    def _update_views(self) -> None:
+        """Bring every living player's field of view and map memory up to date."""
+        seen_by: dict[int, list[int]] = {}
+        for actor in self.actors.values():
+            if not actor.is_player:
+                continue
+            actor.seen_tiles = []
+            if not actor.alive:
+                self.sees[actor.id] = set()
+                continue
+            level = self.levels[actor.depth]
+            key = (actor.depth, actor.x, actor.y, self._version[actor.depth])
+            if key != actor.fov_key or actor.fov is None:
+                actor.fov_key = key
+                actor.fov = field_of_view(level.transparent, actor.x, actor.y, FOV_RADIUS)
+                memory = actor.memory.get(actor.depth)
+                if memory is None:
+                    memory = np.full(level.terrain.shape, 255, dtype=np.uint8)
+                    actor.memory[actor.depth] = memory
+                rows, cols = actor.fov.slices()
+                window = level.terrain[rows, cols]
+                mem = memory[rows, cols]
+                fresh = actor.fov.visible & (mem != window)
+                if fresh.any():
+                    mem[fresh] = window[fresh]
+                    ys, xs = np.nonzero(fresh)
+                    flat = np.empty(3 * len(xs), dtype=np.int64)
+                    flat[0::3] = xs + actor.fov.x0
+                    flat[1::3] = ys + actor.fov.y0
+                    flat[2::3] = window[fresh]
+                    actor.seen_tiles = flat.tolist()
+            rows, cols = actor.fov.slices()
+            ids = self._occ[actor.depth][rows, cols][actor.fov.visible]
+            visible = set(ids[ids >= 0].tolist())
+            self.sees[actor.id] = visible
+            for other in visible:
+                seen_by.setdefault(other, []).append(actor.id)
+        self.seen_by = seen_by
+
+
+def _combatant(actor: Actor) -> Combatant:
+    return Combatant(
+        level=actor.level, accuracy=actor.accuracy, dodge=actor.dodge, power=actor.power,
+        defence=actor.defence, energy=actor.en, max_energy=actor.max_en,
+        strength=actor.strength,
+    )

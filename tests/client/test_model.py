@@ -1,0 +1,252 @@
+"""GameModel: snapshots and deltas applied in the protocol's order, and robustness."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from client.model import ActorView, GameModel
+from protocol.codec import decode_server, encode_server
+from protocol.errors import ProtocolError
+from protocol.fov import pack_fov, pack_level_fov
+from protocol.messages import ChatOut, Delta, Pong, Reject, Snapshot, Welcome
+
+TERRAIN = [
+    ["rock", "rock", " ", "white", False, False],
+    ["wall", "wall", "#", "white", False, False],
+    ["floor", "floor", ".", "white", True, True],
+    ["door", "closed door", "+", "yellow", False, False],
+    ["open_door", "open door", "'", "yellow", True, True],
+]
+WELCOME = Welcome(
+    v=1, id=7, name="ann", token="s3cret", resumed=False, tick=100, tick_rate=10,
+    terrain=TERRAIN, kinds={"player": ["player", "@", "white"], "rat": ["giant rat", "r", "red"]},
+    items={"potion": ["potion", "!", "magenta"]}, classes=[["warrior", "Warrior"]], motd="hi",
+)  # fmt: skip
+
+# A 5 x 3 level:  #####
+#                 #..+.      (the player at (1, 1), a rat at (2, 1))
+#                 #####      the last column unknown on row 0
+LEVEL = np.array([[1, 1, 1, 1, 255], [1, 2, 2, 3, 2], [1, 1, 1, 1, 1]], dtype=np.uint8)
+ME = {"name": "ann", "hp": 20, "max_hp": 20, "x": 1, "y": 1, "depth": 1, "dead": False, "inv": []}
+
+
+def snapshot(**changes: Any) -> Snapshot:
+    base = Snapshot(
+        tick=101,
+        depth=1,
+        w=5,
+        h=3,
+        map=LEVEL.tobytes(),
+        fov=pack_fov(np.ones((3, 4), dtype=bool), 0, 0),
+        actors=[[7, "player", "ann", 1, 1, 20, 20, 8 | 16], [9, "rat", "", 2, 1, 5, 5, 1]],
+        objs=[2, 1, "potion"],
+        me=dict(ME),
+        ack=-1,
+    )
+    return replace(base, **changes)
+
+
+def model() -> GameModel:
+    m = GameModel(WELCOME)
+    m.apply(snapshot())
+    return m
+
+
+def test_welcome() -> None:
+    m = GameModel()
+    assert m.apply(WELCOME) == []
+    assert (m.player_id, m.name, m.token, m.tick, m.tick_rate) == (7, "ann", "s3cret", 100, 10)
+    assert m.kinds["rat"][0] == "giant rat" and m.classes == [["warrior", "Warrior"]]
+    assert m.position is None and m.known.shape == (0, 0) and m.passable().shape == (0, 0)
+    assert m.log.maxlen == 200 and not m.log
+
+
+def test_snapshot_replaces_state() -> None:
+    m = model()
+    assert (m.tick, m.depth, m.width, m.height, m.ack) == (101, 1, 5, 3, -1)
+    assert np.array_equal(m.known, LEVEL) and m.known.dtype == np.uint8
+    assert m.visible.shape == (3, 5) and m.visible[:, :4].all() and not m.visible[:, 4].any()
+    assert set(m.actors) == {7, 9}
+    me_view, rat = m.actors[7], m.actors[9]
+    assert me_view.is_self and me_view.is_player and not me_view.asleep
+    assert rat.asleep and not rat.is_player and not rat.hunting and not rat.fleeing
+    assert m.names == {7: "ann", 9: "giant rat"}
+    assert m.objs == {(2, 1): "potion"}
+    assert m.position == (1, 1)
+    assert m.passable().tolist() == [
+        [False] * 5,
+        [False, True, True, False, True],
+        [False] * 5,
+    ]
+    # a second snapshot (new level) replaces everything but names
+    m.apply(snapshot(depth=2, w=2, h=1, map=b"\x02\x02", fov=[0, 0, 0, 0, b""], actors=[],
+                     objs=[], me={"x": 0, "y": 0}, ack=4))  # fmt: skip
+    assert (m.depth, m.known.shape, m.actors, m.objs, m.ack) == (2, (1, 2), {}, {}, 4)
+    assert m.me == {"x": 0, "y": 0} and m.names[9] == "giant rat"
+    assert not m.visible.any()
+
+
+def test_snapshot_does_not_alias_the_message() -> None:
+    snap = snapshot()
+    m = GameModel(WELCOME)
+    m.apply(snap)
+    m.known[1, 1] = 4
+    m.me["hp"] = 1
+    assert snap.map == LEVEL.tobytes() and snap.me["hp"] == 20
+
+
+def test_delta_order_and_fields() -> None:
+    m = model()
+    events = m.apply(
+        Delta(
+            tick=102,
+            ack=0,
+            tiles=[3, 1, 4, 4, 0, 1],  # door opened; a new wall seen
+            fov=pack_fov(np.ones((3, 5), dtype=bool), 0, 0),
+            rm=[9],  # the rat leaves view ...
+            add=[
+                [9, "rat", "", 3, 1, 5, 5, 4],
+                [11, "player", "bob", 4, 1, 9, 20, 16],
+            ],  # ... and comes back
+            upd=[[9, 4, 0, 3, 5, 6], [7, 2, 1, 18, 20, 24]],
+            objs=[2, 1, "", 3, 1, "potion"],
+            ev=[["atk", 9, 7, "hit", 2, False], "junk", [], [3], ["door", 7, 3, 1, True]],
+            me={"hp": 18, "x": 2},
+        )
+    )
+    assert events == [["atk", 9, 7, "hit", 2, False], ["door", 7, 3, 1, True]]
+    assert m.tick == 102 and m.ack == 0
+    assert m.known[1, 3] == 4 and m.known[0, 4] == 1
+    assert m.visible.all()
+    assert set(m.actors) == {7, 9, 11}
+    assert (m.actors[9].x, m.actors[9].y, m.actors[9].hp, m.actors[9].flags) == (4, 0, 3, 6)
+    assert m.actors[9].fleeing and m.actors[9].hunting
+    assert m.names[11] == "bob"
+    assert m.objs == {(3, 1): "potion"}
+    assert m.me["hp"] == 18 and m.me["max_hp"] == 20 and m.position == (2, 1)
+    assert m.passable()[1, 3]
+
+
+def test_rm_then_add_of_the_same_id_keeps_it() -> None:
+    m = model()
+    m.apply(Delta(tick=102, rm=[9], add=[[9, "rat", "", 3, 1, 5, 5, 0]]))
+    assert m.actors[9].x == 3
+
+
+def test_empty_delta_changes_only_tick() -> None:
+    m = model()
+    before = (m.known.copy(), dict(m.actors), dict(m.objs), dict(m.me), m.ack)
+    assert m.apply(Delta(tick=150)) == []
+    assert m.tick == 150
+    assert np.array_equal(before[0], m.known)
+    assert before[1:] == (m.actors, m.objs, m.me, m.ack)
+
+
+def test_other_messages_change_nothing() -> None:
+    m = model()
+    for msg in (Pong(1, 999), Reject(3, "blocked"), ChatOut("bob", "hi", 5)):
+        assert m.apply(msg) == []
+    assert m.tick == 101
+
+
+def test_updates_for_unknown_or_bad_records_are_ignored() -> None:
+    m = model()
+    m.apply(
+        Delta(
+            tick=103,
+            tiles=[99, 0, 2, 0, 99, 2, -1, 0, 2, 0, 0, 256, 0, 0, "x", 1.5, 0, 2, 0, 0],
+            rm=[12345, "x", None],
+            add=[[1, "rat"], "x", [True, "rat", "", 0, 0, 1, 1, 0], None],
+            upd=[[404, 1, 1, 1, 1, 0], [9, "x", 1, 1, 1, 0], [9], "junk"],
+            objs=[0, 0, 5, 9, 9, "potion", 1],
+            ev=None,
+        )
+    )
+    assert np.array_equal(m.known, LEVEL)
+    assert set(m.actors) == {7, 9} and m.actors[9].x == 2
+    assert m.objs == {(2, 1): "potion", (9, 9): "potion"}
+
+
+def test_position_falls_back_to_the_own_record() -> None:
+    m = model()
+    m.me = {}
+    assert m.position == (1, 1)
+    m.actors.clear()
+    assert m.position is None
+
+
+def test_bad_snapshot_map_is_refused() -> None:
+    m = model()
+    try:
+        m.apply(snapshot(map=b"\x00"))
+    except ProtocolError:
+        pass
+    else:
+        raise AssertionError("a snapshot with a short map was accepted")
+    assert m.known.shape == (3, 5)
+
+
+def test_bad_fov_means_nothing_in_view() -> None:
+    m = GameModel(WELCOME)
+    m.apply(snapshot(fov=[0, 0, 9, 9, b""]))
+    assert m.visible.shape == (3, 5) and not m.visible.any()
+
+
+def test_actor_view_from_record() -> None:
+    assert ActorView.from_record([1, "rat", "", 0, 0, 1, 1, 0, "future"]) is not None
+    assert ActorView.from_record([1, "rat", "", 0, 0, 1, 1]) is None
+    assert ActorView.from_record((1, "rat", "", 0, 0, 1, 1, 0)) is None
+
+
+def test_welcome_with_odd_tables() -> None:
+    odd = Welcome(1, 7, "ann", "t", False, 0, 0, [None, ["x"], ["y", "y", "y", "y", "yes"]],
+                  {"rat": None}, {}, [], "")  # fmt: skip
+    m = GameModel(odd)
+    assert m.tick_rate == 10  # a non-positive rate is ignored
+    m.apply(snapshot(map=bytes([0, 1, 2, 3, 255] * 3),
+                     actors=[[9, "rat", "", 0, 0, 1, 1, 0]]))  # fmt: skip
+    assert not m.passable().any()
+    assert m.names[9] == "rat"
+
+
+# Anything decode_server accepts must apply without an exception.
+junk = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 300) | st.text(max_size=3) | st.binary(max_size=3),
+    lambda inner: st.lists(inner, max_size=9),
+    max_leaves=12,
+)
+# near-valid actor records and flat triples hit the per-field checks
+records = st.lists(
+    st.sampled_from([9, 7, 0, 1, -1, 4, "rat", "", True, None, 1.5]), min_size=5, max_size=9
+)
+junk_lists = st.lists(junk | records, max_size=6) | records
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.builds(
+        Delta,
+        tick=st.integers(0, 10**6),
+        ack=st.none() | st.integers(-1, 10),
+        tiles=st.none() | st.lists(st.integers(-2, 300), max_size=30),
+        fov=st.none() | st.just(pack_level_fov(np.eye(3, 5, dtype=bool))),
+        add=st.none() | junk_lists,
+        upd=st.none() | junk_lists,
+        rm=st.none() | junk_lists,
+        objs=st.none() | junk_lists,
+        ev=st.none() | junk_lists,
+        me=st.none() | st.dictionaries(st.text(max_size=3), junk, max_size=3),
+    )
+)
+def test_decodable_junk_never_crashes(delta: Delta) -> None:
+    m = model()
+    events = m.apply(decode_server(encode_server(delta)))
+    assert all(isinstance(e, list) and isinstance(e[0], str) for e in events)
+    assert m.known.shape == (3, 5) and m.visible.shape == (3, 5)
+    m.passable()
+    _ = m.position

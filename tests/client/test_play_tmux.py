@@ -1,0 +1,277 @@
+"""End to end: ``underhall play`` in a real terminal (tmux) against ``underhall serve``.
+
+A detached tmux session of fixed size runs a plain shell; the test types the
+play command into it, then reads the screen with ``capture-pane``, polling with
+a deadline (never a fixed long sleep). Skipped only when tmux is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+UNDERHALL = Path(sys.executable).parent / "underhall"
+WIDTH, HEIGHT = 100, 30
+SERVER_START_TIMEOUT = 30.0
+SCREEN_TIMEOUT = 15.0
+
+_TICK = re.compile(r"Tick (\d+)")
+_EXIT = re.compile(r"EXIT=(\d+)")
+
+
+def _env(home: Path) -> dict[str, str]:
+    """The environment for the server and the tmux session: an empty home."""
+    env = dict(os.environ)
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        UNDERHALL_HOME=str(home / ".underhall"),
+        LANG=env.get("LANG", "C.UTF-8"),
+    )
+    for name in ("TMUX", "TMUX_PANE", "UNDERHALL_DB"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def server_url(tmp_path: Path, home: Path) -> Iterator[str]:
+    """Start ``underhall serve`` on a free port; yield its URL; stop it."""
+    cmd = [
+        sys.executable, "-m", "server.cli", "serve",
+        "--host", "127.0.0.1", "--port", "0", "--seed", "7",
+        "--tick-rate", "10", "--db", str(tmp_path / "world.db"),
+    ]  # fmt: skip
+    errors = (tmp_path / "server.stderr").open("w")
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, env=_env(home), stdout=subprocess.PIPE, stderr=errors, text=True
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:  # keep reading so the server never blocks on stdout
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        url = None
+        while url is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or proc.poll() is not None:
+                errors.flush()
+                pytest.fail(
+                    "server did not report 'listening on':\n"
+                    + (tmp_path / "server.stderr").read_text()
+                )
+            try:
+                line = lines.get(timeout=min(left, 0.5))
+            except queue.Empty:
+                continue
+            match = re.search(r"listening on (ws://\S+)", line)
+            if match:
+                url = match.group(1).rstrip("/")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        errors.close()
+
+
+class Tmux:
+    """A private tmux server (own socket) with one detached session."""
+
+    def __init__(self, socket_path: Path, env: dict[str, str]) -> None:
+        self.base = ["tmux", "-S", str(socket_path), "-f", "/dev/null"]
+        self.env = env
+        self.target = "play"
+
+    def run(self, *args: str) -> str:
+        done = subprocess.run(
+            [*self.base, *args], env=self.env, capture_output=True, text=True, timeout=10,
+            check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    def start(self) -> None:
+        shell = shutil.which("bash")
+        argv = f"{shell} --norc --noprofile" if shell else "sh"
+        self.run("new-session", "-d", "-s", self.target, "-x", str(WIDTH), "-y", str(HEIGHT), argv)
+
+    def type_line(self, text: str) -> None:
+        self.run("send-keys", "-t", self.target, "-l", text)
+        self.run("send-keys", "-t", self.target, "Enter")
+
+    def keys(self, *names: str) -> None:
+        self.run("send-keys", "-t", self.target, *names)
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.target)
+
+    def rows(self) -> list[str]:
+        return self.screen().split("\n")
+
+    def query(self, fmt: str) -> str:
+        return self.run("display-message", "-p", "-t", self.target, fmt).strip()
+
+    def wait(self, pred: Callable[[str], bool], what: str, timeout: float = SCREEN_TIMEOUT) -> str:
+        """Poll the screen until ``pred`` holds; fail with the screen if it does not."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if pred(screen):
+                return screen
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what}; screen:\n{screen}")
+            time.sleep(0.05)
+
+    def wait_for(self, text: str, timeout: float = SCREEN_TIMEOUT) -> str:
+        return self.wait(lambda s: text in s, repr(text), timeout)
+
+    def kill(self) -> None:
+        subprocess.run(
+            [*self.base, "kill-server"], env=self.env, capture_output=True, timeout=10, check=False
+        )
+
+
+def _has_prompt(screen: str) -> bool:
+    return any(line.rstrip().endswith(("$", "#")) for line in screen.split("\n"))
+
+
+@pytest.fixture
+def tmux(tmp_path: Path, home: Path) -> Iterator[Tmux]:
+    mux = Tmux(tmp_path / "tmux.sock", _env(home))
+    mux.start()
+    mux.wait(_has_prompt, "the shell prompt")
+    try:
+        yield mux
+    finally:
+        mux.kill()
+
+
+def _tick(screen: str) -> int:
+    match = _TICK.search(screen)
+    assert match, screen
+    return int(match.group(1))
+
+
+def _map_rows(screen: str) -> list[str]:
+    """The map area: everything between the status line and the log."""
+    rows = screen.split("\n")
+    return rows[1 : HEIGHT - 7]
+
+
+def _log_rows(screen: str) -> list[str]:
+    """The message log and the prompt line."""
+    return screen.split("\n")[HEIGHT - 7 :]
+
+
+def _reacted(before: str) -> Callable[[str], bool]:
+    """A screen predicate: the map or the message log differs from ``before``."""
+    return lambda s: _map_rows(s) != _map_rows(before) or _log_rows(s) != _log_rows(before)
+
+
+def _assert_shell_restored(tmux: Tmux, status: int) -> None:
+    screen = tmux.wait(lambda s: _EXIT.search(s) is not None, "the play command to exit")
+    match = _EXIT.search(screen)
+    assert match and int(match.group(1)) == status, screen
+    assert tmux.query("#{alternate_on}") == "0", "still on the alternate screen"
+    assert tmux.query("#{cursor_flag}") == "1", "cursor left hidden"
+    assert tmux.query("#{pane_current_command}") != "underhall"
+    # the shell is usable: cooked mode echoes what we type
+    tmux.type_line("echo shell-is-back")
+    tmux.wait(lambda s: s.count("shell-is-back") >= 2, "the shell to echo")
+
+
+@needs_tmux
+def test_play_in_tmux(tmux: Tmux, server_url: str) -> None:
+    tmux.type_line(f"{UNDERHALL} play --url {server_url} --name tester; echo EXIT=$?")
+    screen = tmux.wait(
+        lambda s: "tester" in s and "HP " in s and _TICK.search(s) is not None
+        and "@" in "".join(_map_rows(s)),
+        "the status line and the map",
+    )  # fmt: skip
+    status = screen.split("\n")[0]
+    assert "tester" in status and "Depth 1" in status, status
+    assert tmux.query("#{alternate_on}") == "1"
+
+    # walk: try directions until one moves us (the map or our @ shifts) and
+    # the server's tick has advanced; a wall only yields a log line
+    moved = False
+    for key in ("h", "l", "j", "k", "y", "u", "b", "n"):
+        before = tmux.screen()
+        tmux.keys(key)
+        after = tmux.wait(_reacted(before), f"a reaction to {key!r}")
+        if _map_rows(after) != _map_rows(before):
+            assert _tick(after) > _tick(before), after
+            moved = True
+            break
+    assert moved, "no direction moved the player"
+
+    tmux.keys("?")
+    tmux.wait_for("Underhall keys")
+    help_screen = tmux.screen()
+    assert "quit" in help_screen and "rest" in help_screen
+    tmux.keys("Space")
+    tmux.wait(lambda s: "Underhall keys" not in s and "@" in "".join(_map_rows(s)), "help to close")
+
+    tmux.keys("q")
+    tmux.wait_for("Really quit? (y/n)")
+    tmux.keys("n")
+    tmux.wait(lambda s: "Really quit" not in s, "the quit prompt to go")
+    tmux.keys("q")
+    tmux.wait_for("Really quit? (y/n)")
+    tmux.keys("y")
+    _assert_shell_restored(tmux, 0)
+
+
+@needs_tmux
+def test_play_server_unreachable(tmux: Tmux) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"ws://127.0.0.1:{port}"
+    tmux.type_line(f"{UNDERHALL} play --url {url} --name tester; echo EXIT=$?")
+    screen = tmux.wait(lambda s: _EXIT.search(s) is not None, "the play command to exit")
+    assert f"cannot reach {url}: connection refused" in screen, screen
+    _assert_shell_restored(tmux, 1)
+
+
+def test_play_needs_a_terminal(home: Path) -> None:
+    done = subprocess.run(
+        [str(UNDERHALL), "play", "--url", "ws://127.0.0.1:9", "--name", "tester"],
+        env=_env(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "terminal" in done.stderr

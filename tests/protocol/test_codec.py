@@ -1,0 +1,452 @@
+"""Codec tests: round trips, the fuzz rule, and every error the codec raises."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from protocol.codec import decode_client, decode_server, encode_client, encode_server
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.fov import pack_fov
+from protocol.limits import MAX_CHAT, MAX_FRAME_BYTES, MAX_SEQ, NAME_RE
+from protocol.messages import (
+    DIRECTED_COMMANDS,
+    Chat,
+    ChatOut,
+    ClientMessage,
+    Command,
+    CommandName,
+    Delta,
+    Error,
+    Hello,
+    Ping,
+    Pong,
+    Reject,
+    ServerMessage,
+    Snapshot,
+    Welcome,
+)
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# --- strategies ----------------------------------------------------------------
+
+wire_ints = st.integers(min_value=-(2**63), max_value=2**64 - 1)
+small_ints = st.integers(min_value=-(2**31), max_value=2**31)
+names = st.from_regex(NAME_RE, fullmatch=True)
+chat_texts = st.text(
+    alphabet=st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=MAX_CHAT
+)
+directions = st.tuples(st.sampled_from((-1, 0, 1)), st.sampled_from((-1, 0, 1))).filter(
+    lambda d: d != (0, 0)
+)
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> Command:
+    c = draw(st.sampled_from(list(CommandName)))
+    d = draw(directions) if c in DIRECTED_COMMANDS else None
+    return Command(seq=draw(st.integers(0, MAX_SEQ - 1)), c=c, d=d)
+
+
+client_messages: st.SearchStrategy[ClientMessage] = st.one_of(
+    st.builds(
+        Hello,
+        v=wire_ints,
+        name=names,
+        token=st.none() | st.text(max_size=64),
+        cls=st.none() | st.text(max_size=32),
+    ),
+    commands(),
+    st.builds(Chat, text=chat_texts),
+    st.builds(Ping, id=wire_ints),
+)
+
+# Values msgpack carries unchanged (lists, not tuples; no NaN, which is != itself).
+leaves = (
+    st.none()
+    | st.booleans()
+    | wire_ints
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20)
+    | st.binary(max_size=20)
+)
+values = st.recursive(
+    leaves,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+lists = st.lists(values, max_size=5)
+dicts = st.dictionaries(st.text(max_size=8), values, max_size=5)
+
+
+@st.composite
+def fovs(draw: st.DrawFn) -> list[Any]:
+    fh, fw = draw(st.integers(0, 6)), draw(st.integers(0, 6))
+    bits = draw(st.lists(st.booleans(), min_size=fw * fh, max_size=fw * fh))
+    return pack_fov(np.array(bits, dtype=bool).reshape(fh, fw), draw(small_ints), draw(small_ints))
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> Snapshot:
+    w, h = draw(st.integers(0, 8)), draw(st.integers(0, 8))
+    return Snapshot(
+        tick=draw(wire_ints),
+        depth=draw(wire_ints),
+        w=w,
+        h=h,
+        map=draw(st.binary(min_size=w * h, max_size=w * h)),
+        fov=draw(fovs()),
+        actors=draw(lists),
+        objs=draw(lists),
+        me=draw(dicts),
+        ack=draw(wire_ints),
+    )
+
+
+server_messages: st.SearchStrategy[ServerMessage] = st.one_of(
+    st.builds(
+        Welcome,
+        v=wire_ints,
+        id=wire_ints,
+        name=st.text(),
+        token=st.text(),
+        resumed=st.booleans(),
+        tick=wire_ints,
+        tick_rate=wire_ints,
+        terrain=lists,
+        kinds=dicts,
+        items=dicts,
+        classes=lists,
+        motd=st.text(),
+    ),
+    snapshots(),
+    st.builds(
+        Delta,
+        tick=wire_ints,
+        ack=st.none() | wire_ints,
+        tiles=st.none() | lists,
+        fov=st.none() | fovs(),
+        add=st.none() | lists,
+        upd=st.none() | lists,
+        rm=st.none() | lists,
+        objs=st.none() | lists,
+        ev=st.none() | lists,
+        me=st.none() | dicts,
+    ),
+    st.builds(Reject, seq=wire_ints, reason=st.text()),
+    st.builds(Error, code=st.text(), msg=st.text(), fatal=st.booleans()),
+    st.builds(Pong, id=wire_ints, tick=wire_ints),
+    st.builds(ChatOut, sender=st.text(), text=st.text(), tick=wire_ints),
+)
+
+# Maps that look like client messages: a valid "t" with arbitrary fields.
+near_client_maps = st.fixed_dictionaries(
+    {"t": st.sampled_from(["hello", "cmd", "chat", "ping", "welcome", "x"])},
+    optional={
+        k: values | st.sampled_from([1, -1, 0, "move", "wait", [1, 0], [0, 0], "bob"])
+        for k in ("v", "name", "token", "class", "seq", "c", "d", "text", "id", "extra")
+    },
+)
+near_server_maps = st.fixed_dictionaries(
+    {"t": st.sampled_from(["welcome", "snap", "delta", "reject", "error", "pong", "chat"])},
+    optional={
+        k: values | st.sampled_from([0, [0, 0, 1, 1, b"\x01"], b"", []])
+        for k in ("tick", "depth", "w", "h", "map", "fov", "ack", "tiles", "seq", "code", "id")
+    },
+)
+
+
+# --- round trips -------------------------------------------------------------------
+
+
+@FAST
+@given(client_messages)
+def test_client_round_trip(msg: ClientMessage) -> None:
+    assert decode_client(encode_client(msg)) == msg
+
+
+@FAST
+@given(server_messages)
+def test_server_round_trip(msg: ServerMessage) -> None:
+    assert decode_server(encode_server(msg)) == msg
+
+
+def test_delta_omits_absent_keys() -> None:
+    raw = msgpack.unpackb(encode_server(Delta(tick=7, ack=3)))
+    assert raw == {"t": "delta", "tick": 7, "ack": 3}
+
+
+def test_wire_keys_for_python_keywords() -> None:
+    assert msgpack.unpackb(encode_client(Hello(1, "bob", cls="mage")))["class"] == "mage"
+    raw = msgpack.unpackb(encode_server(ChatOut(sender="ann", text="hi", tick=2)))
+    assert raw == {"t": "chat", "from": "ann", "text": "hi", "tick": 2}
+
+
+def test_snapshot_map_is_binary() -> None:
+    data = encode_server(Snapshot(1, 1, 2, 1, b"\x02\xff", [0, 0, 0, 0, b""], [], [], {}, -1))
+    assert msgpack.unpackb(data, raw=True)[b"map"] == b"\x02\xff"
+    assert b"\xc4\x02\x02\xff" in data  # bin 8 header, not a str
+
+
+def test_error_from_exception() -> None:
+    err = Error.from_exception(ProtocolError(ErrorCode.FLOOD, "too fast"))
+    assert err == Error(code="flood", msg="too fast", fatal=True)
+
+
+def test_encoders_refuse_other_objects() -> None:
+    with pytest.raises(TypeError):
+        encode_server(Ping(1))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        encode_client(Pong(1, 2))  # type: ignore[arg-type]
+
+
+# --- the fuzz rule ----------------------------------------------------------------
+
+
+def _accepts_or_rejects_client(data: bytes | str) -> None:
+    try:
+        decode_client(data)
+    except ProtocolError:
+        pass
+
+
+def _accepts_or_rejects_server(data: bytes) -> None:
+    try:
+        decode_server(data)
+    except ProtocolError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64))
+def test_arbitrary_bytes(data: bytes) -> None:
+    _accepts_or_rejects_client(data)
+    _accepts_or_rejects_server(data)
+
+
+@FAST
+@given(values | near_client_maps | near_server_maps)
+def test_arbitrary_msgpack_values(value: object) -> None:
+    data = msgpack.packb(value, use_bin_type=True)
+    _accepts_or_rejects_client(data)
+    _accepts_or_rejects_server(data)
+
+
+@FAST
+@given(client_messages, st.data())
+def test_truncated_and_corrupted_frames(msg: ClientMessage, data: st.DataObject) -> None:
+    frame = encode_client(msg)
+    cut = data.draw(st.integers(0, len(frame) - 1))
+    _accepts_or_rejects_client(frame[:cut])
+    i = data.draw(st.integers(0, len(frame) - 1))
+    flipped = frame[:i] + bytes([frame[i] ^ data.draw(st.integers(1, 255))]) + frame[i + 1 :]
+    _accepts_or_rejects_client(flipped)
+
+
+@FAST
+@given(server_messages, st.data())
+def test_truncated_server_frames(msg: ServerMessage, data: st.DataObject) -> None:
+    frame = encode_server(msg)
+    _accepts_or_rejects_server(frame[: data.draw(st.integers(0, len(frame) - 1))])
+
+
+# --- each error the codec raises --------------------------------------------------
+
+
+def pack(obj: object) -> bytes:
+    data: bytes = msgpack.packb(obj, use_bin_type=True)
+    return data
+
+
+def code_of(data: bytes | str) -> ErrorCode:
+    with pytest.raises(ProtocolError) as info:
+        decode_client(data)
+    return info.value.code
+
+
+def test_frame_limit() -> None:
+    overhead = len(pack({"t": "ping", "id": 1, "x": "a" * 300})) - 300  # str 16 header
+    padding = MAX_FRAME_BYTES - overhead
+    at_limit = pack({"t": "ping", "id": 1, "x": "a" * padding})
+    assert len(at_limit) == MAX_FRAME_BYTES
+    assert code_of(at_limit) == ErrorCode.BAD_FIELD  # decoded, then refused for "x"
+    too_big = pack({"t": "ping", "id": 1, "x": "a" * (padding + 1)})
+    assert len(too_big) == MAX_FRAME_BYTES + 1
+    with pytest.raises(ProtocolError) as info:
+        decode_client(too_big)
+    assert info.value.code == ErrorCode.TOO_LARGE and info.value.fatal
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\xc1",  # never used
+        b"\x81\xa1t",  # truncated map
+        pack({"t": "ping", "id": 1}) + b"\x00",  # trailing bytes
+        b"\x81\xa1t\xa2\xff\xfe",  # invalid UTF-8 string
+        b"\x81\x01\xa4ping",  # int map key
+        b"\x91" * 5000,  # nested too deep (and too large)
+    ],
+)
+def test_bad_msgpack(data: bytes) -> None:
+    assert code_of(data) in (ErrorCode.BAD_MSGPACK, ErrorCode.TOO_LARGE)
+
+
+def test_deep_nesting_within_the_frame_limit() -> None:
+    assert code_of(b"\x91" * 4000 + b"\xc0") in (ErrorCode.BAD_MSGPACK, ErrorCode.BAD_MESSAGE)
+
+
+@pytest.mark.parametrize(
+    "data",
+    ['{"t": "ping"}', pack([1, 2]), pack(3), pack({"id": 1}), pack({"t": 1}), pack({"t": b"ping"})],
+)
+def test_bad_message(data: bytes | str) -> None:
+    assert code_of(data) == ErrorCode.BAD_MESSAGE
+
+
+@pytest.mark.parametrize("t", ["welcome", "snap", "pong", "", "PING"])
+def test_unknown_type(t: str) -> None:
+    assert code_of(pack({"t": t})) == ErrorCode.UNKNOWN_TYPE
+
+
+VALID: dict[str, dict[str, Any]] = {
+    "hello": {"t": "hello", "v": 1, "name": "Bob_the-2nd"},
+    "cmd": {"t": "cmd", "seq": 0, "c": "move", "d": [1, -1]},
+    "chat": {"t": "chat", "text": "hello all"},
+    "ping": {"t": "ping", "id": 5},
+}
+
+
+@pytest.mark.parametrize("t", VALID)
+def test_valid_examples(t: str) -> None:
+    decode_client(pack(VALID[t]))
+
+
+def _with(t: str, **changes: Any) -> bytes:
+    obj = dict(VALID[t])
+    for k, v in changes.items():
+        if v is _DROP:
+            obj.pop(k)
+        else:
+            obj[k] = v
+    return pack(obj)
+
+
+_DROP = object()
+
+BAD_FIELDS = [
+    # unknown and missing keys
+    _with("ping", extra=1),
+    _with("ping", id=_DROP),
+    pack({"t": "ping", "id": 1, b"id": 1}),  # a binary key is not a known key
+    _with("hello", name=_DROP),
+    # hello
+    _with("hello", v=True),
+    _with("hello", v="1"),
+    _with("hello", v=1.0),
+    _with("hello", name=""),
+    _with("hello", name="a" * 17),
+    _with("hello", name="bad name"),
+    _with("hello", name="bob\n"),
+    _with("hello", name="bøb"),
+    _with("hello", name=5),
+    _with("hello", token=None),
+    _with("hello", token=12),
+    _with("hello", **{"class": None}),
+    _with("hello", **{"class": ["mage"]}),
+    # cmd
+    _with("cmd", seq=-1),
+    _with("cmd", seq=MAX_SEQ),
+    _with("cmd", seq=False),
+    _with("cmd", seq="1"),
+    _with("cmd", c="fly"),
+    _with("cmd", c=1),
+    _with("cmd", d=_DROP),
+    _with("cmd", d=[0, 0]),
+    _with("cmd", d=[2, 0]),
+    _with("cmd", d=[1]),
+    _with("cmd", d=[1, 0, 0]),
+    _with("cmd", d=[True, 0]),
+    _with("cmd", d=[1.0, 0]),
+    _with("cmd", d=None),
+    _with("cmd", d={"x": 1}),
+    _with("cmd", c="wait"),  # wait takes no direction
+    _with("cmd", c="pickup", d=None),
+    # chat
+    _with("chat", text=""),
+    _with("chat", text="x" * (MAX_CHAT + 1)),
+    _with("chat", text="\x1b[2Jgotcha"),
+    _with("chat", text="line\nbreak"),
+    _with("chat", text="c1 \x9b"),
+    _with("chat", text=b"bytes"),
+    # ping
+    _with("ping", id=None),
+    _with("ping", id=True),
+    _with("ping", id=[1]),
+]
+
+
+@pytest.mark.parametrize("data", BAD_FIELDS)
+def test_bad_field(data: bytes) -> None:
+    assert code_of(data) == ErrorCode.BAD_FIELD
+
+
+def test_limits_of_valid_fields() -> None:
+    assert decode_client(_with("cmd", seq=MAX_SEQ - 1)) == Command(
+        MAX_SEQ - 1, CommandName.MOVE, (1, -1)
+    )
+    assert decode_client(_with("chat", text="é" * MAX_CHAT)) == Chat("é" * MAX_CHAT)
+    assert decode_client(_with("hello", name="A" * 16)).name == "A" * 16  # type: ignore[union-attr]
+    for c in ("wait", "rest", "pickup", "down", "up"):
+        assert decode_client(pack({"t": "cmd", "seq": 1, "c": c})) == Command(1, CommandName(c))
+    all_chars = string.ascii_letters + string.digits + "_-"
+    assert NAME_RE.fullmatch(all_chars[:16]) is not None
+
+
+SERVER_BAD = [
+    ({"t": "pong", "id": 1}, ErrorCode.BAD_FIELD),
+    ({"t": "pong", "id": 1, "tick": "2"}, ErrorCode.BAD_FIELD),
+    ({"t": "error", "code": "x", "msg": "y", "fatal": 1}, ErrorCode.BAD_FIELD),
+    ({"t": "delta", "tick": 1, "fov": [0, 0, 3, 3, b"\x00"]}, ErrorCode.BAD_FIELD),
+    ({"t": "delta", "tick": 1, "tiles": {"a": 1}}, ErrorCode.BAD_FIELD),
+    ({"t": "hello"}, ErrorCode.UNKNOWN_TYPE),
+    ([1], ErrorCode.BAD_MESSAGE),
+]
+
+
+@pytest.mark.parametrize(("obj", "code"), SERVER_BAD)
+def test_server_errors(obj: object, code: ErrorCode) -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode_server(pack(obj))
+    assert info.value.code == code
+
+
+def test_server_snapshot_map_size() -> None:
+    snap = {
+        "t": "snap", "tick": 1, "depth": 1, "w": 3, "h": 2, "map": b"\x00" * 5,
+        "fov": [0, 0, 0, 0, b""], "actors": [], "objs": [], "me": {}, "ack": -1,
+    }  # fmt: skip
+    with pytest.raises(ProtocolError) as info:
+        decode_server(pack(snap))
+    assert info.value.code == ErrorCode.BAD_FIELD
+
+
+def test_server_tolerates_unknown_keys_and_nil_options() -> None:
+    msg = decode_server(pack({"t": "delta", "tick": 4, "new_key": [1], "ev": None}))
+    assert msg == Delta(tick=4)
+
+
+def test_server_text_frame() -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode_server("x")  # type: ignore[arg-type]
+    assert info.value.code == ErrorCode.BAD_MESSAGE

@@ -1,0 +1,80 @@
+"""The session state table: every (state, message) pair, legal or not."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.errors import ErrorCode, LocalProtocolError, ProtocolError
+from protocol.messages import Chat, ClientMessage, Command, CommandName, Hello, Ping
+from protocol.session import CLIENT_TRANSITIONS, ServerSession, SessionState
+
+EXAMPLES: list[ClientMessage] = [
+    Hello(1, "bob"),
+    Command(0, CommandName.WAIT),
+    Chat("hi"),
+    Ping(1),
+]
+
+# docs/protocol.md, "Session": in connected only hello and ping; in playing
+# cmd, chat and ping; nothing once closed.
+ALLOWED = {
+    SessionState.CONNECTED: {Hello, Ping},
+    SessionState.PLAYING: {Command, Chat, Ping},
+    SessionState.CLOSED: set(),
+}
+
+
+def session_in(state: SessionState) -> ServerSession:
+    session = ServerSession()
+    if state is not SessionState.CONNECTED:
+        session.welcomed()
+    if state is SessionState.CLOSED:
+        session.close()
+    assert session.state is state
+    return session
+
+
+def test_table_matches_the_doc() -> None:
+    legal = {(state, kind) for state, kinds in ALLOWED.items() for kind in kinds}
+    assert set(CLIENT_TRANSITIONS) == legal
+
+
+@pytest.mark.parametrize("state", list(SessionState))
+@pytest.mark.parametrize("msg", EXAMPLES, ids=lambda m: type(m).__name__)
+def test_every_pair(state: SessionState, msg: ClientMessage) -> None:
+    session = session_in(state)
+    if type(msg) in ALLOWED[state]:
+        assert session.receive(msg) is msg
+        assert session.state is state  # client messages never change the state
+    else:
+        with pytest.raises(ProtocolError) as info:
+            session.receive(msg)
+        assert info.value.code == ErrorCode.NOT_ALLOWED and not info.value.fatal
+        assert session.state is state
+
+
+def test_life_cycle() -> None:
+    session = ServerSession()
+    states = [session.state]
+    session.receive(Hello(1, "bob"))
+    session.welcomed()
+    states.append(session.state)
+    session.receive(Command(3, CommandName.MOVE, (1, 0)))
+    session.close()
+    session.close()  # idempotent
+    states.append(session.state)
+    assert states == [SessionState.CONNECTED, SessionState.PLAYING, SessionState.CLOSED]
+
+
+def test_close_before_welcome() -> None:
+    session = ServerSession()
+    session.close()
+    assert session.state is SessionState.CLOSED
+
+
+@pytest.mark.parametrize("state", [SessionState.PLAYING, SessionState.CLOSED])
+def test_welcome_only_once(state: SessionState) -> None:
+    session = session_in(state)
+    with pytest.raises(LocalProtocolError):
+        session.welcomed()
+    assert session.state is state

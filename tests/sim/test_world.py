@@ -1,0 +1,322 @@
+"""World rules on tiny ASCII levels with fixed seeds: movement, doors, melee,
+monsters, death and respawn, stairs, view and memory, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from server.content import Terrain
+from server.sim.actors import Mind
+from server.sim.combat import AttackOutcome
+from server.sim.commands import (
+    Ascend, CloseDoor, Descend, Move, OpenDoor, PickUp, Rest, Wait,
+)
+from server.sim.events import (
+    Attacked, Died, DoorChanged, Fled, GainedXp, Joined, Left, Noticed, PickedUp, Rejected,
+    RejectReason, Respawned, TookStairs,
+)
+from server.sim.world import COMMAND_QUEUE_LIMIT, RESPAWN_TICKS, World
+from tests.sim.conftest import ROOM, make_world, spawn
+
+
+def run(world: World, ticks: int) -> list[object]:
+    out: list[object] = []
+    for _ in range(ticks):
+        out += world.step()
+    return out
+
+
+def act(world: World, actor_id: int, command: object, tag: int = 0) -> list[object]:
+    """Submit one command and step until the actor has carried it out."""
+    actor = world.actors[actor_id]
+    world.submit(actor_id, command, tag)  # type: ignore[arg-type]
+    events: list[object] = []
+    while actor.queue or actor.next_act > world.tick:
+        events += world.step()
+        if not actor.queue:
+            break
+    return events
+
+
+def test_player_joins_by_the_up_stairs_and_is_announced() -> None:
+    world = make_world(ROOM)
+    p = world.join("ann")
+    assert (p.depth, p.x, p.y) == (1, 1, 1)
+    events = world.step()
+    assert Joined(p.id, "ann") in events
+
+
+def test_move_and_wall_rejection() -> None:
+    world = make_world(ROOM)
+    p = world.join("ann")
+    act(world, p.id, Move(1, 0), tag=1)
+    assert (p.x, p.y) == (2, 1)
+    events = act(world, p.id, Move(0, -1), tag=2)
+    assert Rejected(p.id, 2, RejectReason.BLOCKED) in events
+    assert (p.x, p.y) == (2, 1) and p.last_tag == 2
+
+
+def test_action_takes_speed_ticks() -> None:
+    world = make_world(ROOM)
+    p = world.join("ann")
+    for tag in range(3):
+        world.submit(p.id, Move(1, 0), tag)
+    xs = []
+    for _ in range(3 * p.speed):
+        world.step()
+        xs.append(p.x)
+    # One step at the first tick, the next after `speed` ticks, and so on.
+    assert xs == [2] * p.speed + [3] * p.speed + [4] * p.speed
+
+
+def test_doors_open_by_moving_and_close() -> None:
+    world = make_world(ROOM)
+    p = world.join("ann")
+    world.move_actor(p, 7, 3)
+    events = act(world, p.id, Move(1, 0))
+    assert DoorChanged(1, 8, 3, p.id, True) in events
+    assert world.levels[1].terrain_at(8, 3) == Terrain.DOOR_OPEN
+    assert (p.x, p.y) == (7, 3)
+    events = act(world, p.id, CloseDoor(1, 0), tag=5)
+    assert DoorChanged(1, 8, 3, p.id, False) in events
+    events = act(world, p.id, CloseDoor(1, 0), tag=6)
+    assert Rejected(p.id, 6, RejectReason.NO_DOOR) in events
+    events = act(world, p.id, OpenDoor(1, 0), tag=7)
+    assert DoorChanged(1, 8, 3, p.id, True) in events
+
+
+def test_closed_door_blocks_sight_and_memory_keeps_what_was_seen() -> None:
+    world = make_world("""
+        #######
+        #<....#
+        ###+###
+        #.....#
+        #######
+    """)
+    p = world.join("ann")
+    world.step()
+    memory = p.memory[1]
+    assert memory[3, 2] == 255, "the room behind the closed door is unknown"
+    assert memory[2, 3] == Terrain.DOOR_CLOSED
+    world.move_actor(p, 3, 1)
+    act(world, p.id, OpenDoor(0, 1))
+    world.step()
+    assert memory[3, 2] == Terrain.FLOOR
+    act(world, p.id, CloseDoor(0, 1))
+    world.step()
+    assert p.fov is not None and not p.fov.contains(2, 3)
+    assert memory[3, 2] == Terrain.FLOOR, "remembered, though no longer in view"
+
+
+def test_attacking_a_sleeping_monster_is_a_surprise_that_always_hits() -> None:
+    for seed in range(30):
+        world = make_world(ROOM, seed=seed)
+        p = world.join("ann")
+        rat = spawn(world, "rat", 2, 1, Mind.ASLEEP)
+        events = act(world, p.id, Move(1, 0))
+        attacks = [e for e in events if isinstance(e, Attacked)]
+        assert attacks[0].surprise and attacks[0].outcome != AttackOutcome.MISS
+        assert Noticed(1, 2, 1, rat.id, p.id) in events or not rat.alive
+
+
+def test_killing_a_monster_gives_experience_and_frees_the_cell() -> None:
+    world = make_world(ROOM, seed=3)
+    p = world.join("ann")
+    rat = spawn(world, "rat", 2, 1, Mind.ASLEEP)
+    events: list[object] = []
+    for tag in range(40):
+        if rat.id not in world.actors:
+            break
+        events += act(world, p.id, Move(1, 0), tag)
+    deaths = [e for e in events if isinstance(e, Died)]
+    assert deaths and deaths[0].actor == rat.id and deaths[0].killer == p.id
+    assert GainedXp(p.id, rat.xp_value) in events
+    assert world.actor_at(1, 2, 1) is None
+
+
+def test_wandering_monster_notices_hunts_and_attacks() -> None:
+    world = make_world("""
+        ###########
+        #<........#
+        ###########
+    """, seed=5)
+    p = world.join("ann")
+    jackal = spawn(world, "jackal", 8, 1, Mind.WANDERING)
+    events = run(world, 40)
+    assert any(isinstance(e, Noticed) and e.actor == jackal.id for e in events)
+    assert jackal.mind in (Mind.HUNTING, Mind.FLEEING) or not jackal.alive
+    assert any(isinstance(e, Attacked) and e.attacker == jackal.id and e.target == p.id
+               for e in events)
+
+
+def test_monster_flees_below_its_courage() -> None:
+    world = make_world(ROOM, seed=2)
+    p = world.join("ann")
+    kobold = spawn(world, "kobold", 2, 1, Mind.HUNTING)
+    assert kobold.courage > 0
+    kobold.hp = int(kobold.courage * kobold.max_hp) + 1
+    events: list[object] = []
+    for tag in range(20):
+        if kobold.mind == Mind.FLEEING or kobold.id not in world.actors:
+            break
+        if max(abs(kobold.x - p.x), abs(kobold.y - p.y)) == 1:
+            events += act(world, p.id, Move(kobold.x - p.x, kobold.y - p.y), tag)
+        else:
+            events += act(world, p.id, Wait(), tag)
+    if kobold.id in world.actors:
+        assert Fled(1, kobold.x, kobold.y, kobold.id) in events or kobold.mind == Mind.FLEEING
+        # A fleeing monster steps away from the player when it can.
+        before = max(abs(kobold.x - p.x), abs(kobold.y - p.y))
+        run(world, kobold.speed + 1)
+        assert max(abs(kobold.x - p.x), abs(kobold.y - p.y)) >= before
+
+
+def test_player_death_and_respawn_at_the_top() -> None:
+    world = make_world(ROOM, seed=4)
+    p = world.join("ann")
+    world.move_actor(p, 5, 3)
+    troll = spawn(world, "rat", 6, 3, Mind.HUNTING)
+    p.hp = 1
+    p.dodge = 0.0
+    events = run(world, 20)
+    died = [e for e in events if isinstance(e, Died) and e.actor == p.id]
+    assert died and died[0].killer == troll.id
+    assert not p.alive and p.respawn_tick > 0
+    world.submit(p.id, Wait(), 9)
+    events = run(world, RESPAWN_TICKS + 1)
+    assert Rejected(p.id, 9, RejectReason.DEAD) in events
+    assert any(isinstance(e, Respawned) and e.actor == p.id for e in events)
+    assert p.alive and p.hp == p.max_hp and p.depth == 1
+
+
+def test_stairs_move_between_levels_and_up_from_depth_one_is_sealed() -> None:
+    world = make_world(ROOM, """
+        #######
+        #<...>#
+        #######
+    """)
+    p = world.join("ann")
+    events = act(world, p.id, Ascend(), tag=1)
+    assert Rejected(p.id, 1, RejectReason.SEALED) in events
+    events = act(world, p.id, Descend(), tag=2)
+    assert Rejected(p.id, 2, RejectReason.NO_STAIRS) in events
+    world.levels[1].set_terrain(2, 1, Terrain.STAIRS_DOWN)
+    world.move_actor(p, 2, 1)
+    events = act(world, p.id, Descend(), tag=3)
+    assert TookStairs(1, 2, 1, p.id, 2) in events
+    assert (p.depth, p.x, p.y) == (2, 1, 1)
+    assert world.players_on(1) == 0 and world.players_on(2) == 1
+    act(world, p.id, Ascend(), tag=4)
+    assert (p.depth, p.x, p.y) == (1, 2, 1)
+
+
+def test_pick_up_and_rest() -> None:
+    world = make_world(ROOM)
+    p = world.join("ann")
+    world.levels[1].items[(2, 1)] = ["apple", "dagger"]
+    events = act(world, p.id, PickUp(), tag=1)
+    assert Rejected(p.id, 1, RejectReason.NOTHING_HERE) in events
+    act(world, p.id, Move(1, 0))
+    events = act(world, p.id, PickUp())
+    assert PickedUp(1, 2, 1, p.id, "dagger") in events
+    assert world.levels[1].items[(2, 1)] == ["apple"]
+    assert p.inventory[-1] == "dagger"
+    events = act(world, p.id, Rest(), tag=3)
+    assert not any(isinstance(e, Rejected) for e in events)
+    spawn(world, "rat", 6, 4, Mind.ASLEEP)
+    world.step()
+    events = act(world, p.id, Rest(), tag=4)
+    assert Rejected(p.id, 4, RejectReason.MONSTER_IN_VIEW) in events
+
+
+def test_command_queue_is_bounded() -> None:
+    world = make_world(ROOM)
+    p = world.join("ann")
+    accepted = [world.submit(p.id, Wait(), t) for t in range(COMMAND_QUEUE_LIMIT + 2)]
+    assert accepted == [True] * COMMAND_QUEUE_LIMIT + [False, False]
+    events = world.step()
+    assert Rejected(p.id, COMMAND_QUEUE_LIMIT, RejectReason.QUEUE_FULL) in events
+
+
+def test_players_do_not_swap_or_attack_each_other() -> None:
+    world = make_world(ROOM)
+    a = world.join("ann")
+    b = world.join("bob")
+    assert (b.x, b.y) != (a.x, a.y)
+    events = act(world, a.id, Move(b.x - a.x, b.y - a.y), tag=1)
+    assert Rejected(a.id, 1, RejectReason.OCCUPIED) in events
+
+
+def test_players_see_each_other_and_leave_cleanly() -> None:
+    world = make_world(ROOM)
+    a = world.join("ann")
+    b = world.join("bob")
+    world.step()
+    assert b.id in world.sees[a.id] and a.id in world.sees[b.id]
+    record = world.leave(b.id)
+    events = world.step()
+    assert Left(b.id, "bob") in events
+    assert b.id not in world.sees[a.id]
+    c = world.join("bob", record=record)
+    assert c.id != b.id and (c.x, c.y) == (b.x, b.y)
+
+
+def test_surprise_when_the_attacker_just_came_into_view() -> None:
+    """Seed 002: an attacker that was not in view at the end of the last tick
+    surprises; the door trick is closing a door to drop out of view."""
+    world = make_world("""
+        #########
+        #<......#
+        ####+####
+        #.......#
+        #########
+    """, seed=8)
+    p = world.join("ann")
+    orc = spawn(world, "kobold", 4, 3, Mind.HUNTING)
+    world.move_actor(p, 4, 1)
+    world.step()
+    orc.mind = Mind.HUNTING
+    assert orc.id not in world.sees[p.id]
+    assert world.is_surprise(orc, p) and world.is_surprise(p, orc)
+    world.set_terrain(1, 4, 2, Terrain.DOOR_OPEN)
+    world.step()
+    orc.mind = Mind.HUNTING
+    assert orc.id in world.sees[p.id]
+    assert not world.is_surprise(orc, p) and not world.is_surprise(p, orc)
+    world.set_terrain(1, 4, 2, Terrain.DOOR_CLOSED)
+    world.step()
+    orc.mind = Mind.HUNTING
+    assert world.is_surprise(p, orc), "the door trick"
+
+
+def test_sleeping_and_wandering_defenders_are_surprised() -> None:
+    world = make_world(ROOM)
+    p = world.join("ann")
+    rat = spawn(world, "rat", 3, 1, Mind.HUNTING)
+    world.step()
+    for mind, expected in [(Mind.ASLEEP, True), (Mind.WANDERING, True),
+                           (Mind.HUNTING, False), (Mind.FLEEING, False)]:
+        rat.mind = mind
+        assert world.is_surprise(p, rat) is expected, mind
+
+
+def test_same_seed_same_commands_same_events() -> None:
+    def play(seed: int) -> list[object]:
+        world = make_world(ROOM, seed=seed)
+        a = world.join("ann")
+        spawn(world, "jackal", 6, 3, Mind.WANDERING)
+        spawn(world, "rat", 3, 4, Mind.ASLEEP)
+        rng = np.random.default_rng(0)
+        log: list[object] = []
+        for tick in range(200):
+            if tick % 3 == 0:
+                dx, dy = [(1, 0), (0, 1), (-1, 0), (0, -1), (1, 1)][int(rng.integers(5))]
+                world.submit(a.id, Move(dx, dy), tick)
+            if tick == 50:
+                world.join("bob")
+            log += world.step()
+        return log
+
+    first, second = play(11), play(11)
+    assert first == second and len(first) > 10
+    assert play(12) != first
