@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from protocol.fov import pack_fov
 from protocol.messages import Delta, Snapshot
 from server.sim.actors import Actor, xp_for_level
@@ -99,8 +101,9 @@ class PlayerView:
             fields["tiles"] = actor.seen_tiles
         fov = actor.fov if actor.alive else None
         if fov is not self.fov:
+            if not _same_fov(fov, self.fov):
+                fields["fov"] = self._packed_fov(actor)
             self.fov = fov
-            fields["fov"] = self._packed_fov(actor)
         now = self._visible_actors(world)
         old = self.actors
         rm = [aid for aid in old if aid not in now]
@@ -169,3 +172,11 @@ def _me_key(actor: Actor) -> tuple[Any, ...]:
     return (actor.hp, actor.en, actor.x, actor.y, actor.depth, actor.level, actor.xp,
             actor.max_hp, actor.max_en, actor.power, actor.defence, actor.accuracy,
             actor.dodge, actor.speed, actor.respawn_tick, len(actor.inventory))
+
+
+def _same_fov(a: FieldOfView | None, b: FieldOfView | None) -> bool:
+    """True if two fields of view cover the same cells (recomputed after a
+    terrain change elsewhere on the level, a field of view is often unchanged)."""
+    if a is None or b is None:
+        return a is b
+    return (a.x0, a.y0) == (b.x0, b.y0) and np.array_equal(a.visible, b.visible)

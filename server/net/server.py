@@ -27,6 +27,7 @@ from protocol.errors import ErrorCode, ProtocolError
 from protocol.limits import FLOOD_FACTOR, HELLO_TIMEOUT_S, MAX_FRAME_BYTES, RATE_BURST, RATE_PER_S
 from protocol.messages import Chat, Command, Error, Hello, Ping, Pong, ServerMessage
 from protocol.session import ServerSession
+from protocol.version import check_version
 from server.game.game import Game, GameError
 from server.net.ratelimit import TokenBucket
 
@@ -210,6 +211,8 @@ class GameServer:
                 async for raw in ws:
                     try:
                         msg = session.receive(decode_client(raw))
+                        if isinstance(msg, Hello):
+                            check_version(msg.v)
                     except ProtocolError as exc:
                         if await self._error(ws, exc):
                             return None

@@ -1,0 +1,142 @@
+"""The game layer end to end without sockets: every message goes through the
+real codec into the real client model, and after every tick the model must
+equal the server's truth for that player (no desync) while nothing outside
+the player's view was ever sent (no fog-of-war leak)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from client.model import GameModel
+from protocol.codec import decode_server, encode_server
+from protocol.fov import unpack_fov
+from protocol.messages import Delta, Snapshot
+from server.game.game import Game, GameError
+from server.game.store import Store
+from server.sim.world import World
+
+MOVES = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)]
+
+
+def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
+    """Everything a delta mentions lies in the player's current view."""
+    actor = game.world.actors[pid]
+    if not isinstance(msg, Delta) or actor.fov is None:
+        return
+    fov = actor.fov
+    for rec in msg.add or []:
+        assert fov.contains(rec[3], rec[4]), f"actor {rec[0]} sent from outside the view"
+    for rec in msg.upd or []:
+        assert fov.contains(rec[1], rec[2]), f"update of {rec[0]} from outside the view"
+    tiles = msg.tiles or []
+    for i in range(0, len(tiles), 3):
+        assert fov.contains(tiles[i], tiles[i + 1]), "tile sent from outside the view"
+    objs = msg.objs or []
+    for i in range(0, len(objs), 3):
+        assert fov.contains(objs[i], objs[i + 1]), "item sent from outside the view"
+
+
+def _check_in_sync(game: Game, pid: int, model: GameModel) -> None:
+    world = game.world
+    actor = world.actors[pid]
+    assert model.depth == actor.depth
+    assert np.array_equal(model.known, actor.memory[actor.depth])
+    if actor.alive and actor.fov is not None:
+        rows, cols = actor.fov.slices()
+        truth = np.zeros_like(model.visible)
+        truth[rows, cols] = actor.fov.visible
+        assert np.array_equal(model.visible, truth)
+    truth_actors = {a: (world.actors[a].x, world.actors[a].y, world.actors[a].hp)
+                    for a in world.sees[pid]}
+    assert {a: (v.x, v.y, v.hp) for a, v in model.actors.items()} == truth_actors
+    assert model.me["hp"] == actor.hp and (model.me["x"], model.me["y"]) == (actor.x, actor.y)
+    assert model.ack == actor.last_tag
+
+
+def test_many_players_stay_in_sync_and_see_only_their_view() -> None:
+    world = World(21)
+    game = Game(world, Store(":memory:"))
+    rng = np.random.default_rng(3)
+    models: dict[int, GameModel] = {}
+    for i in range(6):
+        welcome, _ = game.join(f"p{i}", None, ["warrior", "mage", "monk"][i % 3], object())
+        model = GameModel()
+        model.apply(decode_server(encode_server(welcome)))
+        models[welcome.id] = model
+    seq = 0
+    seen_others = 0
+    for tick in range(400):
+        for pid in models:
+            if rng.random() < 0.4:
+                dx, dy = MOVES[int(rng.integers(len(MOVES)))]
+                game.command(pid, seq, "move", (dx, dy))
+                seq += 1
+            if tick == 200 and pid % 2:
+                game.command(pid, seq, "down", None)
+                seq += 1
+        out = game.step()
+        for pid, model in models.items():
+            for msg in out.get(pid, []):
+                _check_no_leak(game, pid, msg)
+                model.apply(decode_server(encode_server(msg)))
+            _check_in_sync(game, pid, model)
+            seen_others += sum(1 for a in model.actors.values() if a.id != pid)
+    assert seen_others > 0
+
+
+def test_nothing_is_sent_when_nothing_changed() -> None:
+    world = World(5, populate=False)
+    game = Game(world, Store(":memory:"))
+    welcome, _ = game.join("solo", None, None, object())
+    first = game.step()
+    assert isinstance(first[welcome.id][-1], Snapshot)
+    for _ in range(30):
+        game.step()
+    quiet = [game.step() for _ in range(50)]
+    assert all(welcome.id not in out for out in quiet)
+
+
+def test_snapshot_fov_matches_the_world() -> None:
+    world = World(9, populate=False)
+    game = Game(world, Store(":memory:"))
+    welcome, _ = game.join("solo", None, None, object())
+    snap = game.step()[welcome.id][-1]
+    assert isinstance(snap, Snapshot)
+    actor = world.actors[welcome.id]
+    assert actor.fov is not None
+    visible = unpack_fov(snap.fov, snap.w, snap.h)
+    assert visible[actor.y, actor.x]
+    assert visible.sum() == actor.fov.visible.sum()
+
+
+def test_names_tokens_and_resume() -> None:
+    store = Store(":memory:")
+    game = Game(World(4, populate=False), store)
+    welcome, _ = game.join("ann", None, "mage", "s1")
+    token = welcome.token
+    assert token and not welcome.resumed
+    for bad in (None, "wrong"):
+        try:
+            game.join("ann", bad, None, "s2")
+        except GameError as exc:
+            assert exc.code == "name_taken"
+        else:
+            raise AssertionError("joined without the token")
+    again, replaced = game.join("ann", token, None, "s3")
+    assert again.id == welcome.id and again.resumed and replaced == "s1"
+    game.leave(welcome.id, "s1")  # the old connection ending must not unseat the new one
+    assert welcome.id in game.seats
+    game.world.actors[welcome.id].hp = 3
+    game.leave(welcome.id, "s3")
+    assert welcome.id not in game.world.actors
+    back, _ = game.join("ann", token, None, "s4")
+    assert back.resumed and game.world.actors[back.id].hp == 3
+    assert game.world.actors[back.id].cls == "mage"
+    try:
+        game.join("newbie", None, "revenant", "s5")
+    except GameError as exc:
+        assert exc.code == "bad_class"
+    else:
+        raise AssertionError("the hidden class is not chosen at the door")

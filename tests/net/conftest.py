@@ -1,0 +1,94 @@
+"""A real Underhall server on 127.0.0.1 for network tests, run in the test's loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+from server.game.game import Game
+from server.game.store import Store
+from server.net.server import GameServer
+from server.sim.world import World
+
+Started = Callable[..., Coroutine[Any, Any, GameServer]]
+
+
+@pytest.fixture
+async def start_server(tmp_path: Path) -> AsyncIterator[Started]:
+    running: list[tuple[GameServer, asyncio.Task[None], Store]] = []
+
+    async def start(seed: int = 1, tick_rate: int = 20, db: Path | None = None,
+                    populate: bool = True) -> GameServer:
+        store = Store(db or tmp_path / "world.db")
+        game = Game(World(seed, populate=populate), store, tick_rate=tick_rate)
+        server = GameServer(game, "127.0.0.1", 0, tick_rate)
+        ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(server.run(ready, install_signals=False))
+        await asyncio.wait_for(ready, 5)
+        running.append((server, task, store))
+        return server
+
+    yield start
+    for server, task, store in running:
+        server.stop()
+        await asyncio.wait_for(task, 10)
+        store.close()
+
+
+async def stop(server: GameServer) -> None:
+    """Stop a server started by the fixture and wait for it to save."""
+    server.stop()
+    while server._ws_server is not None and server._ws_server.is_serving():
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.1)
+
+
+def url(server: GameServer) -> str:
+    return f"ws://127.0.0.1:{server.port}"
+
+
+async def connect(server: GameServer) -> ClientConnection:
+    return await websockets.connect(url(server), compression=None)
+
+
+async def send(ws: ClientConnection, obj: Any) -> None:
+    await ws.send(msgpack.packb(obj, use_bin_type=True))
+
+
+async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
+    data = await asyncio.wait_for(ws.recv(), timeout)
+    assert isinstance(data, bytes)
+    out = msgpack.unpackb(data, raw=False)
+    assert isinstance(out, dict)
+    return out
+
+
+async def recv_until(ws: ClientConnection, pred: Callable[[dict[str, Any]], bool],
+                     timeout: float = 5.0) -> dict[str, Any]:
+    """Receive until a message matches ``pred``; fail after ``timeout`` seconds."""
+    async with asyncio.timeout(timeout):
+        while True:
+            msg = await recv(ws, timeout)
+            if pred(msg):
+                return msg
+
+
+async def join(server: GameServer, name: str, token: str | None = None,
+               ) -> tuple[ClientConnection, dict[str, Any], dict[str, Any]]:
+    """Connect and join; return the socket, the welcome and the first snapshot."""
+    ws = await connect(server)
+    hello: dict[str, Any] = {"t": "hello", "v": 1, "name": name}
+    if token:
+        hello["token"] = token
+    await send(ws, hello)
+    welcome = await recv(ws)
+    assert welcome["t"] == "welcome", welcome
+    snap = await recv_until(ws, lambda m: m["t"] == "snap")
+    return ws, welcome, snap

@@ -1,0 +1,175 @@
+"""The real server over real websockets on 127.0.0.1: bad input is answered
+with a clear error and disturbs nobody; reconnects resume; a restart keeps
+characters."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import msgpack
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from server.net import server as net_server
+from tests.net.conftest import (
+    Started, connect, join, recv, recv_until, send, stop,
+)
+
+
+async def _still_served(ws: object) -> None:
+    """The connection still answers a ping."""
+    await send(ws, {"t": "ping", "id": 77})  # type: ignore[arg-type]
+    pong = await recv_until(ws, lambda m: m["t"] == "pong")  # type: ignore[arg-type]
+    assert pong["id"] == 77
+
+
+async def test_join_move_and_ack(start_server: Started) -> None:
+    server = await start_server(populate=False)
+    ws, welcome, snap = await join(server, "ann")
+    assert welcome["v"] == 1 and welcome["token"] and snap["w"] * snap["h"] == len(snap["map"])
+    me = snap["me"]
+    for seq, d in enumerate([[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [-1, -1]]):
+        await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": d})
+        msg = await recv_until(ws, lambda m: m.get("ack") == seq or m["t"] == "reject")
+        if msg["t"] == "delta" and "me" in msg:
+            me = me | msg["me"]
+    assert isinstance(me["x"], int)
+    await ws.close()
+
+
+@pytest.mark.parametrize("frame, code", [
+    (b"\xc1", "bad_msgpack"),
+    (msgpack.packb([1, 2, 3]), "bad_message"),
+    (msgpack.packb({"t": "teleport"}), "unknown_type"),
+    (msgpack.packb({"t": "cmd", "seq": "one", "c": "move", "d": [1, 0]}), "bad_field"),
+    (msgpack.packb({"t": "cmd", "seq": 1, "c": "move", "d": [2, 0]}), "bad_field"),
+    (msgpack.packb({"t": "cmd", "seq": 1, "c": "wait", "extra": 1}), "bad_field"),
+    (msgpack.packb({"t": "hello", "v": 1, "name": "again"}), "not_allowed"),
+    ("a text frame", "bad_message"),
+])
+async def test_bad_input_gets_an_error_and_disturbs_nobody(
+        start_server: Started, frame: bytes | str, code: str) -> None:
+    server = await start_server(populate=False)
+    bad, _, _ = await join(server, "bad")
+    good, _, _ = await join(server, "good")
+    await bad.send(frame)
+    err = await recv_until(bad, lambda m: m["t"] == "error")
+    assert err["code"] == code and err["fatal"] is False and err["msg"]
+    await _still_served(bad)
+    await _still_served(good)
+    await send(good, {"t": "cmd", "seq": 5, "c": "wait"})
+    assert (await recv_until(good, lambda m: m.get("ack") == 5))["ack"] == 5
+
+
+async def test_oversized_frame_closes_only_that_connection(start_server: Started) -> None:
+    server = await start_server(populate=False)
+    big, _, _ = await join(server, "big")
+    good, _, _ = await join(server, "good")
+    await big.send(b"\x00" * 10_000)
+    with pytest.raises(ConnectionClosed) as info:
+        await recv_until(big, lambda m: False)
+    assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+    await _still_served(good)
+
+
+async def test_version_and_name_rules(start_server: Started) -> None:
+    server = await start_server(populate=False)
+    ws = await connect(server)
+    await send(ws, {"t": "hello", "v": 2, "name": "old"})
+    err = await recv(ws)
+    assert err["code"] == "version" and err["fatal"] is True
+    with pytest.raises(ConnectionClosed):
+        await recv(ws)
+    ann, welcome, _ = await join(server, "ann")
+    ws = await connect(server)
+    await send(ws, {"t": "hello", "v": 1, "name": "ann"})
+    assert (await recv(ws))["code"] == "name_taken"
+    ws = await connect(server)
+    await send(ws, {"t": "cmd", "seq": 1, "c": "wait"})
+    assert (await recv(ws))["code"] == "not_allowed"
+
+
+async def test_flood_is_limited_then_dropped(start_server: Started) -> None:
+    server = await start_server(populate=False)
+    flood, _, _ = await join(server, "flood")
+    good, _, _ = await join(server, "good")
+    codes: list[str] = []
+    try:
+        for seq in range(2000):
+            await send(flood, {"t": "cmd", "seq": seq, "c": "wait"})
+        async with asyncio.timeout(5):
+            while True:
+                msg = await recv(flood)
+                if msg["t"] == "error":
+                    codes.append(msg["code"])
+    except (ConnectionClosed, TimeoutError):
+        pass
+    assert "rate_limited" in codes and codes[-1] == "flood"
+    await _still_served(good)
+
+
+async def test_hello_timeout(start_server: Started, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(net_server, "HELLO_TIMEOUT_S", 0.3)
+    server = await start_server(populate=False)
+    ws = await connect(server)
+    err = await recv(ws)
+    assert err["code"] == "timeout" and err["fatal"]
+
+
+async def test_client_vanishing_mid_tick_is_noticed_by_others(start_server: Started) -> None:
+    server = await start_server(populate=False)
+    good, _, _ = await join(server, "good")
+    gone, _, _ = await join(server, "gone")
+    for seq in range(5):
+        await send(gone, {"t": "cmd", "seq": seq, "c": "move", "d": [1, 0]})
+    assert gone.transport is not None
+    gone.transport.abort()
+    msg = await recv_until(good, lambda m: any(e[0] == "leave" for e in m.get("ev", [])))
+    assert ["leave", "gone"] in msg["ev"]
+    assert "gone" not in server.game.by_name
+    await _still_served(good)
+
+
+async def test_reconnect_with_token_resumes_and_replaces(start_server: Started) -> None:
+    server = await start_server(populate=False)
+    first, welcome, snap = await join(server, "ann")
+    token = welcome["token"]
+    await send(first, {"t": "cmd", "seq": 0, "c": "move", "d": [1, 0]})
+    await recv_until(first, lambda m: m.get("ack") == 0)
+    pos = server.game.world.actors[welcome["id"]]
+    where = (pos.x, pos.y)
+    # Reconnect while the first connection is still open: it is replaced.
+    second, again, snap2 = await join(server, "ann", token)
+    assert again["resumed"] and again["id"] == welcome["id"]
+    assert (snap2["me"]["x"], snap2["me"]["y"]) == where
+    err = await recv_until(first, lambda m: m["t"] == "error")
+    assert err["code"] == "replaced"
+    await _still_served(second)
+    await second.close()
+    await asyncio.sleep(0.2)
+    third, back, snap3 = await join(server, "ann", token)
+    assert back["resumed"] and (snap3["me"]["x"], snap3["me"]["y"]) == where
+    assert snap3["map"] == snap2["map"] or snap3["map"].count(255) <= snap2["map"].count(255)
+
+
+async def test_characters_survive_a_restart(start_server: Started, tmp_path: Path) -> None:
+    db = tmp_path / "keep.db"
+    server = await start_server(seed=9, db=db, populate=False)
+    ws, welcome, _ = await join(server, "ann")
+    for seq in range(4):
+        await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": [1, 0]})
+    await recv_until(ws, lambda m: m.get("ack") == 3 or m["t"] == "reject")
+    actor = server.game.world.actors[welcome["id"]]
+    actor.hp -= 5
+    saved = (actor.x, actor.y, actor.hp, actor.memory[1].tobytes())
+    await stop(server)
+    err = await recv_until(ws, lambda m: m["t"] == "error")
+    assert err["code"] == "shutdown"
+    server2 = await start_server(seed=9, db=db, populate=False)
+    ws2, back, snap = await join(server2, "ann", welcome["token"])
+    assert back["resumed"]
+    me = snap["me"]
+    assert (me["x"], me["y"], me["hp"]) == saved[:3]
+    known = bytes(snap["map"])
+    assert all(k == s or s == 255 for k, s in zip(known, saved[3]))
