@@ -166,7 +166,7 @@ def load_config(path: Path) -> dict[str, object]:
                              f"(known: {', '.join(sorted(CONFIG_KEYS))})")
         if not isinstance(value, kind) or isinstance(value, bool):
             raise SystemExit(f"underhall serve: {path}: {key!r} must be {kind.__name__}")
-        out[key] = Path(value) if key == "db" else value
+        out[key] = Path(str(value)) if key == "db" else value
     return out
 
 

@@ -15,13 +15,18 @@ import numpy as np
 
 from protocol.fov import pack_fov
 from protocol.messages import Delta, Snapshot
+from server.game.wire import actor_flags, actor_record, event_to_wire, me_fields
 from server.sim.actors import Actor, xp_for_level
 from server.sim.events import (
-    Attacked, Event, GainedXp, Joined, Left, Rejected,
+    Attacked,
+    Event,
+    GainedXp,
+    Joined,
+    Left,
+    Rejected,
 )
 from server.sim.fov import FieldOfView
 from server.sim.world import World
-from server.game.wire import actor_flags, actor_record, event_to_wire, me_fields
 
 ActorState = tuple[int, int, int, int, int]
 

@@ -8,11 +8,30 @@ from server.content import Content
 from server.sim.actors import Actor, Mind
 from server.sim.combat import AttackOutcome
 from server.sim.commands import (
-    Ascend, CloseDoor, Command, Descend, Move, OpenDoor, PickUp, Rest, Wait,
+    Ascend,
+    CloseDoor,
+    Command,
+    Descend,
+    Move,
+    OpenDoor,
+    PickUp,
+    Rest,
+    Wait,
 )
 from server.sim.events import (
-    Attacked, Died, DoorChanged, Event, Fled, GainedXp, Joined, Left, LevelledUp, Noticed,
-    PickedUp, Respawned, TookStairs,
+    Attacked,
+    Died,
+    DoorChanged,
+    Event,
+    Fled,
+    GainedXp,
+    Joined,
+    Left,
+    LevelledUp,
+    Noticed,
+    PickedUp,
+    Respawned,
+    TookStairs,
 )
 
 FLAG_ASLEEP, FLAG_FLEEING, FLAG_HUNTING, FLAG_YOU, FLAG_PLAYER = 1, 2, 4, 8, 16

@@ -165,11 +165,11 @@ class GameServer:
             else:
                 client.behind_since = None
         for aid, msgs in self.game.step(skip).items():
-            client = self.clients.get(aid)
-            if client is None:
+            target = self.clients.get(aid)
+            if target is None:
                 continue
             for msg in msgs:
-                self._send(client, msg)
+                self._send(target, msg)
 
     def _report(self) -> None:
         d = sorted(self.stats.durations)

@@ -8,7 +8,15 @@ replays the same game.
 from server.sim.actors import Actor, Mind
 from server.sim.combat import AttackOutcome, hit_chance
 from server.sim.commands import (
-    Ascend, CloseDoor, Command, Descend, Move, OpenDoor, PickUp, Rest, Wait,
+    Ascend,
+    CloseDoor,
+    Command,
+    Descend,
+    Move,
+    OpenDoor,
+    PickUp,
+    Rest,
+    Wait,
 )
 from server.sim.events import Event, RejectReason
 from server.sim.fov import FieldOfView, field_of_view

@@ -7,7 +7,6 @@ next ready to act and answers an impossible one with a ``Rejected`` event.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 DIRECTIONS: tuple[tuple[int, int], ...] = (
     (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1),
@@ -79,4 +78,4 @@ class Ascend:
     """Take the up staircase the actor stands on."""
 
 
-Command = Union[Move, OpenDoor, CloseDoor, Wait, Rest, PickUp, Descend, Ascend]
+Command = Move | OpenDoor | CloseDoor | Wait | Rest | PickUp | Descend | Ascend

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Union
 
 from server.sim.combat import AttackOutcome
 
@@ -165,7 +164,8 @@ class Left:
     name: str
 
 
-PlacedEvent = Union[
-    Attacked, Died, DoorChanged, PickedUp, Noticed, Fled, TookStairs, Respawned, LevelledUp
-]
-Event = Union[PlacedEvent, GainedXp, Rejected, Joined, Left]
+PlacedEvent = (
+    Attacked | Died | DoorChanged | PickedUp | Noticed | Fled | TookStairs | Respawned
+    | LevelledUp
+)
+Event = PlacedEvent | GainedXp | Rejected | Joined | Left

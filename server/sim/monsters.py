@@ -20,6 +20,7 @@ within the monster's ``sight``. Immobile monsters only attack what is adjacent.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -77,17 +78,14 @@ def _spawn(world: World, level: Level, rng: np.random.Generator, mind: Mind,
         if level.stairs_up and level.depth == 1 and _dist((x, y), level.stairs_up) < 8:
             continue
         mdef = world.content.monsters[key]
-        return world.add_actor(lambda aid: new_monster(aid, mdef, level.depth, x, y, mind),
-                               level.depth, x, y)
+        return world.add_actor(partial(new_monster, mdef=mdef, depth=level.depth, x=x, y=y,
+                                       mind=mind), level.depth, x, y)
     return None
 
 
 def _seen_by_any(world: World, depth: int, x: int, y: int) -> bool:
-    for actor in world.actors.values():
-        if actor.is_player and actor.depth == depth and actor.fov is not None:
-            if actor.fov.contains(x, y):
-                return True
-    return False
+    return any(actor.is_player and actor.depth == depth and actor.fov is not None
+               and actor.fov.contains(x, y) for actor in world.actors.values())
 
 
 def populate(world: World, level: Level, rng: np.random.Generator) -> None:

@@ -31,11 +31,31 @@ from server.sim import monsters
 from server.sim.actors import Actor, Mind, new_player, player_from_record, xp_for_level
 from server.sim.combat import AttackOutcome, Combatant, resolve_melee
 from server.sim.commands import (
-    Ascend, CloseDoor, Command, Descend, Move, OpenDoor, PickUp, Rest, Wait,
+    Ascend,
+    CloseDoor,
+    Command,
+    Descend,
+    Move,
+    OpenDoor,
+    PickUp,
+    Rest,
+    Wait,
 )
 from server.sim.events import (
-    Attacked, Died, DoorChanged, Event, Fled, GainedXp, Joined, Left, LevelledUp, PickedUp,
-    Rejected, RejectReason, Respawned, TookStairs,
+    Attacked,
+    Died,
+    DoorChanged,
+    Event,
+    Fled,
+    GainedXp,
+    Joined,
+    Left,
+    LevelledUp,
+    PickedUp,
+    Rejected,
+    RejectReason,
+    Respawned,
+    TookStairs,
 )
 from server.sim.fov import FOV_RADIUS, field_of_view
 from server.sim.level import Level

@@ -13,7 +13,13 @@ from websockets.exceptions import ConnectionClosed
 
 from server.net import server as net_server
 from tests.net.conftest import (
-    Started, connect, join, recv, recv_until, send, stop,
+    Started,
+    connect,
+    join,
+    recv,
+    recv_until,
+    send,
+    stop,
 )
 
 
@@ -31,7 +37,7 @@ async def test_join_move_and_ack(start_server: Started) -> None:
     me = snap["me"]
     for seq, d in enumerate([[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [-1, -1]]):
         await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": d})
-        msg = await recv_until(ws, lambda m: m.get("ack") == seq or m["t"] == "reject")
+        msg = await recv_until(ws, lambda m, s=seq: m.get("ack") == s or m["t"] == "reject")
         if msg["t"] == "delta" and "me" in msg:
             me = me | msg["me"]
     assert isinstance(me["x"], int)
@@ -81,7 +87,7 @@ async def test_version_and_name_rules(start_server: Started) -> None:
     assert err["code"] == "version" and err["fatal"] is True
     with pytest.raises(ConnectionClosed):
         await recv(ws)
-    ann, welcome, _ = await join(server, "ann")
+    await join(server, "ann")
     ws = await connect(server)
     await send(ws, {"t": "hello", "v": 1, "name": "ann"})
     assert (await recv(ws))["code"] == "name_taken"
@@ -133,7 +139,7 @@ async def test_client_vanishing_mid_tick_is_noticed_by_others(start_server: Star
 
 async def test_reconnect_with_token_resumes_and_replaces(start_server: Started) -> None:
     server = await start_server(populate=False)
-    first, welcome, snap = await join(server, "ann")
+    first, welcome, _ = await join(server, "ann")
     token = welcome["token"]
     await send(first, {"t": "cmd", "seq": 0, "c": "move", "d": [1, 0]})
     await recv_until(first, lambda m: m.get("ack") == 0)
@@ -148,7 +154,7 @@ async def test_reconnect_with_token_resumes_and_replaces(start_server: Started) 
     await _still_served(second)
     await second.close()
     await asyncio.sleep(0.2)
-    third, back, snap3 = await join(server, "ann", token)
+    _third, back, snap3 = await join(server, "ann", token)
     assert back["resumed"] and (snap3["me"]["x"], snap3["me"]["y"]) == where
     assert snap3["map"] == snap2["map"] or snap3["map"].count(255) <= snap2["map"].count(255)
 
@@ -167,7 +173,7 @@ async def test_characters_survive_a_restart(start_server: Started, tmp_path: Pat
     err = await recv_until(ws, lambda m: m["t"] == "error")
     assert err["code"] == "shutdown"
     server2 = await start_server(seed=9, db=db, populate=False)
-    ws2, back, snap = await join(server2, "ann", welcome["token"])
+    _ws2, back, snap = await join(server2, "ann", welcome["token"])
     assert back["resumed"]
     me = snap["me"]
     assert (me["x"], me["y"], me["hp"]) == saved[:3]

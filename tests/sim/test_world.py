@@ -9,11 +9,29 @@ from server.content import Terrain
 from server.sim.actors import Mind
 from server.sim.combat import AttackOutcome
 from server.sim.commands import (
-    Ascend, CloseDoor, Descend, Move, OpenDoor, PickUp, Rest, Wait,
+    Ascend,
+    CloseDoor,
+    Descend,
+    Move,
+    OpenDoor,
+    PickUp,
+    Rest,
+    Wait,
 )
 from server.sim.events import (
-    Attacked, Died, DoorChanged, Fled, GainedXp, Joined, Left, Noticed, PickedUp, Rejected,
-    RejectReason, Respawned, TookStairs,
+    Attacked,
+    Died,
+    DoorChanged,
+    Fled,
+    GainedXp,
+    Joined,
+    Left,
+    Noticed,
+    PickedUp,
+    Rejected,
+    RejectReason,
+    Respawned,
+    TookStairs,
 )
 from server.sim.world import COMMAND_QUEUE_LIMIT, RESPAWN_TICKS, World
 from tests.sim.conftest import ROOM, make_world, spawn
