@@ -34,7 +34,7 @@ import numpy as np
 import tcod.path
 from numpy.typing import NDArray
 
-from client.connection import Connection, ConnectionClosed
+from client.connection import Connection, ConnectionClosed, load_token, save_token
 from client.model import GameModel
 from protocol.errors import ProtocolError
 from protocol.limits import NAME_RE
@@ -621,13 +621,18 @@ async def _bot_life(
         await asyncio.sleep(delay)
     timeout = max(0.1, min(open_timeout, deadline - time.perf_counter()))
     try:
-        conn = await Connection.open(url, bot.name, open_timeout=timeout)
+        conn = await Connection.open(
+            url, bot.name, token=load_token(url, bot.name), open_timeout=timeout
+        )
     except ConnectionClosed as exc:
         # Unreachable or too slow is a load failure; a refusal or a bad reply
         # from the server is a protocol error.
         unreachable = isinstance(exc.__cause__, (OSError, TimeoutError))
         totals.connect_failure(exc.reason, protocol=not unreachable)
         return
+    if conn.welcome.token:
+        # The next run with the same names resumes these characters.
+        save_token(url, bot.name, conn.welcome.token)
     bot.conn = conn
     bot.model = GameModel(conn.welcome)
     bot.connected_at = time.perf_counter()

@@ -87,7 +87,8 @@ def bots_main(args: argparse.Namespace) -> int:
     """Run headless bots against a server and print their report."""
     from client.bots import run_bots
 
-    return run_bots(args.url, args.n, args.duration, as_json=args.json, seed=args.seed)
+    return run_bots(args.url, args.n, args.duration, as_json=args.json, seed=args.seed,
+                    name_prefix=args.prefix)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--duration", type=float, default=30.0, help="seconds (default 30)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--seed", type=int, default=0, help="seed of the bots' choices")
+    p.add_argument("--prefix", default="bot",
+                   help="bot names are PREFIX0, PREFIX1, ... (default %(default)s); their "
+                        "tokens are kept like a player's, so a rerun resumes the same bots")
     p.set_defaults(func=bots_main)
     return parser
 

@@ -95,14 +95,20 @@ class Game:
             record = self.store.check_token(name, token)
             if record is None:
                 raise GameError("name_taken", f"{name!r} belongs to someone; a token is needed")
-            actor = self.world.join(name, record=record)
+            try:
+                actor = self.world.join(name, record=record)
+            except LookupError as exc:
+                raise GameError("server_full", "no room near your last place") from exc
             token_hash, resumed = saved[0], True
         else:
             key = class_key or "warrior"
             cls = self.world.content.classes.get(key)
             if cls is None or cls.hidden:
                 raise GameError("bad_class", f"no class {key!r}")
-            actor = self.world.join(name, key)
+            try:
+                actor = self.world.join(name, key)
+            except LookupError as exc:
+                raise GameError("server_full", "no room at the entrance") from exc
             token = secrets.token_urlsafe(24)
             token_hash, resumed = hash_token(token), False
         seat = Seat(name, token_hash, actor.id, PlayerView(actor.id), session)

@@ -20,7 +20,7 @@ Order within a tick (RULES.md "one time model", STYLE.md "order is explicit"):
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,7 @@ from server.sim import monsters
 from server.sim.actors import Actor, Mind, new_player, player_from_record, xp_for_level
 from server.sim.combat import AttackOutcome, Combatant, resolve_melee
 from server.sim.commands import (
+    DIRECTIONS,
     Ascend,
     CloseDoor,
     Command,
@@ -151,25 +152,36 @@ class World:
         """Number of players (alive or awaiting respawn) on ``depth``."""
         return self._players_on[depth]
 
-    def free_cell_near(self, depth: int, x: int, y: int, radius: int = 10) -> tuple[int, int]:
-        """Return the nearest passable, unoccupied cell to ``(x, y)``.
+    def free_cell_near(self, depth: int, x: int, y: int) -> tuple[int, int]:
+        """Return the free cell nearest to ``(x, y)`` by walking distance.
 
-        Rings are searched outwards; within a ring cells go in row-major order.
+        A breadth-first search from ``(x, y)`` over passable cells and closed
+        doors (8 directions, in the fixed order of ``DIRECTIONS``) returns the
+        first passable, unoccupied cell it reaches, so a crowd at the stairs
+        spills into the corridors beyond rather than through walls.
 
         Raises:
-            LookupError: If no free cell lies within ``radius``.
+            LookupError: If every reachable cell is occupied.
         """
         level = self.level(depth)
-        free = level.passable & (self._occ[depth] < 0)
-        for r in range(radius + 1):
-            y0, y1 = max(0, y - r), min(level.height, y + r + 1)
-            x0, x1 = max(0, x - r), min(level.width, x + r + 1)
-            ys, xs = np.nonzero(free[y0:y1, x0:x1])
-            for j, i in zip(ys.tolist(), xs.tolist()):
-                cx, cy = x0 + i, y0 + j
-                if max(abs(cx - x), abs(cy - y)) == r:
-                    return cx, cy
-        raise LookupError(f"no free cell within {radius} of ({x}, {y}) on depth {depth}")
+        occ = self._occ[depth]
+        passable = level.passable
+        if level.in_bounds(x, y) and passable[y, x] and occ[y, x] < 0:
+            return x, y
+        walkable = passable | (level.terrain == Terrain.DOOR_CLOSED)
+        seen = {(x, y)}
+        queue = deque([(x, y)])
+        while queue:
+            cx, cy = queue.popleft()
+            for dx, dy in DIRECTIONS:
+                nx, ny = cx + dx, cy + dy
+                if (nx, ny) in seen or not level.in_bounds(nx, ny) or not walkable[ny, nx]:
+                    continue
+                if passable[ny, nx] and occ[ny, nx] < 0:
+                    return nx, ny
+                seen.add((nx, ny))
+                queue.append((nx, ny))
+        raise LookupError(f"no free cell reachable from ({x}, {y}) on depth {depth}")
 
     # ----------------------------------------------------------- actors
 
@@ -353,15 +365,13 @@ class World:
         if isinstance(command, Descend):
             if level.terrain_at(actor.x, actor.y) != Terrain.STAIRS_DOWN:
                 return RejectReason.NO_STAIRS
-            self._change_level(actor, actor.depth + 1, events)
-            return None
+            return self._change_level(actor, actor.depth + 1, events)
         if isinstance(command, Ascend):
             if level.terrain_at(actor.x, actor.y) != Terrain.STAIRS_UP:
                 return RejectReason.NO_STAIRS
             if actor.depth == 1:
                 return RejectReason.SEALED
-            self._change_level(actor, actor.depth - 1, events)
-            return None
+            return self._change_level(actor, actor.depth - 1, events)
         raise TypeError(f"not a command: {command!r}")
 
     def _move_or_attack(self, actor: Actor, nx: int, ny: int,
@@ -395,27 +405,45 @@ class World:
         self.set_terrain(actor.depth, x, y, Terrain.DOOR_OPEN if opened else Terrain.DOOR_CLOSED)
         events.append(DoorChanged(actor.depth, x, y, actor.id, opened))
 
-    def _change_level(self, actor: Actor, depth: int, events: list[Event]) -> None:
+    def _change_level(self, actor: Actor, depth: int, events: list[Event]) -> RejectReason | None:
+        arrive_on = Terrain.STAIRS_UP if depth > actor.depth else Terrain.STAIRS_DOWN
+        try:
+            x, y = self._arrival(depth, arrive_on)
+        except LookupError:
+            return RejectReason.OCCUPIED
         events.append(TookStairs(actor.depth, actor.x, actor.y, actor.id, depth))
-        self._relocate(actor, depth, arrive_on=Terrain.STAIRS_UP if depth > actor.depth
-                       else Terrain.STAIRS_DOWN)
+        self._relocate(actor, depth, x, y)
+        return None
 
-    def _relocate(self, actor: Actor, depth: int, arrive_on: Terrain) -> None:
+    def _arrival(self, depth: int, arrive_on: Terrain) -> tuple[int, int]:
+        """The free cell nearest the staircase ``arrive_on`` of ``depth``.
+
+        Raises:
+            LookupError: The level has no free cell reachable from there.
+        """
+        level = self.level(depth)
+        targets = level.find(arrive_on) or level.find(Terrain.FLOOR)
+        return self.free_cell_near(depth, *targets[0])
+
+    def _relocate(self, actor: Actor, depth: int, x: int, y: int) -> None:
+        """Move ``actor`` to the free cell ``(x, y)`` of level ``depth``."""
         if self._occ[actor.depth][actor.y, actor.x] == actor.id:
             self._occ[actor.depth][actor.y, actor.x] = -1
         self._players_on[actor.depth] -= 1
         monsters.forget(self, actor.id)
-        level = self.level(depth)
-        targets = level.find(arrive_on) or level.find(Terrain.FLOOR)
-        x, y = self.free_cell_near(depth, *targets[0])
         actor.depth, actor.x, actor.y = depth, x, y
         self._occ[depth][y, x] = actor.id
         self._players_on[depth] += 1
         actor.fov_key = None
 
     def _respawn(self, actor: Actor, events: list[Event]) -> None:
+        try:
+            x, y = self._arrival(1, Terrain.STAIRS_UP)
+        except LookupError:
+            actor.respawn_tick = self.tick + RESPAWN_TICKS
+            return
         actor.hp, actor.en, actor.respawn_tick = actor.max_hp, actor.max_en, 0
-        self._relocate(actor, 1, Terrain.STAIRS_UP)
+        self._relocate(actor, 1, x, y)
         actor.next_act = self.tick
         events.append(Respawned(actor.depth, actor.x, actor.y, actor.id))
 

@@ -338,3 +338,43 @@ def test_same_seed_same_commands_same_events() -> None:
     first, second = play(11), play(11)
     assert first == second and len(first) > 10
     assert play(12) != first
+
+
+def test_a_crowd_spills_out_of_the_entrance_room_until_the_level_is_full() -> None:
+    world = make_world("""
+        ######
+        #<...+......#
+        ######
+    """)
+    free = int(world.levels[1].passable.sum())
+    players = [world.join(f"p{i}") for i in range(free)]
+    cells = {(p.x, p.y) for p in players}
+    assert len(cells) == free, "every player has a cell of its own"
+    assert (6, 1) in cells, "the search passes the closed door"
+    try:
+        world.join("one_too_many")
+    except LookupError:
+        pass
+    else:
+        raise AssertionError("joined a full level")
+
+
+def test_taking_stairs_into_a_full_arrival_is_refused_without_side_effects() -> None:
+    world = make_world("""
+        #####
+        #<.>#
+        #####
+    """, """
+        ###
+        #<#
+        ###
+    """)
+    p = world.join("ann")
+    q = world.join("bob")
+    world.move_actor(q, 3, 1)
+    act(world, q.id, Descend())
+    assert q.depth == 2
+    world.move_actor(p, 3, 1)
+    events = act(world, p.id, Descend(), tag=7)
+    assert Rejected(p.id, 7, RejectReason.OCCUPIED) in events
+    assert p.depth == 1 and world.players_on(1) == 1 and world.players_on(2) == 1
