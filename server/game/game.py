@@ -9,16 +9,15 @@ message list per player, and saves characters in the :class:`Store`.
 from __future__ import annotations
 
 import secrets
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from protocol.messages import ChatOut, Reject, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
+from server.game.index import TickIndex
 from server.game.store import Store, hash_token
 from server.game.views import PlayerView
 from server.game.wire import to_command, welcome_tables
-from server.sim.events import Event, GainedXp, Joined, Left, Rejected, Respawned, TookStairs
 from server.sim.world import World
 
 AUTOSAVE_TICKS = 300
@@ -164,36 +163,22 @@ class Game:
             skip: Players whose clients are behind: nothing is built for them
                 and their next message will be a snapshot.
         """
-        events = self.world.step()
-        by_depth: dict[int, list[Event]] = defaultdict(list)
-        private: dict[int, list[Event]] = defaultdict(list)
-        shared: list[Event] = []
-        snap_for: set[int] = set()
-        for event in events:
-            if isinstance(event, (Rejected, GainedXp)):
-                private[event.actor].append(event)
-            elif isinstance(event, (Joined, Left)):
-                shared.append(event)
-            else:
-                by_depth[event.depth].append(event)
-                if isinstance(event, (Respawned, TookStairs)):
-                    snap_for.add(event.actor)
+        index = TickIndex(self.world, self.world.step())
         out: dict[int, list[ServerMessage]] = {}
         for actor_id, seat in self.seats.items():
             if actor_id in skip:
                 seat.view.needs_snapshot = True
                 continue
             actor = self.world.actors[actor_id]
-            mine = private.get(actor_id, [])
             msgs: list[ServerMessage] = [
                 Reject(seq=e.tag, reason=e.reason.name.lower())
-                for e in mine if isinstance(e, Rejected)]
-            if seat.view.needs_snapshot or actor_id in snap_for or seat.view.depth != actor.depth:
-                msgs.append(seat.view.snapshot(self.world, actor))
+                for e in index.rejections.get(actor_id, ())]
+            view = seat.view
+            if (view.needs_snapshot or actor_id in index.snapshot_for
+                    or view.depth != actor.depth):
+                msgs.append(view.snapshot(index, actor))
             else:
-                seen = shared + by_depth.get(actor.depth, []) + [
-                    e for e in mine if not isinstance(e, Rejected)]
-                delta = seat.view.delta(self.world, actor, seen)
+                delta = view.delta(index, actor)
                 if delta is not None:
                     msgs.append(delta)
             if msgs:

@@ -15,20 +15,10 @@ import numpy as np
 
 from protocol.fov import pack_fov
 from protocol.messages import Delta, Snapshot
-from server.game.wire import actor_flags, actor_record, event_to_wire, me_fields
+from server.game.index import ActorState, TickIndex, with_you
+from server.game.wire import actor_record, me_fields
 from server.sim.actors import Actor, xp_for_level
-from server.sim.events import (
-    Attacked,
-    Event,
-    GainedXp,
-    Joined,
-    Left,
-    Rejected,
-)
 from server.sim.fov import FieldOfView
-from server.sim.world import World
-
-ActorState = tuple[int, int, int, int, int]
 
 
 class PlayerView:
@@ -45,31 +35,26 @@ class PlayerView:
         self.me_key: tuple[Any, ...] = ()
         self.ack = -1
 
-    def _visible_actors(self, world: World) -> dict[int, ActorState]:
-        out: dict[int, ActorState] = {}
-        for aid in world.sees.get(self.actor_id, ()):
-            a = world.actors.get(aid)
-            if a is not None:
-                out[aid] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, self.actor_id))
-        return out
+    def _visible_actors(self, index: TickIndex) -> dict[int, ActorState]:
+        me = self.actor_id
+        return {aid: with_you(index.state(aid), aid, me)
+                for aid in index.world.sees.get(me, ()) if aid in index.world.actors}
 
-    def _visible_objs(self, world: World, actor: Actor) -> dict[tuple[int, int], str]:
-        fov = actor.fov
-        if fov is None or not actor.alive:
+    def _visible_objs(self, index: TickIndex, actor: Actor) -> dict[tuple[int, int], str]:
+        if actor.fov is None or not actor.alive:
             return {}
-        level = world.levels[actor.depth]
-        return {pos: pile[-1] for pos, pile in level.items.items()
-                if pile and fov.contains(*pos)}
+        return index.items_in_view(actor.depth, actor.fov)
 
-    def snapshot(self, world: World, actor: Actor) -> Snapshot:
+    def snapshot(self, index: TickIndex, actor: Actor) -> Snapshot:
         """Everything the player sees and remembers; resets this view's state."""
+        world = index.world
         level = world.level(actor.depth)
         memory = actor.memory.get(actor.depth)
         raw = b"\xff" * (level.width * level.height) if memory is None else memory.tobytes()
         self.needs_snapshot = False
         self.depth = actor.depth
-        self.actors = self._visible_actors(world)
-        seen = self._visible_objs(world, actor)
+        self.actors = self._visible_actors(index)
+        seen = self._visible_objs(index, actor)
         self.objs = dict(seen)
         self.fov = actor.fov
         self.me = me_fields(actor, xp_for_level(actor.level + 1))
@@ -89,15 +74,14 @@ class PlayerView:
             return [0, 0, 0, 0, b""]
         return pack_fov(actor.fov.visible, actor.fov.x0, actor.fov.y0)
 
-    def delta(self, world: World, actor: Actor, events: list[Event]) -> Delta | None:
+    def delta(self, index: TickIndex, actor: Actor) -> Delta | None:
         """The changes since the last message, or None if there are none.
 
         Args:
-            world: The world after the tick.
+            index: The tick's shared index (world after the tick, its events).
             actor: This view's player.
-            events: The tick's events that may concern the player: those on
-                its level, the global ones and its own (the caller groups them).
         """
+        world = index.world
         fields: dict[str, Any] = {}
         if actor.last_tag != self.ack:
             self.ack = actor.last_tag
@@ -109,7 +93,7 @@ class PlayerView:
             if not _same_fov(fov, self.fov):
                 fields["fov"] = self._packed_fov(actor)
             self.fov = fov
-        now = self._visible_actors(world)
+        now = self._visible_actors(index)
         old = self.actors
         rm = [aid for aid in old if aid not in now]
         add = [actor_record(world.actors[aid], self.actor_id) for aid in now if aid not in old]
@@ -121,7 +105,7 @@ class PlayerView:
             fields["add"] = add
         if upd:
             fields["upd"] = upd
-        objs = self._visible_objs(world, actor)
+        objs = self._visible_objs(index, actor)
         changed: list[Any] = []
         for pos, key in objs.items():
             if self.objs.get(pos) != key:
@@ -133,7 +117,7 @@ class PlayerView:
                 del self.objs[pos]
         if changed:
             fields["objs"] = changed
-        ev = self._witnessed(actor, events)
+        ev = index.witnessed(self.actor_id, actor.depth, fov)
         if ev:
             fields["ev"] = ev
         me_key = _me_key(actor)
@@ -147,29 +131,6 @@ class PlayerView:
         if not fields:
             return None
         return Delta(tick=world.tick, **fields)
-
-    def _witnessed(self, actor: Actor, events: list[Event]) -> list[list[Any]]:
-        out: list[list[Any]] = []
-        me = self.actor_id
-        fov = actor.fov if actor.alive else None
-        for event in events:
-            if isinstance(event, Rejected):
-                continue
-            if isinstance(event, GainedXp):
-                seen = event.actor == me
-            elif isinstance(event, (Joined, Left)):
-                seen = event.actor != me
-            elif isinstance(event, Attacked):
-                seen = me in (event.attacker, event.target) or (
-                    event.depth == actor.depth and fov is not None and fov.contains(event.x, event.y))
-            else:
-                seen = event.actor == me or (
-                    event.depth == actor.depth and fov is not None and fov.contains(event.x, event.y))
-            if seen:
-                wire = event_to_wire(event)
-                if wire is not None:
-                    out.append(wire)
-        return out
 
 
 def _me_key(actor: Actor) -> tuple[Any, ...]:

@@ -45,9 +45,9 @@ PATH_MARGIN = 6
 """Cells of slack around hunter and target when cropping the path-finding window."""
 
 
-def monsters_for_level(depth: int) -> int:
-    """How many monsters a level at ``depth`` holds when stocked: 6 + depth."""
-    return 6 + depth
+def monsters_for_level(depth: int, width: int = 80, height: int = 21) -> int:
+    """How many monsters a level holds when stocked: 6 + depth per 80×21 cells of area."""
+    return max(1, round((6 + depth) * width * height / (80 * 21)))
 
 
 def _choose_kind(world: World, depth: int, rng: np.random.Generator) -> str | None:
@@ -90,16 +90,17 @@ def _seen_by_any(world: World, depth: int, x: int, y: int) -> bool:
 
 def populate(world: World, level: Level, rng: np.random.Generator) -> None:
     """Stock a newly generated level, drawing only from the level's own ``rng``."""
-    for _ in range(monsters_for_level(level.depth)):
+    for _ in range(monsters_for_level(level.depth, level.width, level.height)):
         mind = Mind.ASLEEP if rng.random() < SLEEP_CHANCE else Mind.WANDERING
         _spawn(world, level, rng, mind, avoid_seen=False)
 
 
 def restock(world: World, depth: int) -> None:
     """Add one wandering monster out of every player's view if the level is short."""
+    level = world.level(depth)
     count = sum(1 for a in world.actors.values() if a.depth == depth and not a.is_player)
-    if count < monsters_for_level(depth):
-        _spawn(world, world.level(depth), world.rng, Mind.WANDERING, avoid_seen=True)
+    if count < monsters_for_level(depth, level.width, level.height):
+        _spawn(world, level, world.rng, Mind.WANDERING, avoid_seen=True)
 
 
 def forget(world: World, player_id: int) -> None:

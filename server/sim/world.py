@@ -72,8 +72,10 @@ EN_REGEN_TICKS = 8
 """Ticks between +1 energy while not attacking."""
 RESTOCK_TICKS = 300
 """Ticks between restocking attempts on a level that has players."""
-DEFAULT_SIZE = (80, 21)
-"""Width and height of generated levels, in cells (a classic screen)."""
+DEFAULT_SIZE = (198, 66)
+"""Width and height of generated levels, in cells: Angband's dungeon size, room
+for a crowd (about 2,200 walkable cells, 60 rooms) while the per-player cost
+stays bounded by the view window."""
 
 
 class World:
