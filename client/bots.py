@@ -150,8 +150,8 @@ def step_costs(walkable: BoolGrid, players: Iterable[Cell]) -> NDArray[np.int8]:
     a walkable cell another player stands on.
 
     Paths go around players where they can and through a crowd where they
-    must; the bot itself never steps into a player (the server answers
-    ``occupied``).
+    must: stepping into an idle player swaps places with it, a busy one
+    answers ``occupied`` and the bot tries again.
     """
     cost = walkable.astype(np.int8)
     for x, y in players:
@@ -335,10 +335,10 @@ class Policy:
     def _step_to(
         self, nxt: Cell, cost: NDArray[np.int8], pos: Cell, *, allow_unknown: bool = False
     ) -> Action:
-        """Step onto ``nxt``; a random step instead if a player stands there."""
+        """Step onto ``nxt`` (into a player: the server swaps us if it is idle)."""
         step = direction(pos, nxt)
         c = cost[nxt[1], nxt[0]]
-        if step is None or not (c == 1 or (c == 0 and allow_unknown)):
+        if step is None or not (c in (1, CROWD_COST) or (c == 0 and allow_unknown)):
             return self._random(cost, pos)
         return Action("move", step)
 

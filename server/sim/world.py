@@ -382,7 +382,10 @@ class World:
         other = self.actor_at(actor.depth, nx, ny)
         if other is not None:
             if other.is_player:
-                return RejectReason.OCCUPIED
+                if other.queue or other.next_act > self.tick:
+                    return RejectReason.OCCUPIED
+                self._swap(actor, other)
+                return None
             self.melee(actor, other, events)
             return None
         terrain = level.terrain_at(nx, ny)
@@ -402,6 +405,15 @@ class World:
         occ[actor.y, actor.x] = -1
         occ[ny, nx] = actor.id
         actor.x, actor.y = nx, ny
+
+    def _swap(self, actor: Actor, other: Actor) -> None:
+        """Trade places with an idle player (nothing queued, not mid-action), so
+        a crowd in a corridor does not jam; a busy player still blocks."""
+        occ = self._occ[actor.depth]
+        actor.x, other.x = other.x, actor.x
+        actor.y, other.y = other.y, actor.y
+        occ[actor.y, actor.x] = actor.id
+        occ[other.y, other.x] = other.id
 
     def _set_door(self, actor: Actor, x: int, y: int, opened: bool, events: list[Event]) -> None:
         self.set_terrain(actor.depth, x, y, Terrain.DOOR_OPEN if opened else Terrain.DOOR_CLOSED)

@@ -256,13 +256,22 @@ def test_command_queue_is_bounded() -> None:
     assert Rejected(p.id, COMMAND_QUEUE_LIMIT, RejectReason.QUEUE_FULL) in events
 
 
-def test_players_do_not_swap_or_attack_each_other() -> None:
+def test_players_swap_with_an_idle_player_but_never_attack_a_busy_one() -> None:
     world = make_world(ROOM)
     a = world.join("ann")
     b = world.join("bob")
-    assert (b.x, b.y) != (a.x, a.y)
-    events = act(world, a.id, Move(b.x - a.x, b.y - a.y), tag=1)
-    assert Rejected(a.id, 1, RejectReason.OCCUPIED) in events
+    a_at, b_at = (a.x, a.y), (b.x, b.y)
+    world.submit(b.id, Wait(), 1)  # bob is busy: blocks
+    world.step()
+    events = act(world, a.id, Move(b.x - a.x, b.y - a.y), tag=2)
+    assert Rejected(a.id, 2, RejectReason.OCCUPIED) in events
+    while b.next_act > world.tick:
+        world.step()
+    events = act(world, a.id, Move(b.x - a.x, b.y - a.y), tag=3)
+    assert not any(isinstance(e, (Rejected, Attacked)) for e in events)
+    assert (a.x, a.y) == b_at and (b.x, b.y) == a_at
+    assert world.actor_at(1, *b_at) is a and world.actor_at(1, *a_at) is b
+    assert a.hp == a.max_hp and b.hp == b.max_hp
 
 
 def test_players_see_each_other_and_leave_cleanly() -> None:
