@@ -21,7 +21,8 @@ from server.game.wire import to_command, welcome_tables
 from server.sim.world import World
 
 AUTOSAVE_TICKS = 300
-"""Ticks between saves of every connected character (30 s at 10 Hz)."""
+"""Ticks between two saves of a connected character (30 s at 10 Hz); the
+characters are spread over those ticks."""
 
 
 class GameError(Exception):
@@ -183,9 +184,21 @@ class Game:
                     msgs.append(delta)
             if msgs:
                 out[actor_id] = msgs
-        if self.world.tick % AUTOSAVE_TICKS == 0:
-            self.save_all()
+        self._autosave_slice()
         return out
+
+    def _autosave_slice(self) -> None:
+        """Save the players whose turn it is this tick.
+
+        Each player is saved once every ``AUTOSAVE_TICKS`` ticks, a slice of
+        them per tick, so no single tick pays for writing everyone.
+        """
+        phase = self.world.tick % AUTOSAVE_TICKS
+        rows: list[tuple[str, str, dict[str, Any], int]] = [
+            (s.name, s.token_hash, self.world.actors[a].to_record(), self.world.tick)
+            for a, s in self.seats.items() if a % AUTOSAVE_TICKS == phase]
+        if rows:
+            self.store.save_players(rows)
 
     def save_all(self) -> None:
         """Save every seated player's character."""

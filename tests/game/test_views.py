@@ -140,3 +140,41 @@ def test_names_tokens_and_resume() -> None:
         assert exc.code == "bad_class"
     else:
         raise AssertionError("the hidden class is not chosen at the door")
+
+
+def test_connected_characters_are_saved_without_leaving() -> None:
+    from server.game import game as game_module
+
+    store = Store(":memory:")
+    game = Game(World(6, populate=False), store)
+    ids = [game.join(f"p{i}", None, None, object())[0].id for i in range(5)]
+    for aid in ids:
+        game.world.actors[aid].xp = 7
+    for _ in range(game_module.AUTOSAVE_TICKS):
+        game.step()
+    for i in range(5):
+        saved = store.load_player(f"p{i}")
+        assert saved is not None and saved[1]["xp"] == 7
+
+
+def test_replay_of_a_generated_world_is_identical() -> None:
+    """A seed plus the same commands replays to the same events and messages."""
+
+    def play() -> list[bytes]:
+        game = Game(World(99), Store(":memory:"))
+        rng = np.random.default_rng(5)
+        ids = [game.join(f"p{i}", None, None, object())[0].id for i in range(3)]
+        log: list[bytes] = []
+        for tick in range(300):
+            for aid in ids:
+                if rng.random() < 0.5:
+                    game.command(aid, tick, "move", MOVES[int(rng.integers(8))])
+            if tick == 120:
+                game.leave(ids[0], game.seats[ids[0]].session)
+                ids.pop(0)
+            for pid, msgs in sorted(game.step().items()):
+                log += [pid.to_bytes(4, "big") + encode_server(m) for m in msgs]
+        return log
+
+    first, second = play(), play()
+    assert len(first) > 300 and first == second
