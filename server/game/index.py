@@ -62,7 +62,7 @@ class TickIndex:
         self.involving: dict[int, list[Witnessed]] = defaultdict(list)
         self._placed: dict[int, dict[tuple[int, int], list[tuple[int, int, int, list[Any]]]]] = (
             defaultdict(lambda: defaultdict(list)))
-        self._states: dict[int, ActorState] = {}
+        self._states: dict[int, ActorState] | None = None
         self._items: dict[int, dict[tuple[int, int], list[tuple[int, int, str]]]] = {}
         for order, event in enumerate(events):
             if isinstance(event, Rejected):
@@ -88,14 +88,17 @@ class TickIndex:
             key = (event.x // BUCKET, event.y // BUCKET)
             self._placed[event.depth][key].append((event.x, event.y, order, wire))
 
-    def state(self, actor_id: int) -> ActorState:
-        """The wire state of a living actor, computed once per tick."""
-        state = self._states.get(actor_id)
-        if state is None:
-            a = self.world.actors[actor_id]
-            state = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1))
-            self._states[actor_id] = state
-        return state
+    @property
+    def states(self) -> dict[int, ActorState]:
+        """Wire state of every living actor on a level with players, built once."""
+        states = self._states
+        if states is None:
+            world = self.world
+            states = self._states = {
+                a.id: (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1))
+                for a in world.actors.values()
+                if a.alive and world.players_on(a.depth) > 0}
+        return states
 
     def items_in_view(self, depth: int, fov: FieldOfView) -> dict[tuple[int, int], str]:
         """The top item of every cell in view that has one."""
@@ -129,9 +132,7 @@ class TickIndex:
         return [found[o] for o in sorted(found)]
 
 
-def with_you(state: ActorState, actor_id: int, viewer: int) -> ActorState:
-    """``state`` with the "you" flag set when the viewer is the actor itself."""
-    if actor_id != viewer:
-        return state
+def with_you(state: ActorState) -> ActorState:
+    """``state`` with the "you" flag set (the viewer's own record)."""
     return (*state[:4], state[4] | FLAG_YOU)
 

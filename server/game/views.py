@@ -37,8 +37,12 @@ class PlayerView:
 
     def _visible_actors(self, index: TickIndex) -> dict[int, ActorState]:
         me = self.actor_id
-        return {aid: with_you(index.state(aid), aid, me)
-                for aid in index.world.sees.get(me, ()) if aid in index.world.actors}
+        states = index.states
+        now = {aid: states[aid] for aid in index.world.sees.get(me, ()) if aid in states}
+        own = now.get(me)
+        if own is not None:
+            now[me] = with_you(own)
+        return now
 
     def _visible_objs(self, index: TickIndex, actor: Actor) -> dict[tuple[int, int], str]:
         if actor.fov is None or not actor.alive:
@@ -97,7 +101,8 @@ class PlayerView:
         old = self.actors
         rm = [aid for aid in old if aid not in now]
         add = [actor_record(world.actors[aid], self.actor_id) for aid in now if aid not in old]
-        upd = [[aid, *state] for aid, state in now.items() if aid in old and old[aid] != state]
+        upd = [[aid, *state] for aid, state in now.items()
+               if aid in old and old[aid] != state]
         self.actors = now
         if rm:
             fields["rm"] = rm

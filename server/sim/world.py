@@ -108,12 +108,15 @@ class World:
         self.actors: dict[int, Actor] = {}
         self.levels: dict[int, Level] = dict(levels or {})
         self.sees: dict[int, set[int]] = {}
+        """Player id -> ids of the actors in its view (itself included)."""
         self.seen_by: dict[int, list[int]] = {}
+        """Monster id -> ids of the players that see it (in id order)."""
         self._next_id = 1
         self._occ: dict[int, NDArray[np.int32]] = {}
         self._version: Counter[int] = Counter()
         self._players_on: Counter[int] = Counter()
         self._pending: list[Event] = []
+        self._monster_ids: set[int] = set()
         for depth, level in self.levels.items():
             self._occ[depth] = np.full(level.terrain.shape, -1, dtype=np.int32)
 
@@ -171,13 +174,16 @@ class World:
         if level.in_bounds(x, y) and passable[y, x] and occ[y, x] < 0:
             return x, y
         walkable = passable | (level.terrain == Terrain.DOOR_CLOSED)
+        width, height = level.width, level.height
         seen = {(x, y)}
         queue = deque([(x, y)])
         while queue:
             cx, cy = queue.popleft()
             for dx, dy in DIRECTIONS:
                 nx, ny = cx + dx, cy + dy
-                if (nx, ny) in seen or not level.in_bounds(nx, ny) or not walkable[ny, nx]:
+                if not (0 <= nx < width and 0 <= ny < height) or (nx, ny) in seen:
+                    continue
+                if not walkable[ny, nx]:
                     continue
                 if passable[ny, nx] and occ[ny, nx] < 0:
                     return nx, ny
@@ -206,6 +212,8 @@ class World:
         if actor.is_player:
             self._players_on[depth] += 1
             self.sees[actor.id] = set()
+        else:
+            self._monster_ids.add(actor.id)
         return actor
 
     def join(self, name: str, class_key: str = "warrior",
@@ -259,6 +267,7 @@ class World:
         if self._occ[actor.depth][actor.y, actor.x] == actor.id:
             self._occ[actor.depth][actor.y, actor.x] = -1
         del self.actors[actor.id]
+        self._monster_ids.discard(actor.id)
         if actor.is_player:
             self._players_on[actor.depth] -= 1
             self.sees.pop(actor.id, None)
@@ -583,8 +592,8 @@ class World:
             ids = self._occ[actor.depth][rows, cols][actor.fov.visible]
             visible = set(ids[ids >= 0].tolist())
             self.sees[actor.id] = visible
-            for other in visible:
-                seen_by.setdefault(other, []).append(actor.id)
+            for monster in visible & self._monster_ids:
+                seen_by.setdefault(monster, []).append(actor.id)
         self.seen_by = seen_by
 
 
