@@ -32,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from client.bots import BotReport, run_bots_async
+from client.botreport import BotReport
+from client.bots import run_bots_async
 
 READY_TIMEOUT_S = 30.0
 SAMPLE_PERIOD_S = 0.5

@@ -1,9 +1,9 @@
 """The terminal front end: ``underhall play``.
 
-The screen is drawn from a :class:`~client.model.GameModel` that only the
-server's messages change ("the client renders what the server says"); keys
-become :mod:`client.keys` actions, which become protocol commands. Nothing
-here decides a game rule.
+The screen is drawn (by :mod:`client.render`) from a
+:class:`~client.model.GameModel` that only the server's messages change ("the
+client renders what the server says"); keys become :mod:`client.keys`
+actions, which become protocol commands. Nothing here decides a game rule.
 
 Concurrency: everything runs on one asyncio loop. The terminal's input
 descriptor is watched with ``loop.add_reader`` and drained with
@@ -23,15 +23,14 @@ import signal
 import socket
 import sys
 import time
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from blessed import Terminal
 
 from client import keys
 from client.connection import Connection, ConnectionClosed, load_token, save_token
-from client.model import ActorView, GameModel
+from client.model import GameModel
+from client.render import MessageLog, Screen, ViewState
 from client.text import describe_chat, describe_error, describe_event, describe_reject
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import Chat, ChatOut, Delta, Error, Reject, Snapshot, Welcome
@@ -62,251 +61,7 @@ IN_FLIGHT_EXPIRY = 3.0
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 2.5, 2.5)
 """Seconds to wait before each reconnection attempt (about 10 s in all)."""
 
-MIN_WIDTH, MIN_HEIGHT = 40, 12
-"""Smallest terminal the game screen is drawn in, in cells."""
-
 _ERROR_CODES = frozenset(code.value for code in ErrorCode)
-_UNKNOWN = 255
-_FALLBACK_COLOUR = "white"
-_DIM = "bright_black"
-_COLOURS = frozenset(
-    {
-        "white",
-        "bright_black",
-        "red",
-        "bright_red",
-        "green",
-        "bright_green",
-        "yellow",
-        "bright_yellow",
-        "blue",
-        "bright_blue",
-        "magenta",
-        "bright_magenta",
-        "cyan",
-        "bright_cyan",
-        "black",
-        "bright_white",
-    }
-)
-
-
-# --- message log -----------------------------------------------------------
-
-
-class MessageLog:
-    """Appends lines to a display deque (the model's ``log``).
-
-    A line equal to the previous one is not repeated: the last entry becomes
-    ``"<line> (xN)"``.
-    """
-
-    def __init__(self, lines: deque[str]) -> None:
-        self.lines = lines
-        self._last = ""
-        self._count = 0
-
-    def add(self, line: str) -> None:
-        if self._count and self.lines and line == self._last:
-            self._count += 1
-            self.lines[-1] = f"{line} (x{self._count})"
-        else:
-            self._last, self._count = line, 1
-            self.lines.append(line)
-
-    def last(self, n: int) -> list[str]:
-        """The newest ``n`` lines, oldest first."""
-        if n <= 0:
-            return []
-        return list(self.lines)[-n:]
-
-
-# --- drawing ---------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class ViewState:
-    """What the screen shows besides the model."""
-
-    mode: keys.Mode
-    note: str = ""  # connection status, shown on the prompt line
-    est_tick: int = 0  # the server's tick estimated from the local clock
-
-
-class Screen:
-    """Turns the model and the view state into terminal rows.
-
-    Rows are full-width strings with blessed escape sequences; :meth:`rows`
-    is a pure function of its arguments (and the terminal's size), and
-    :meth:`paint` writes only the rows that differ from the last frame.
-    """
-
-    def __init__(self, term: Terminal) -> None:
-        self.term = term
-        self._previous: list[str] = []
-        self._size = (0, 0)
-        self._styles: dict[str, str] = {}
-
-    def style(self, colour: str) -> str:
-        """The escape sequence for a colour name (unknown names -> white)."""
-        seq = self._styles.get(colour)
-        if seq is None:
-            name = colour if colour in _COLOURS else _FALLBACK_COLOUR
-            seq = str(getattr(self.term, name))
-            self._styles[colour] = seq
-        return seq
-
-    # layout ----------------------------------------------------------------
-
-    def log_lines(self) -> int:
-        return 5 if self.term.height >= 24 else 2
-
-    def map_rows(self) -> int:
-        """Rows for the map: all but status, log and prompt lines."""
-        return max(0, self.term.height - self.log_lines() - 2)
-
-    @staticmethod
-    def offset(centre: int, view: int, size: int) -> int:
-        """First level cell shown so that ``centre`` is centred, clamped."""
-        if size <= view:
-            return 0
-        return min(max(0, centre - view // 2), size - view)
-
-    # rows ------------------------------------------------------------------
-
-    def status_row(self, model: GameModel, state: ViewState) -> str:
-        term = self.term
-        me = model.me
-        if not me:
-            return term.bold("Waiting for the server…")
-        hp, max_hp = int(me.get("hp", 0)), int(me.get("max_hp", 0))
-        hp_style = term.bright_red if max_hp and hp * 4 <= max_hp else term.bright_green
-        parts = [
-            term.bold(f"{me.get('name', model.name)}"),
-            f"{me.get('class', '')} L{me.get('level', 1)}",
-            "HP " + hp_style(f"{hp}/{max_hp}"),
-            f"EN {me.get('en', 0)}/{me.get('max_en', 0)}",
-            f"Depth {me.get('depth', model.depth)}",
-            f"Tick {model.tick}",
-        ]
-        if me.get("dead"):
-            rate = max(1, model.tick_rate)
-            left = max(0, int(me.get("respawn", 0)) - state.est_tick)
-            secs = (left + rate - 1) // rate
-            parts.append(term.bold_red(f"DEAD — respawn in {secs}s"))
-        return "  ".join(parts)
-
-    def map_row_cells(
-        self,
-        model: GameModel,
-        y: int,
-        x0: int,
-        width: int,
-        actors: dict[tuple[int, int], ActorView],
-    ) -> str:
-        """One row of the level map from cell ``x0``, ``width`` cells wide."""
-        term = self.term
-        if not (0 <= y < model.height) or model.known is None:
-            return ""
-        table = model.terrain_table
-        out: list[str] = []
-        current = ""
-        for x in range(x0, min(x0 + width, model.width)):
-            code = int(model.known[y, x])
-            if code == _UNKNOWN or code >= len(table):
-                glyph, style = " ", ""
-            else:
-                entry = table[code]
-                glyph, colour = str(entry[2]), str(entry[3])
-                in_view = bool(model.visible[y, x])
-                key = model.objs.get((x, y))
-                if key:
-                    item = model.items.get(key)
-                    if item:
-                        glyph, colour = str(item[1]), str(item[2])
-                actor = actors.get((x, y)) if in_view else None
-                if actor is not None:
-                    glyph, colour = self.actor_glyph(model, actor)
-                if actor is not None and actor.is_self:
-                    style = str(term.reverse) + self.style(colour)
-                else:
-                    style = self.style(colour if in_view else _DIM)
-            if style != current:
-                out.append(str(term.normal) + style if current else style)
-                current = style
-            out.append(glyph[:1] or " ")
-        if current:
-            out.append(str(term.normal))
-        return "".join(out)
-
-    @staticmethod
-    def actor_glyph(model: GameModel, actor: ActorView) -> tuple[str, str]:
-        """Glyph and colour name for an actor, from ``welcome.kinds``."""
-        entry = model.kinds.get(actor.kind) or model.kinds.get("player" if actor.is_player else "")
-        glyph, colour = ("@", _FALLBACK_COLOUR) if entry is None else (str(entry[1]), str(entry[2]))
-        if actor.is_player:
-            glyph = "@"
-        return glyph, colour
-
-    def help_rows(self) -> list[str]:
-        rows = [self.term.bold(keys.HELP_LINES[0])]
-        rows.extend(keys.HELP_LINES[1:])
-        return rows
-
-    def rows(self, model: GameModel, state: ViewState, log: MessageLog) -> list[str]:
-        """The whole frame, one string per terminal row."""
-        term = self.term
-        width, height = term.width, term.height
-        if width < MIN_WIDTH or height < MIN_HEIGHT:
-            msg = f"Terminal too small ({width}x{height}); need {MIN_WIDTH}x{MIN_HEIGHT}."
-            return [term.truncate(msg, width)] + [""] * (height - 1)
-        out: list[str] = [term.truncate(self.status_row(model, state), width)]
-        map_h = self.map_rows()
-        if state.mode.kind is keys.InputMode.HELP:
-            body = [term.truncate(line, width) for line in self.help_rows()]
-            out.extend((body + [""] * map_h)[:map_h])
-        else:
-            me_x, me_y = int(model.me.get("x", 0)), int(model.me.get("y", 0))
-            x0 = self.offset(me_x, width, model.width)
-            y0 = self.offset(me_y, map_h, model.height)
-            actors: dict[tuple[int, int], ActorView] = {}
-            for view in sorted(model.actors.values(), key=lambda a: (a.is_self, a.is_player)):
-                actors[(view.x, view.y)] = view
-            for j in range(map_h):
-                out.append(self.map_row_cells(model, y0 + j, x0, width, actors))
-        n_log = self.log_lines()
-        lines = log.last(n_log)
-        lines = [""] * (n_log - len(lines)) + lines
-        out.extend(term.truncate(line, width) for line in lines)
-        prompt = state.note or keys.prompt_text(state.mode) or "? help   q quit"
-        if state.note:
-            prompt = term.bold_yellow(prompt)
-        elif state.mode.kind is keys.InputMode.NORMAL:
-            prompt = term.bright_black(prompt)
-        out.append(term.truncate(prompt, width))
-        return out[:height]
-
-    def paint(self, rows: list[str]) -> None:
-        """Write the rows that changed since the last paint, then flush."""
-        term = self.term
-        size = (term.width, term.height)
-        parts: list[str] = []
-        if size != self._size:
-            parts.append(str(term.normal) + str(term.clear))
-            self._previous = []
-            self._size = size
-        for y, row in enumerate(rows):
-            if y < len(self._previous) and self._previous[y] == row:
-                continue
-            parts.append(term.move_yx(y, 0) + row + str(term.normal) + str(term.clear_eol))
-        self._previous = list(rows)
-        if parts:
-            term.stream.write("".join(parts))
-            term.stream.flush()
-
-    def invalidate(self) -> None:
-        """Forget the last frame so the next paint redraws everything."""
-        self._size = (0, 0)
 
 
 # --- the application -------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from client.bots import (
+from client.botpolicy import (
     CROWD_COST,
     STAIRS_CHANCE,
     Action,

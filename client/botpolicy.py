@@ -1,0 +1,342 @@
+"""The load-test bots' decisions: pure, I/O-free, one :class:`Policy` per bot.
+
+The policy is explore-and-fight: attack an adjacent monster, else step toward
+the nearest visible monster, else toward the nearest reachable unknown cell
+(the frontier), else toward known down stairs, else a random step. Path
+finding is python-tcod's Dijkstra over the remembered map (``[y, x]``,
+8-directional), run only when the bot is about to act; a frontier path is
+reused until its goal is seen or its next cell is blocked.
+
+Nothing here touches a socket, a clock or the global RNG: :meth:`Policy.decide`
+reads a model (:class:`ModelLike`, in play a :class:`client.model.GameModel`)
+and draws from the bot's own generator. :mod:`client.bots` runs the bots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import tcod.path
+from numpy.typing import NDArray
+
+STAIRS_CHANCE = 0.25
+"""Chance that a bot standing on down stairs takes them when it acts."""
+
+REST_BELOW = 0.3
+"""A bot with no monster in view rests while its hp is below this share of max."""
+
+CHASE_RADIUS = 10
+"""Cells around the bot searched when stepping toward a visible monster."""
+
+CROWD_COST = 5
+"""Path cost of a cell another player stands on; a free cell costs 1."""
+
+FRONTIER_SPREAD = 8
+"""Largest random handicap (steps) of a frontier cell, so bots fan out."""
+
+UNKNOWN = 255
+DOOR_CLOSED = 3
+LAVA = 6
+STAIRS_DOWN = 12
+
+DIRECTIONS: tuple[tuple[int, int], ...] = (
+    (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1),
+)  # fmt: skip
+"""The eight ``(dx, dy)`` steps, clockwise from north."""
+
+Cell = tuple[int, int]
+"""A cell as ``(x, y)``."""
+
+BoolGrid = NDArray[np.bool_]
+
+_UNREACHED = int(np.iinfo(np.int32).max)
+
+
+class ActorLike(Protocol):
+    """What the policy reads of an actor record (:class:`client.model.ActorView`)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def x(self) -> int: ...
+    @property
+    def y(self) -> int: ...
+    @property
+    def hp(self) -> int: ...
+    @property
+    def is_self(self) -> bool: ...
+    @property
+    def is_player(self) -> bool: ...
+
+
+class ModelLike(Protocol):
+    """What the policy reads of a :class:`client.model.GameModel`."""
+
+    @property
+    def known(self) -> NDArray[np.uint8]: ...
+    @property
+    def actors(self) -> Mapping[int, ActorLike]: ...
+    @property
+    def me(self) -> Mapping[str, Any]: ...
+    @property
+    def position(self) -> Cell | None: ...
+    def passable(self) -> BoolGrid: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A command to send: ``c`` plus an optional direction ``d = (dx, dy)``."""
+
+    c: str
+    d: Cell | None = None
+
+
+def walkable_cells(known: NDArray[np.uint8], passable: BoolGrid) -> BoolGrid:
+    """Cells a bot may plan to step on: ``bool[H, W]``, indexed ``[y, x]``.
+
+    Known passable cells plus closed doors (moving into one opens it), minus
+    lava (the server refuses to step into it). Unknown cells are never walkable.
+    """
+    walk: BoolGrid = passable | (known == DOOR_CLOSED)
+    walk &= known != LAVA
+    walk &= known != UNKNOWN
+    return walk
+
+
+def frontier_cells(known: NDArray[np.uint8], walkable: BoolGrid) -> BoolGrid:
+    """Unknown cells 8-adjacent to a walkable cell: ``bool[H, W]``, ``[y, x]``."""
+    near = walkable.copy()
+    near[1:, :] |= walkable[:-1, :]
+    near[:-1, :] |= walkable[1:, :]
+    grown = near.copy()
+    grown[:, 1:] |= near[:, :-1]
+    grown[:, :-1] |= near[:, 1:]
+    result: BoolGrid = grown & (known == UNKNOWN)
+    return result
+
+
+def step_costs(walkable: BoolGrid, players: Iterable[Cell]) -> NDArray[np.int8]:
+    """Path costs ``int8[H, W]`` (``[y, x]``): 0 blocked, 1 free, :data:`CROWD_COST` for
+    a walkable cell another player stands on.
+
+    Paths go around players where they can and through a crowd where they
+    must: stepping into an idle player swaps places with it, a busy one
+    answers ``occupied`` and the bot tries again.
+    """
+    cost = walkable.astype(np.int8)
+    for x, y in players:
+        if cost[y, x]:
+            cost[y, x] = CROWD_COST
+    return cost
+
+
+def path_to_nearest(
+    cost: NDArray[np.int8],
+    goals: BoolGrid,
+    start: Cell,
+    radius: int | None = None,
+    *,
+    spread: int = 0,
+    rng: np.random.Generator | None = None,
+) -> list[Cell] | None:
+    """Cheapest 8-directional path from ``start`` to the nearest goal cell.
+
+    Uses python-tcod's Dijkstra map from all goals at once, then climbs it
+    down from ``start``. With ``spread``, each goal starts with a random
+    handicap of 0 to ``spread`` steps, so bots standing together pick
+    different goals instead of queueing for the same one.
+
+    Args:
+        cost: ``int[H, W]`` cost of entering each cell, 0 = blocked (``[y, x]``).
+        goals: ``bool[H, W]`` target cells; a goal need not be enterable (an
+            unknown cell, a monster): the path ends on it.
+        start: the ``(x, y)`` cell to leave from.
+        radius: if given, search only the square window of this many cells
+            around ``start``.
+        spread: the largest handicap, in steps (needs ``rng``).
+        rng: draws the handicaps.
+
+    Returns:
+        The cells ``(x, y)`` to step on in order, excluding ``start`` and
+        ending on a goal; ``[]`` if ``start`` is a goal; None if no goal is
+        reachable.
+    """
+    sx, sy = start
+    x0 = y0 = 0
+    if radius is not None:
+        h, w = cost.shape
+        x0, y0 = max(sx - radius, 0), max(sy - radius, 0)
+        x1, y1 = min(sx + radius + 1, w), min(sy + radius + 1, h)
+        cost = cost[y0:y1, x0:x1]
+        goals = goals[y0:y1, x0:x1]
+    if not goals.any():
+        return None
+    dist = tcod.path.maxarray(cost.shape, dtype=np.int32)
+    if spread > 0 and rng is not None:
+        dist[goals] = rng.integers(0, spread + 1, size=int(np.count_nonzero(goals)))
+    else:
+        dist[goals] = 0
+    tcod.path.dijkstra2d(dist, cost, 1, 1, out=dist)
+    local = (sy - y0, sx - x0)
+    if dist[local] == _UNREACHED:
+        return None
+    steps = tcod.path.hillclimb2d(dist, local, True, True)
+    return [(int(j) + x0, int(i) + y0) for i, j in steps[1:]]
+
+
+def adjacent_monster(pos: Cell, monsters: Iterable[ActorLike]) -> Cell | None:
+    """The direction ``(dx, dy)`` of the weakest monster next to ``pos``, if any.
+
+    Ties on hp go to the lowest actor id, so the choice is deterministic.
+    """
+    best: tuple[int, int, Cell] | None = None
+    for actor in monsters:
+        dx, dy = actor.x - pos[0], actor.y - pos[1]
+        if max(abs(dx), abs(dy)) != 1:
+            continue
+        key = (actor.hp, actor.id, (dx, dy))
+        if best is None or key < best:
+            best = key
+    return None if best is None else best[2]
+
+
+def direction(pos: Cell, nxt: Cell) -> Cell | None:
+    """The step ``(dx, dy)`` from ``pos`` to the 8-adjacent ``nxt``, else None."""
+    dx, dy = nxt[0] - pos[0], nxt[1] - pos[1]
+    if max(abs(dx), abs(dy)) != 1:
+        return None
+    return (dx, dy)
+
+
+def random_step(cost: NDArray[np.int8], pos: Cell, rng: np.random.Generator) -> Cell | None:
+    """A uniformly chosen direction to a free neighbour of ``pos`` (cost 1), or None."""
+    h, w = cost.shape
+    x, y = pos
+    options = [
+        (dx, dy)
+        for dx, dy in DIRECTIONS
+        if 0 <= x + dx < w and 0 <= y + dy < h and cost[y + dy, x + dx] == 1
+    ]
+    if not options:
+        return None
+    return options[int(rng.integers(len(options)))]
+
+
+class Policy:
+    """One bot's decisions. Holds its RNG and its current frontier path.
+
+    Args:
+        rng: the bot's own generator (seeded per bot; never the global one).
+    """
+
+    __slots__ = ("_goal", "_path", "_wander", "rng")
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self._path: list[Cell] = []  # reversed: the next cell is the last item
+        self._goal: Cell | None = None
+        self._wander = False
+
+    def reset(self) -> None:
+        """Forget the plan (the level was replaced by a snapshot)."""
+        self._path.clear()
+        self._goal = None
+
+    def on_reject(self) -> None:
+        """The last command was refused: drop the plan, take a random step next."""
+        self._path.clear()
+        self._goal = None
+        self._wander = True
+
+    def decide(self, model: ModelLike) -> Action | None:
+        """Choose the next command for the state in ``model``; None to do nothing.
+
+        Nothing is chosen while the character is dead or not yet placed.
+        """
+        me = model.me
+        pos = model.position
+        if pos is None or me.get("dead", False):
+            return None
+        known = model.known
+        actors = model.actors
+        monsters = [a for a in actors.values() if not a.is_player and not a.is_self]
+
+        target = adjacent_monster(pos, monsters)
+        if target is not None:
+            return Action("move", target)
+
+        if known[pos[1], pos[0]] == STAIRS_DOWN and self.rng.random() < STAIRS_CHANCE:
+            self._path.clear()
+            self._goal = None
+            return Action("down")
+
+        max_hp = int(me.get("max_hp", 0))
+        if not monsters and max_hp > 0 and int(me.get("hp", max_hp)) < REST_BELOW * max_hp:
+            return Action("rest")
+
+        others = [(a.x, a.y) for a in actors.values() if a.is_player and not a.is_self]
+        cost = step_costs(walkable_cells(known, model.passable()), others)
+
+        if self._wander:
+            self._wander = False
+            return self._random(cost, pos)
+
+        if monsters:
+            goals = np.zeros(cost.shape, dtype=np.bool_)
+            for a in monsters:
+                goals[a.y, a.x] = True
+            path = path_to_nearest(cost, goals, pos, CHASE_RADIUS)
+            if path:
+                return self._step_to(path[0], cost, pos)
+
+        nxt = self._frontier_step(known, cost, pos)
+        if nxt is not None:
+            return self._step_to(nxt, cost, pos, allow_unknown=True)
+
+        path = path_to_nearest(cost, known == STAIRS_DOWN, pos)
+        if path is not None:  # all explored: go down
+            return self._step_to(path[0], cost, pos) if path else Action("down")
+        return self._random(cost, pos)
+
+    def _random(self, cost: NDArray[np.int8], pos: Cell) -> Action:
+        step = random_step(cost, pos, self.rng)
+        return Action("wait") if step is None else Action("move", step)
+
+    def _step_to(
+        self, nxt: Cell, cost: NDArray[np.int8], pos: Cell, *, allow_unknown: bool = False
+    ) -> Action:
+        """Step onto ``nxt`` (into a player: the server swaps us if it is idle)."""
+        step = direction(pos, nxt)
+        c = cost[nxt[1], nxt[0]]
+        if step is None or not (c in (1, CROWD_COST) or (c == 0 and allow_unknown)):
+            return self._random(cost, pos)
+        return Action("move", step)
+
+    def _frontier_step(
+        self, known: NDArray[np.uint8], cost: NDArray[np.int8], pos: Cell
+    ) -> Cell | None:
+        """The next cell toward the nearest frontier, reusing the cached path.
+
+        The path is kept while its goal is still unknown and its next cell is
+        adjacent and enterable; otherwise it is searched again.
+        """
+        path = self._path
+        while path and path[-1] == pos:
+            path.pop()
+        goal = self._goal
+        if path and goal is not None and known[goal[1], goal[0]] == UNKNOWN:
+            nxt = path[-1]
+            if direction(pos, nxt) is not None and (cost[nxt[1], nxt[0]] > 0 or nxt == goal):
+                return nxt
+        frontier = frontier_cells(known, cost > 0)
+        found = path_to_nearest(cost, frontier, pos, spread=FRONTIER_SPREAD, rng=self.rng)
+        if not found:
+            path.clear()
+            self._goal = None
+            return None
+        self._goal = found[-1]
+        self._path = found[::-1]
+        return found[0]
