@@ -66,6 +66,7 @@ class Game:
         self.seats: dict[int, Seat] = {}
         self.by_name: dict[str, Seat] = {}
         self._tables = welcome_tables(world.content)
+        self._last_index: TickIndex | None = None
 
     def join(self, name: str, token: str | None, class_key: str | None,
              session: object) -> tuple[Welcome, object | None]:
@@ -164,7 +165,8 @@ class Game:
             skip: Players whose clients are behind: nothing is built for them
                 and their next message will be a snapshot.
         """
-        index = TickIndex(self.world, self.world.step())
+        index = TickIndex(self.world, self.world.step(), self._last_index)
+        self._last_index = index
         out: dict[int, list[ServerMessage]] = {}
         for actor_id, seat in self.seats.items():
             if actor_id in skip:

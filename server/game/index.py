@@ -13,6 +13,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from server.game.wire import FLAG_YOU, actor_flags, event_to_wire
 from server.sim.events import (
     Attacked,
@@ -49,12 +52,19 @@ def _buckets(fov: FieldOfView) -> Iterator[tuple[int, int]]:
 class TickIndex:
     """The tick's events, sorted for the views, and shared lookups.
 
+    It also marks which cells changed since the ``previous`` tick's index
+    (an actor moved, was hurt or changed mind there, an item or the terrain
+    changed there, or something happened there), so a view that sees no
+    changed cell — and whose own player did not change — is skipped.
+
     Args:
         world: The world just after :meth:`World.step`.
         events: What that step returned.
+        previous: The index of the tick before, or None (everything changed).
     """
 
-    def __init__(self, world: World, events: list[Event]) -> None:
+    def __init__(self, world: World, events: list[Event],
+                 previous: TickIndex | None = None) -> None:
         self.world = world
         self.rejections: dict[int, list[Rejected]] = defaultdict(list)
         self.snapshot_for: set[int] = set()
@@ -62,7 +72,6 @@ class TickIndex:
         self.involving: dict[int, list[Witnessed]] = defaultdict(list)
         self._placed: dict[int, dict[tuple[int, int], list[tuple[int, int, int, list[Any]]]]] = (
             defaultdict(lambda: defaultdict(list)))
-        self._states: dict[int, ActorState] | None = None
         self._items: dict[int, dict[tuple[int, int], list[tuple[int, int, str]]]] = {}
         for order, event in enumerate(events):
             if isinstance(event, Rejected):
@@ -88,26 +97,85 @@ class TickIndex:
             key = (event.x // BUCKET, event.y // BUCKET)
             self._placed[event.depth][key].append((event.x, event.y, order, wire))
 
-    @property
-    def states(self) -> dict[int, ActorState]:
-        """Wire state of every living actor on a level with players, built once."""
-        states = self._states
-        if states is None:
-            world = self.world
-            states = self._states = {
-                a.id: (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1))
-                for a in world.actors.values()
-                if a.alive and world.players_on(a.depth) > 0}
-        return states
+        self.states: dict[int, ActorState] = {}
+        """Wire state of every living actor on a level with players."""
+        self.where: dict[int, tuple[int, int, int]] = {}
+        """``(depth, x, y)`` of the same actors."""
+        active = [d for d in world.levels if world.players_on(d) > 0]
+        for a in world.actors.values():
+            if a.alive and world.players_on(a.depth) > 0:
+                self.states[a.id] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1))
+                self.where[a.id] = (a.depth, a.x, a.y)
+        self.tops: dict[int, dict[tuple[int, int], str]] = {
+            d: {pos: pile[-1] for pos, pile in world.levels[d].items.items() if pile}
+            for d in active}
+        """Top floor item by cell, per level with players."""
+        self._all_dirty = previous is None
+        self._dirty: dict[int, NDArray[np.bool_]] = {}
+        self._find_changes(previous)
+
+    def _mark(self, depth: int, x: int, y: int) -> None:
+        grid = self._dirty.get(depth)
+        if grid is None:
+            level = self.world.levels.get(depth)
+            if level is None:
+                return
+            grid = self._dirty[depth] = np.zeros(level.terrain.shape, dtype=np.bool_)
+        grid[y, x] = True
+
+    def _find_changes(self, previous: TickIndex | None) -> None:
+        mark = self._mark
+        for depth, placed in self._placed.items():
+            for entries in placed.values():
+                for x, y, _, _ in entries:
+                    mark(depth, x, y)
+        for depth, level in self.world.levels.items():
+            for x, y in level.changed:
+                mark(depth, x, y)
+            level.clear_changes()
+        if previous is None:
+            return
+        before, was = previous.states, previous.where
+        for aid, state in self.states.items():
+            here = self.where[aid]
+            if before.get(aid) != state or was.get(aid) != here:
+                mark(*here)
+                old = was.get(aid)
+                if old is not None:
+                    mark(*old)
+        for aid in was.keys() - self.where.keys():
+            mark(*was[aid])
+        for depth, tops in self.tops.items():
+            old_tops = previous.tops.get(depth, {})
+            for x, y in tops.keys() ^ old_tops.keys():
+                mark(depth, x, y)
+            for (x, y), key in tops.items():
+                if old_tops.get((x, y), key) != key:
+                    mark(depth, x, y)
+
+    def quiet(self, actor_id: int, depth: int, fov: FieldOfView | None) -> bool:
+        """True if nothing a player could be told about changed this tick in
+        its view: no cell it sees changed (an actor arrived, left, moved, was
+        hurt or changed mind there, an item or the terrain changed there, or
+        something happened there), it took part in no event, and nobody joined
+        or left. (Its own state is the view's to check.)"""
+        if self._all_dirty or self.shared or actor_id in self.involving:
+            return False
+        if fov is None:
+            return True
+        grid = self._dirty.get(depth)
+        if grid is None:
+            return True
+        rows, cols = fov.slices()
+        return not grid[rows, cols][fov.visible].any()
 
     def items_in_view(self, depth: int, fov: FieldOfView) -> dict[tuple[int, int], str]:
         """The top item of every cell in view that has one."""
         buckets = self._items.get(depth)
         if buckets is None:
             buckets = defaultdict(list)
-            for (x, y), pile in self.world.levels[depth].items.items():
-                if pile:
-                    buckets[(x // BUCKET, y // BUCKET)].append((x, y, pile[-1]))
+            for (x, y), item in self.tops.get(depth, {}).items():
+                buckets[(x // BUCKET, y // BUCKET)].append((x, y, item))
             self._items[depth] = buckets
         out: dict[tuple[int, int], str] = {}
         for key in _buckets(fov):

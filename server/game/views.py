@@ -86,13 +86,17 @@ class PlayerView:
             actor: This view's player.
         """
         world = index.world
+        fov = actor.fov if actor.alive else None
+        if (fov is self.fov and actor.last_tag == self.ack and not actor.seen_tiles
+                and index.quiet(self.actor_id, actor.depth, fov)
+                and _me_key(actor) == self.me_key):
+            return None
         fields: dict[str, Any] = {}
         if actor.last_tag != self.ack:
             self.ack = actor.last_tag
             fields["ack"] = actor.last_tag
         if actor.seen_tiles:
             fields["tiles"] = actor.seen_tiles
-        fov = actor.fov if actor.alive else None
         if fov is not self.fov:
             if not _same_fov(fov, self.fov):
                 fields["fov"] = self._packed_fov(actor)
