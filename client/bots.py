@@ -3,8 +3,12 @@
 Each bot is a real client: its own :class:`~client.connection.Connection` and
 :class:`~client.model.GameModel`, fed by the server like the terminal UI's
 model. A bot acts only when its previous command was answered (acknowledged
-or rejected) or after :data:`ACK_TIMEOUT_S`, so it plays at its character's
-own speed instead of filling the server's command queue. What it does is
+or rejected) or after :data:`ACK_TIMEOUT_S`, and, after an acknowledgement,
+not before its character can act again (``me.speed`` ticks later, less a
+random part of one tick, as a player pressing a key when ready would): so it
+plays at its character's own speed instead of filling the server's command
+queue, and the latency it reports is from a key press to its effect, not time
+spent waiting in the queue. What it does is
 decided by :class:`client.botpolicy.Policy`; what the run measured is a
 :class:`client.botreport.BotReport`.
 
@@ -46,6 +50,8 @@ class _Bot:
     def __init__(self, index: int, name: str, seed: int, totals: Totals) -> None:
         self.name = name
         self.policy = Policy(np.random.default_rng([seed, index]))
+        self.pace_rng = np.random.default_rng([seed, index, 1])
+        self.ready_at = 0.0
         self.totals = totals
         self.conn: Connection | None = None
         self.model: GameModel | None = None
@@ -73,11 +79,7 @@ class _Bot:
         if self.busy or self.model is None:
             return False
         if self.answered:
-            return True
-        last = self.last_seq
-        if last is not None and self.model.ack >= last:
-            self.answered = True
-            return True
+            return now >= self.ready_at
         return now - self.sent_t >= ACK_TIMEOUT_S
 
     async def act(self) -> None:
@@ -144,6 +146,12 @@ class _Bot:
         pending = self.pending
         if not pending or pending[0] > ack:
             return
+        if self.last_seq is not None and ack >= self.last_seq and not self.answered:
+            self.answered = True
+            model, conn = self.model, self.conn
+            speed = int(model.me.get("speed", 1)) if model is not None else 1
+            rate = conn.welcome.tick_rate if conn is not None else 10
+            self.ready_at = now + (max(1, speed) - 1 + float(self.pace_rng.random())) / rate
         sent_at = self.conn.sent_at if self.conn is not None else {}
         lat = self.totals.latencies
         while pending and pending[0] <= ack:
@@ -210,8 +218,9 @@ async def _act_guarded(bot: _Bot) -> None:
             await bot.conn.close()
 
 
-async def _watchdog(bots: list[_Bot], period: float = 0.1) -> None:
-    """Let bots whose last command went unanswered for too long act anyway."""
+async def _watchdog(bots: list[_Bot], period: float = 0.01) -> None:
+    """Let bots act once their character is ready again, or once their last
+    command went unanswered for too long."""
     acting: set[asyncio.Task[None]] = set()
     try:
         while True:
