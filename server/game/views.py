@@ -67,7 +67,8 @@ class PlayerView:
         return Snapshot(
             tick=world.tick, depth=actor.depth, w=level.width, h=level.height, map=raw,
             fov=self._packed_fov(actor),
-            actors=[actor_record(world.actors[a], self.actor_id) for a in sorted(self.actors)],
+            actors=[actor_record(world.actors[a], self.actor_id, world.content)
+                    for a in sorted(self.actors)],
             objs=[v for (x, y), k in sorted(seen.items()) for v in (x, y, k)],
             me=dict(self.me), ack=actor.last_tag,
         )
@@ -104,7 +105,8 @@ class PlayerView:
         now = self._visible_actors(index)
         old = self.actors
         rm = [aid for aid in old if aid not in now]
-        add = [actor_record(world.actors[aid], self.actor_id) for aid in now if aid not in old]
+        add = [actor_record(world.actors[aid], self.actor_id, world.content)
+               for aid in now if aid not in old]
         upd = [[aid, *state] for aid, state in now.items()
                if aid in old and old[aid] != state]
         self.actors = now

@@ -79,9 +79,20 @@ def actor_flags(actor: Actor, viewer: int) -> int:
     return flags
 
 
-def actor_record(actor: Actor, viewer: int) -> list[Any]:
+def wire_kind(actor: Actor, content: Content) -> str:
+    """The ``kind`` of an actor record: a monster's key, or ``player.<class>``
+    for a player, so clients colour each class's ``@`` (seed 001: the ``@`` is
+    blue, red, green or purple depending on the class). A hidden class is sent
+    as plain ``player``: the table of kinds must not give the secret away."""
+    if not actor.is_player:
+        return actor.kind
+    cls = content.classes.get(actor.cls or "")
+    return "player" if cls is None or cls.hidden else f"player.{cls.key}"
+
+
+def actor_record(actor: Actor, viewer: int, content: Content) -> list[Any]:
     """``[id, kind, name, x, y, hp, max_hp, flags]``."""
-    return [actor.id, actor.kind, actor.name, actor.x, actor.y, actor.hp, actor.max_hp,
+    return [actor.id, wire_kind(actor, content), actor.name, actor.x, actor.y, actor.hp, actor.max_hp,
             actor_flags(actor, viewer)]
 
 
@@ -137,8 +148,10 @@ def welcome_tables(content: Content) -> dict[str, Any]:
     return {
         "terrain": [[t.key, t.name, t.glyph, t.colour, t.passable, t.transparent]
                     for t in content.terrain],
-        "kinds": {"player": ["player", "@", "white"]} | {
-            m.key: [m.name, m.glyph, m.colour] for m in content.monsters.values()},
+        "kinds": {"player": ["player", "@", "white"]}
+        | {f"player.{c.key}": [c.name, "@", c.colour]
+           for c in content.classes.values() if not c.hidden}
+        | {m.key: [m.name, m.glyph, m.colour] for m in content.monsters.values()},
         "items": {i.key: [i.name, i.glyph, i.colour] for i in content.items.values()},
         "classes": [[c.key, c.name] for c in content.classes.values() if not c.hidden],
     }

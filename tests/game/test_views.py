@@ -186,3 +186,18 @@ def test_replay_of_a_generated_world_is_identical() -> None:
 
     first, second = play(), play()
     assert len(first) > 300 and first == second
+
+
+def test_players_are_coloured_by_class_and_the_hidden_class_stays_secret() -> None:
+    game = Game(World(8, populate=False), Store(":memory:"))
+    welcome, _ = game.join("ann", None, "mage", object())
+    assert welcome.kinds["player.mage"][1:] == ["@", "blue"]
+    hidden = [c.key for c in game.world.content.classes.values() if c.hidden]
+    assert hidden and not any(h in str(welcome.kinds) for h in hidden)
+    snap = game.step()[welcome.id][-1]
+    assert isinstance(snap, Snapshot)
+    assert [r[1] for r in snap.actors if r[0] == welcome.id] == ["player.mage"]
+    secret = game.world.join("zed", hidden[0])
+    delta = game.step()[welcome.id][-1]
+    assert isinstance(delta, Delta)
+    assert [r[1] for r in delta.add or [] if r[0] == secret.id] == ["player"]
