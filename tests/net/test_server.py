@@ -179,3 +179,54 @@ async def test_characters_survive_a_restart(start_server: Started, tmp_path: Pat
     assert (me["x"], me["y"], me["hp"]) == saved[:3]
     known = bytes(snap["map"])
     assert all(k == s or s == 255 for k, s in zip(known, saved[3]))
+
+
+async def test_a_client_that_stops_reading_is_skipped_then_dropped(
+        start_server: Started, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client that stops reading gets no deltas while it is behind (its next
+    message would be a snapshot) and is disconnected once it stays behind;
+    the others play on."""
+    import socket
+
+    import websockets
+
+    monkeypatch.setattr(net_server, "OUTBOX_LIMIT_BYTES", 2048)
+    monkeypatch.setattr(net_server, "BEHIND_DROP_S", 1.0)
+    server = await start_server(populate=False)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
+    stuck = await websockets.connect(f"ws://127.0.0.1:{server.port}", sock=sock,
+                                     compression=None, max_queue=1)
+    await send(stuck, {"t": "hello", "v": 1, "name": "stuck"})
+    talker, _, _ = await join(server, "talker")
+    async with asyncio.timeout(5):
+        while "stuck" not in server.game.by_name:
+            await asyncio.sleep(0.02)
+    seat = server.game.by_name["stuck"]
+    async with asyncio.timeout(5):
+        while seat.view.needs_snapshot:  # its first snapshot went out
+            await asyncio.sleep(0.02)
+    server_sock = server.clients[seat.actor_id].ws.transport.get_extra_info("socket")
+    server_sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # no autotuning
+
+    async def drain() -> None:
+        while True:
+            await talker.recv()
+
+    reader = asyncio.create_task(drain())
+    # The stuck client never reads. The talker's chat reaches everyone.
+    skipped = dropped = False
+    async with asyncio.timeout(30):
+        while not dropped:
+            for _ in range(8):
+                await send(talker, {"t": "chat", "text": "x" * 200})
+            await asyncio.sleep(0.25)
+            skipped = skipped or seat.view.needs_snapshot
+            dropped = "stuck" not in server.game.by_name
+    assert skipped, "deltas were skipped while the client was behind"
+    assert dropped
+    reader.cancel()
+    await _still_served(talker)
+    stuck.transport.abort()
