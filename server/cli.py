@@ -60,7 +60,10 @@ def serve_main(args: argparse.Namespace) -> int:
     async def main() -> None:
         ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(server.run(ready))
-        port = await ready
+        await asyncio.wait({ready, task}, return_when=asyncio.FIRST_COMPLETED)
+        if not ready.done():  # the server failed before listening (e.g. port in use)
+            task.result()
+        port = ready.result()
         print(f"listening on ws://{args.host}:{port} (seed {seed}, {args.tick_rate} ticks/s, "
               f"database {args.db})", flush=True)
         await task
@@ -95,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``underhall``."""
     parser = argparse.ArgumentParser(
         prog="underhall", description="A shared roguelike dungeon: server, client and bots.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("serve", help="host a dungeon", description="Host a dungeon.")
@@ -133,6 +137,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "tokens are kept like a player's, so a rerun resumes the same bots")
     p.set_defaults(func=bots_main)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from protocol.version import PROTOCOL_VERSION
+
+    try:
+        installed = version("underhall")
+    except PackageNotFoundError:
+        installed = "unknown"
+    return f"underhall {installed} (protocol {PROTOCOL_VERSION})"
 
 
 def _login_name() -> str:
