@@ -14,6 +14,7 @@ import os
 import secrets
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def default_db() -> Path:
@@ -60,7 +61,8 @@ def serve_main(args: argparse.Namespace) -> int:
     async def main() -> None:
         ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(server.run(ready))
-        await asyncio.wait({ready, task}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: list[asyncio.Future[Any]] = [ready, task]
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         if not ready.done():  # the server failed before listening (e.g. port in use)
             task.result()
         port = ready.result()

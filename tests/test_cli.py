@@ -16,12 +16,14 @@ UNDERHALL = [sys.executable, "-m", "server.cli"]
 @pytest.mark.parametrize("args", [["--help"], ["serve", "--help"], ["play", "--help"],
                                   ["bots", "--help"]])
 def test_help(args: list[str]) -> None:
-    out = subprocess.run(UNDERHALL + args, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(UNDERHALL + args, capture_output=True, text=True, timeout=30,
+                         check=False)
     assert out.returncode == 0 and "usage: underhall" in out.stdout
 
 
 def test_version() -> None:
-    out = subprocess.run(UNDERHALL + ["--version"], capture_output=True, text=True, timeout=30)
+    out = subprocess.run(UNDERHALL + ["--version"], capture_output=True, text=True, timeout=30,
+                         check=False)
     assert out.returncode == 0 and "protocol 1" in out.stdout
 
 
@@ -61,5 +63,6 @@ def test_serve_reports_a_port_in_use(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         out = subprocess.run(UNDERHALL + ["serve", "--port", str(port), "--db",
                                           str(tmp_path / "w.db")],
-                             capture_output=True, text=True, timeout=30)
+                             capture_output=True, text=True, timeout=30,
+                         check=False)
     assert out.returncode == 1 and "cannot listen" in out.stderr
