@@ -186,8 +186,8 @@ _PING_REQ = frozenset({"t", "id"})
 def _decode_ping(obj: dict[Any, Any]) -> Ping:
     _check_keys(obj, "ping", _PING_REQ)
     ident = obj["id"]
-    if not _int(ident):
-        raise _bad("ping", "id", "an int", ident)
+    if not _int(ident) or not 0 <= ident < MAX_SEQ:
+        raise _bad("ping", "id", "an int in [0, 2**31)", ident)
     return Ping(id=ident)
 
 

@@ -304,14 +304,17 @@ class World:
             if actor.is_player and not actor.alive and actor.respawn_tick <= tick:
                 self._respawn(actor, events)
         for actor in list(self.actors.values()):
-            if actor.id not in self.actors or actor.next_act > tick:
+            if actor.id not in self.actors:
+                continue
+            if actor.is_player and not actor.alive:
+                while actor.queue:
+                    tag, _ = actor.queue.popleft()
+                    self._reject(actor, tag, RejectReason.DEAD, events)
+                continue
+            if actor.next_act > tick:
                 continue
             if actor.is_player:
-                if not actor.alive:
-                    while actor.queue:
-                        tag, _ = actor.queue.popleft()
-                        self._reject(actor, tag, RejectReason.DEAD, events)
-                elif actor.queue:
+                if actor.queue:
                     tag, command = actor.queue.popleft()
                     self._do(actor, command, tag, events)
             elif actor.alive and self._players_on[actor.depth] > 0:
@@ -513,7 +516,9 @@ class World:
             self._occ[victim.depth][victim.y, victim.x] = -1
             victim.hp = 0
             victim.respawn_tick = self.tick + RESPAWN_TICKS
-            victim.queue.clear()
+            while victim.queue:  # every command is answered, even by death
+                tag, _ = victim.queue.popleft()
+                self._reject(victim, tag, RejectReason.DEAD, events)
             monsters.forget(self, victim.id)
         else:
             self._remove(victim)

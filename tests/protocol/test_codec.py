@@ -65,7 +65,7 @@ client_messages: st.SearchStrategy[ClientMessage] = st.one_of(
     ),
     commands(),
     st.builds(Chat, text=chat_texts),
-    st.builds(Ping, id=wire_ints),
+    st.builds(Ping, id=st.integers(min_value=0, max_value=2**31 - 1)),
 )
 
 # Values msgpack carries unchanged (lists, not tuples; no NaN, which is != itself).
@@ -450,3 +450,10 @@ def test_server_text_frame() -> None:
     with pytest.raises(ProtocolError) as info:
         decode_server("x")  # type: ignore[arg-type]
     assert info.value.code == ErrorCode.BAD_MESSAGE
+
+
+@pytest.mark.parametrize("ident", [-1, 2**31, 2**40])
+def test_ping_id_out_of_range_is_bad_field(ident: int) -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode_client(msgpack.packb({"t": "ping", "id": ident}))
+    assert info.value.code == ErrorCode.BAD_FIELD and not info.value.fatal

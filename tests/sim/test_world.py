@@ -196,7 +196,12 @@ def test_player_death_and_respawn_at_the_top() -> None:
     troll = spawn(world, "rat", 6, 3, Mind.HUNTING)
     p.hp = 1
     p.dodge = 0.0
+    p.next_act = world.tick + 1000  # busy: its queued commands wait
+    for tag in (21, 22):
+        world.submit(p.id, Wait(), tag)
     events = run(world, 20)
+    assert Rejected(p.id, 21, RejectReason.DEAD) in events
+    assert Rejected(p.id, 22, RejectReason.DEAD) in events and p.last_tag == 22
     died = [e for e in events if isinstance(e, Died) and e.actor == p.id]
     assert died and died[0].killer == troll.id
     assert not p.alive and p.respawn_tick > 0

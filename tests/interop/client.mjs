@@ -1,0 +1,726 @@
+#!/usr/bin/env node
+// A small Underhall client written from docs/protocol.md alone (no Python
+// source was read), to check that the document is enough to interoperate.
+//
+//   node client.mjs URL NAME [CLASS]
+//
+// It joins, keeps its own state exactly as the document describes, plays a
+// fixed script of about forty commands (moves, a wait, a rest, door commands,
+// a pickup) mixed with a ping, a chat, one malformed frame and one unknown
+// message type, applies every delta, checks what it receives against the
+// document, then reconnects with its token and compares the state it built
+// from deltas with the server's fresh `snap`. It prints one JSON object to
+// stdout and exits 0, or prints the problem to stderr and exits 1.
+
+import WebSocket from "ws";
+import { decode, encode } from "@msgpack/msgpack";
+
+const PROTOCOL_VERSION = 1;
+const WAIT_MS = 3000; // bound on any single wait for the server
+const RUN_MS = 15000; // bound on the whole run
+const MAX_FRAME = 4096;
+const DEBUG = Boolean(process.env.UNDERHALL_INTEROP_DEBUG); // log every message to stderr
+
+const [url, name, klass] = process.argv.slice(2);
+if (!url || !name) {
+  process.stderr.write("usage: node client.mjs URL NAME [CLASS]\n");
+  process.exit(2);
+}
+
+class Unexpected extends Error {}
+function fail(msg) {
+  throw new Unexpected(msg);
+}
+function check(cond, msg) {
+  if (!cond) fail(msg);
+}
+
+const runTimer = setTimeout(() => {
+  process.stderr.write(`client.mjs: the whole run took more than ${RUN_MS} ms\n`);
+  process.exit(1);
+}, RUN_MS);
+
+// ---- types -----------------------------------------------------------------
+
+const isInt = (v) => Number.isInteger(v);
+const isStr = (v) => typeof v === "string";
+const isBool = (v) => typeof v === "boolean";
+const isBin = (v) => v instanceof Uint8Array;
+const isList = (v) => Array.isArray(v);
+const isMap = (v) => v !== null && typeof v === "object" && !isList(v) && !isBin(v);
+const isNum = (v) => typeof v === "number";
+
+// ---- one connection ----------------------------------------------------------
+
+// Wraps a websocket: every decoded message goes to `onMessage` (which updates
+// the state) and then to whoever waits for it.
+class Conn {
+  constructor(url, onMessage) {
+    this.onMessage = onMessage;
+    this.waiters = [];
+    this.closed = null; // {code, reason} once closed
+    this.failure = null;
+    this.ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 1 << 20 });
+    this.ws.binaryType = "nodebuffer";
+    this.ws.on("message", (data, isBinary) => this.#receive(data, isBinary));
+    this.ws.on("close", (code, reason) => {
+      this.closed = { code, reason: reason.toString() };
+      this.#wake();
+    });
+    this.ws.on("error", (err) => {
+      this.failure ??= `websocket error: ${err.message}`;
+      this.#wake();
+    });
+  }
+
+  opened() {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Unexpected(`could not connect to ${url}`)), WAIT_MS);
+      this.ws.once("open", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.ws.once("error", (err) => {
+        clearTimeout(timer);
+        reject(new Unexpected(`could not connect to ${url}: ${err.message}`));
+      });
+    });
+  }
+
+  #receive(data, isBinary) {
+    try {
+      check(isBinary, "the server sent a text frame");
+      let msg;
+      try {
+        msg = decode(data);
+      } catch (err) {
+        fail(`the server sent a frame that is not msgpack: ${err.message}`);
+      }
+      check(isMap(msg) && isStr(msg.t), `a server message must be a map with a string "t": ${show(msg)}`);
+      if (DEBUG) process.stderr.write(`<- ${show(msg)}\n`);
+      this.onMessage(msg);
+      for (const w of this.waiters) if (!w.done && w.pred(msg)) w.finish(null, msg);
+    } catch (err) {
+      this.failure ??= err instanceof Unexpected ? err.message : String(err.stack || err);
+    }
+    this.#wake();
+  }
+
+  #wake() {
+    for (const w of this.waiters) {
+      if (w.done) continue;
+      if (this.failure) w.finish(new Unexpected(this.failure));
+      else if (this.closed) w.finish(new Unexpected(`connection closed (${this.closed.code} ${this.closed.reason}) while waiting for ${w.what}`));
+    }
+    this.waiters = this.waiters.filter((w) => !w.done);
+  }
+
+  // Resolves with the first message (from now on) for which pred is true.
+  waitFor(what, pred, ms = WAIT_MS) {
+    return new Promise((resolve, reject) => {
+      const w = {
+        what,
+        pred,
+        done: false,
+        finish: (err, msg) => {
+          w.done = true;
+          clearTimeout(w.timer);
+          if (err) reject(err);
+          else resolve(msg);
+        },
+      };
+      w.timer = setTimeout(() => w.finish(new Unexpected(`timed out after ${ms} ms waiting for ${what}`)), ms);
+      this.waiters.push(w);
+      this.#wake();
+    });
+  }
+
+  // Resolves once cond() holds (checked after every message).
+  until(what, cond, ms = WAIT_MS) {
+    if (this.failure) return Promise.reject(new Unexpected(this.failure));
+    if (cond()) return Promise.resolve();
+    return this.waitFor(what, () => cond(), ms).then(() => undefined);
+  }
+
+  sendRaw(bytes) {
+    if (this.failure) fail(this.failure);
+    check(!this.closed, "connection closed");
+    this.ws.send(bytes, { binary: true });
+  }
+
+  send(msg) {
+    if (DEBUG) process.stderr.write(`-> ${show(msg)}\n`);
+    const bytes = encode(msg);
+    check(bytes.length <= MAX_FRAME, `refusing to send a ${bytes.length}-byte frame`);
+    this.sendRaw(bytes);
+  }
+
+  close() {
+    if (this.closed) return Promise.resolve();
+    const done = new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.ws.terminate();
+        resolve();
+      }, WAIT_MS);
+      this.ws.once("close", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    this.ws.close(1000, "bye");
+    return done;
+  }
+}
+
+function show(v) {
+  return JSON.stringify(v, (k, x) => (x instanceof Uint8Array ? `<${x.length} bytes>` : x));
+}
+
+// ---- the state the document tells a client to keep -----------------------------
+
+class Game {
+  constructor() {
+    this.welcome = null;
+    this.id = null;
+    this.terrain = null;
+    this.snaps = 0;
+    // replaced wholesale by every snap:
+    this.tick = null;
+    this.depth = null;
+    this.w = 0;
+    this.h = 0;
+    this.map = null; // Uint8Array w*h, 255 unknown
+    this.visible = null; // Uint8Array w*h, 1 in view
+    this.fovRaw = null;
+    this.actors = new Map(); // id -> {id, kind, name, x, y, hp, max_hp, flags}
+    this.objs = new Map(); // "x,y" -> item key
+    this.me = null;
+    this.ack = -1;
+    // seen over the session:
+    this.errors = [];
+    this.rejects = []; // [seq, reason]
+    this.events = 0;
+    this.eventKinds = {};
+    this.pongs = new Map(); // id -> tick
+    this.chats = [];
+    this.lastDeltaTick = null;
+    this.deaths = 0;
+    this.dropped = []; // seqs of commands neither carried out nor rejected: a bug
+  }
+
+  handle(msg) {
+    switch (msg.t) {
+      case "welcome":
+        return this.onWelcome(msg);
+      case "snap":
+        return this.onSnap(msg);
+      case "delta":
+        return this.onDelta(msg);
+      case "reject":
+        check(isInt(msg.seq) && isStr(msg.reason), `bad reject ${show(msg)}`);
+        this.rejects.push([msg.seq, msg.reason]);
+        return;
+      case "error":
+        check(isStr(msg.code) && isStr(msg.msg) && isBool(msg.fatal), `bad error ${show(msg)}`);
+        this.errors.push(msg.code);
+        return;
+      case "pong":
+        check(isInt(msg.id) && isInt(msg.tick), `bad pong ${show(msg)}`);
+        this.pongs.set(msg.id, msg.tick);
+        return;
+      case "chat":
+        check(isStr(msg.from) && isStr(msg.text) && isInt(msg.tick), `bad chat ${show(msg)}`);
+        this.chats.push([msg.from, msg.text]);
+        return;
+      default:
+        // "clients ignore keys and events they do not know" -- a new message
+        // type, though, would be a new protocol version.
+        fail(`unknown server message type ${show(msg.t)}`);
+    }
+  }
+
+  onWelcome(m) {
+    check(this.welcome === null, "a second welcome");
+    check(m.v === PROTOCOL_VERSION, `welcome.v is ${m.v}`);
+    for (const k of ["id", "tick", "tick_rate"]) check(isInt(m[k]), `welcome.${k} is not an int`);
+    for (const k of ["name", "token", "motd"]) check(isStr(m[k]), `welcome.${k} is not a string`);
+    check(isBool(m.resumed), "welcome.resumed is not a bool");
+    check(isList(m.terrain) && isMap(m.kinds) && isMap(m.items) && isList(m.classes), "welcome tables");
+    check(m.tick_rate > 0, "welcome.tick_rate must be positive");
+    // "Codes (fixed): 0 rock, 1 wall, 2 floor, ... 12 stairs down."
+    const fixed = ["rock", "wall", "floor", "closed door", "open door", "water", "lava", "rubble",
+      "tree", "fountain", "altar", "stairs up", "stairs down"];
+    check(m.terrain.length >= fixed.length && m.terrain.length < 255, "welcome.terrain length");
+    m.terrain.forEach((e, code) => {
+      check(isList(e) && e.length >= 6 && isStr(e[0]) && isStr(e[1]) && isStr(e[2]) && isStr(e[3])
+        && isBool(e[4]) && isBool(e[5]), `welcome.terrain[${code}] = ${show(e)}`);
+    });
+    check(m.terrain[2][4] && !m.terrain[1][4] && !m.terrain[0][4], "floor passable, wall and rock not");
+    for (const [k, v] of Object.entries(m.kinds)) check(isList(v) && v.length >= 3 && v.every(isStr), `kinds.${k}`);
+    for (const [k, v] of Object.entries(m.items)) check(isList(v) && v.length >= 3 && v.every(isStr), `items.${k}`);
+    for (const c of m.classes) check(isList(c) && c.length >= 2 && isStr(c[0]) && isStr(c[1]), "classes");
+    this.welcome = m;
+    this.id = m.id;
+    this.terrain = m.terrain;
+  }
+
+  passable(code) {
+    return code !== 255 && code < this.terrain.length && this.terrain[code][4] === true;
+  }
+
+  onSnap(m) {
+    check(this.welcome !== null, "snap before welcome");
+    for (const k of ["tick", "depth", "w", "h", "ack"]) check(isInt(m[k]), `snap.${k} is not an int`);
+    check(m.w > 0 && m.h > 0, "snap size");
+    check(isBin(m.map) && m.map.length === m.w * m.h, `snap.map must be ${m.w}x${m.h} bytes`);
+    // A snap replaces the whole state.
+    this.snaps += 1;
+    this.tick = m.tick;
+    this.depth = m.depth;
+    this.w = m.w;
+    this.h = m.h;
+    this.map = Uint8Array.from(m.map);
+    for (const c of this.map) check(c === 255 || c < this.terrain.length, `snap.map has code ${c}`);
+    this.setFov(m.fov);
+    this.actors = new Map();
+    check(isList(m.actors), "snap.actors");
+    for (const rec of m.actors) this.addActor(rec, "snap");
+    this.objs = new Map();
+    this.applyObjs(m.objs, "snap");
+    check(isMap(m.me), "snap.me");
+    this.me = {};
+    this.mergeMe(m.me, true);
+    this.ack = m.ack;
+    this.lastDeltaTick = m.tick;
+    this.checkInvariants("snap");
+  }
+
+  onDelta(m) {
+    check(this.map !== null, "delta before snap");
+    check(isInt(m.tick), "delta.tick");
+    // "Sent at most once per tick"
+    check(m.tick > this.lastDeltaTick, `delta for tick ${m.tick} after tick ${this.lastDeltaTick}`);
+    this.lastDeltaTick = m.tick;
+    this.tick = m.tick;
+    // "apply tiles, rm, add, upd, objs in that order, then treat ev as things
+    // that happened during the tick". The document gives no place in that
+    // order to fov, me and ack; they are independent of the others, so they
+    // go after objs.
+    if ("tiles" in m) this.applyTiles(m.tiles);
+    if ("rm" in m) {
+      check(isList(m.rm), "delta.rm");
+      for (const id of m.rm) {
+        check(this.actors.has(id), `delta.rm of unknown actor ${id}`);
+        this.actors.delete(id);
+      }
+    }
+    if ("add" in m) {
+      check(isList(m.add), "delta.add");
+      for (const rec of m.add) this.addActor(rec, "delta.add");
+    }
+    if ("upd" in m) {
+      check(isList(m.upd), "delta.upd");
+      for (const u of m.upd) {
+        check(isList(u) && u.length >= 6 && u.slice(0, 6).every(isInt), `delta.upd record ${show(u)}`);
+        const [id, x, y, hp, maxHp, flags] = u;
+        const a = this.actors.get(id);
+        check(a !== undefined, `delta.upd of unknown actor ${id}`);
+        Object.assign(a, { x, y, hp, max_hp: maxHp, flags });
+      }
+    }
+    if ("objs" in m) this.applyObjs(m.objs, "delta");
+    if ("fov" in m) this.setFov(m.fov);
+    if ("me" in m) {
+      check(isMap(m.me), "delta.me");
+      this.mergeMe(m.me, false);
+    }
+    if ("ack" in m) {
+      check(isInt(m.ack), "delta.ack");
+      this.ack = m.ack;
+    }
+    if ("ev" in m) {
+      check(isList(m.ev), "delta.ev");
+      for (const e of m.ev) this.onEvent(e);
+    }
+    this.checkInvariants(`delta of tick ${m.tick}`);
+  }
+
+  applyTiles(tiles) {
+    check(isList(tiles) && tiles.length % 3 === 0, "delta.tiles must be a flat list of triples");
+    for (let i = 0; i < tiles.length; i += 3) {
+      const [x, y, code] = tiles.slice(i, i + 3);
+      check(this.inside(x, y), `delta.tiles cell (${x}, ${y}) outside the level`);
+      check(isInt(code) && code >= 0 && code < this.terrain.length, `delta.tiles code ${code}`);
+      this.map[y * this.w + x] = code;
+    }
+  }
+
+  applyObjs(objs, where) {
+    check(isList(objs) && objs.length % 3 === 0, `${where}.objs must be a flat list of triples`);
+    for (let i = 0; i < objs.length; i += 3) {
+      const [x, y, key] = objs.slice(i, i + 3);
+      check(this.inside(x, y) && isStr(key), `${where}.objs entry ${show([x, y, key])}`);
+      if (key === "") this.objs.delete(`${x},${y}`);
+      else {
+        check(key in this.welcome.items, `${where}.objs item ${key} not in welcome.items`);
+        this.objs.set(`${x},${y}`, key);
+      }
+    }
+  }
+
+  addActor(rec, where) {
+    check(isList(rec) && rec.length >= 8, `${where} actor record ${show(rec)}`);
+    const [id, kind, aname, x, y, hp, maxHp, flags] = rec;
+    check([id, x, y, hp, maxHp, flags].every(isInt) && isStr(kind) && isStr(aname), `${where} actor ${show(rec)}`);
+    check(kind in this.welcome.kinds, `${where} actor kind ${kind} is not in welcome.kinds`);
+    check(!this.actors.has(id), `${where} adds actor ${id} that is already in view`);
+    this.actors.set(id, { id, kind, name: aname, x, y, hp, max_hp: maxHp, flags });
+  }
+
+  setFov(fov) {
+    check(isList(fov) && fov.length === 5, `fov ${show(fov)}`);
+    const [x0, y0, fw, fh, bits] = fov;
+    check([x0, y0, fw, fh].every(isInt) && fw >= 0 && fh >= 0 && isBin(bits), `fov ${show(fov)}`);
+    check(bits.length === Math.ceil((fw * fh) / 8), `fov bits: ${bits.length} bytes for ${fw}x${fh}`);
+    this.fovRaw = [x0, y0, fw, fh, Uint8Array.from(bits)];
+    this.visible = new Uint8Array(this.w * this.h);
+    for (let j = 0; j < fh; j++) {
+      for (let i = 0; i < fw; i++) {
+        const k = j * fw + i;
+        if ((bits[k >> 3] >> (k & 7)) & 1) {
+          check(this.inside(x0 + i, y0 + j), `fov has cell (${x0 + i}, ${y0 + j}) outside the level`);
+          this.visible[(y0 + j) * this.w + x0 + i] = 1;
+        }
+      }
+    }
+  }
+
+  mergeMe(me, complete) {
+    const types = {
+      name: isStr, class: isStr, level: isInt, xp: isInt, next_xp: isInt, hp: isInt, max_hp: isInt,
+      en: isInt, max_en: isInt, power: isInt, defence: isInt,
+      // documented as floats; a msgpack encoder may send a whole number as an int
+      accuracy: isNum, dodge: isNum,
+      speed: isInt, depth: isInt, x: isInt, y: isInt, dead: isBool, respawn: isInt, inv: isList,
+    };
+    if (!complete && me.dead === true && !this.me.dead) this.deaths += 1;
+    for (const [k, v] of Object.entries(me)) {
+      if (k in types) check(types[k](v), `me.${k} has the wrong type: ${show(v)}`);
+      this.me[k] = v; // unknown keys are kept but not interpreted
+    }
+    if (complete) {
+      for (const k of Object.keys(types)) check(k in me, `snap.me lacks ${k}`);
+    }
+    for (const it of this.me.inv) {
+      check(isList(it) && isStr(it[0]) && isStr(it[1]) && isInt(it[2]), `me.inv entry ${show(it)}`);
+    }
+  }
+
+  onEvent(e) {
+    check(isList(e) && e.length >= 1 && isStr(e[0]), `event ${show(e)}`);
+    this.events += 1;
+    this.eventKinds[e[0]] = (this.eventKinds[e[0]] || 0) + 1;
+    const arity = { atk: 6, die: 3, door: 5, pick: 3, wake: 2, flee: 2, lvl: 3, stairs: 3, respawn: 2,
+      xp: 3, join: 2, leave: 2 };
+    if (e[0] in arity) check(e.length >= arity[e[0]], `event ${show(e)} is too short`);
+    if (e[0] === "atk") check(["miss", "hit", "crit", "lucky"].includes(e[3]) && isInt(e[4]) && isBool(e[5]), `event ${show(e)}`);
+    if (e[0] === "die") check(e[2] === null || isInt(e[2]), `event ${show(e)}`);
+    if (e[0] === "door") check(isInt(e[2]) && isInt(e[3]) && isBool(e[4]), `event ${show(e)}`);
+    if (e[0] === "join" || e[0] === "leave") check(isStr(e[1]), `event ${show(e)}`);
+    // Unknown event names are ignored, as the document says.
+  }
+
+  inside(x, y) {
+    return isInt(x) && isInt(y) && x >= 0 && y >= 0 && x < this.w && y < this.h;
+  }
+
+  at(x, y) {
+    return this.map[y * this.w + x];
+  }
+
+  isVisible(x, y) {
+    return this.inside(x, y) && this.visible[y * this.w + x] === 1;
+  }
+
+  self() {
+    return this.actors.get(this.id);
+  }
+
+  checkInvariants(where) {
+    const me = this.me;
+    check(me.depth === this.depth, `${where}: me.depth ${me.depth} but the level is depth ${this.depth}`);
+    check(this.inside(me.x, me.y), `${where}: me at (${me.x}, ${me.y}) outside the level`);
+    // Cells in view are current, so never unknown.
+    for (let i = 0; i < this.visible.length; i++) {
+      if (this.visible[i]) check(this.map[i] !== 255, `${where}: cell ${i % this.w},${Math.floor(i / this.w)} in view but unknown`);
+    }
+    // "actors: ... every actor in view (including you)"
+    for (const a of this.actors.values()) {
+      check(this.inside(a.x, a.y), `${where}: actor ${a.id} outside the level`);
+      check(a.id === this.id || this.isVisible(a.x, a.y),
+        `${where}: actor ${a.id} at (${a.x}, ${a.y}) is not on a cell in view`);
+      check(((a.flags & 8) !== 0) === (a.id === this.id), `${where}: actor ${a.id} flags ${a.flags} (bit 8 is "you")`);
+    }
+    if (!me.dead) {
+      const s = this.self();
+      check(s !== undefined, `${where}: my own actor ${this.id} is not among the actors in view`);
+      check(s.x === me.x && s.y === me.y, `${where}: my actor record at (${s.x}, ${s.y}) but me at (${me.x}, ${me.y})`);
+      check(s.hp === me.hp && s.max_hp === me.max_hp, `${where}: my actor record hp ${s.hp}/${s.max_hp} but me hp ${me.hp}/${me.max_hp}`);
+      check((s.flags & 16) !== 0, `${where}: my own record lacks the player flag`);
+    }
+  }
+}
+
+// ---- the script ----------------------------------------------------------------
+
+const DIRS = [[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]];
+
+async function join(game, token) {
+  const conn = new Conn(url, (msg) => game.handle(msg));
+  await conn.opened();
+  const hello = { t: "hello", v: PROTOCOL_VERSION, name };
+  if (token !== undefined) hello.token = token;
+  else if (klass) hello.class = klass;
+  conn.send(hello);
+  await conn.waitFor("welcome", (m) => m.t === "welcome" || (m.t === "error" && m.fatal));
+  check(game.welcome !== null, `hello refused: ${game.errors.join(", ")}`);
+  await conn.waitFor("the first snap", (m) => m.t === "snap");
+  return conn;
+}
+
+async function main() {
+  const game = new Game();
+  const conn = await join(game);
+  const w = game.welcome;
+  check(w.name === name && w.resumed === false, "welcome for a new character");
+  check(game.snaps === 1, "one snap after welcome");
+
+  let seq = 0;
+  const sentSeqs = [];
+  async function command(c, d) {
+    const s = seq++;
+    const msg = { t: "cmd", seq: s, c };
+    if (d) msg.d = d;
+    const rejectsBefore = game.rejects.length;
+    const deathsBefore = game.deaths;
+    conn.send(msg);
+    sentSeqs.push(s);
+    // One command in flight at a time, so the queue never fills up. The
+    // command is done when `ack` reaches its seq ("carried out or rejected");
+    // the document promises an answer even when the character dies with the
+    // command waiting (a `dead` reject). A seq recorded in `dropped` means
+    // that promise was broken: the test fails on it.
+    await conn.until(`ack of command ${s} (${c})`, () => game.ack >= s || game.deaths > deathsBefore);
+    if (game.ack < s) {
+      game.dropped.push(s);
+      const ms = Math.max(0, game.me.respawn - game.tick) * 1000 / game.welcome.tick_rate + WAIT_MS;
+      await conn.until("the snap after respawning", () => !game.me.dead, ms);
+      return "died";
+    }
+    const rej = game.rejects.slice(rejectsBefore).find(([rs]) => rs === s);
+    return rej ? rej[1] : null;
+  }
+
+  let heading = 0;
+  const visits = new Map();
+  const visit = () => visits.set(`${game.me.x},${game.me.y}`, (visits.get(`${game.me.x},${game.me.y}`) || 0) + 1);
+  visit();
+  const occupied = (x, y) => [...game.actors.values()].some((a) => a.x === x && a.y === y);
+  // Cheap exploration from the client's own remembered map: step to the
+  // least visited passable neighbour (a closed door counts: moving into it
+  // opens it), keeping the current heading on ties.
+  function nextStep() {
+    // A monster next to us is attacked (moving into it), or it would chase
+    // and kill a client that only walks.
+    for (let k = 0; k < 8; k++) {
+      const [dx, dy] = DIRS[k];
+      const foe = [...game.actors.values()].find((a) => a.x === game.me.x + dx && a.y === game.me.y + dy);
+      if (foe && (foe.flags & 16) === 0 && (foe.flags & 1) === 0) return DIRS[k];
+    }
+    let best = null;
+    for (let turn = 0; turn < 8; turn++) {
+      const k = (heading + [0, 1, 7, 2, 6, 3, 5, 4][turn]) % 8;
+      const [dx, dy] = DIRS[k];
+      const x = game.me.x + dx;
+      const y = game.me.y + dy;
+      if (!game.inside(x, y) || occupied(x, y)) continue;
+      const code = game.at(x, y);
+      if (!(game.passable(code) || code === 3)) continue;
+      const n = visits.get(`${x},${y}`) || 0;
+      if (best === null || n < best.n) best = { k, n };
+    }
+    if (best !== null) heading = best.k;
+    return DIRS[heading];
+  }
+  function blockedDir() {
+    for (const d of DIRS) {
+      const x = game.me.x + d[0];
+      const y = game.me.y + d[1];
+      if (game.inside(x, y) && [0, 1].includes(game.at(x, y))) return d;
+    }
+    return null;
+  }
+  function doorDir(codes) {
+    for (const d of DIRS) {
+      const x = game.me.x + d[0];
+      const y = game.me.y + d[1];
+      if (game.inside(x, y) && codes.includes(game.at(x, y)) && !occupied(x, y)) return d;
+    }
+    return null;
+  }
+
+  const moves = [];
+  const log = (what, result) => moves.push(result ? `${what}:${result}` : what);
+
+  // 1. a ping, answered by a pong with the same id
+  conn.send({ t: "ping", id: 4242 });
+  await conn.waitFor("pong 4242", (m) => m.t === "pong" && m.id === 4242);
+
+  // 2. a few moves, each in a different direction
+  for (let i = 0; i < 8; i++) {
+    const d = i % 2 === 0 ? nextStep() : DIRS[(i * 3) % 8];
+    log(`move ${d}`, await command("move", d));
+    visit();
+  }
+  // 3. a wait and a rest
+  log("wait", await command("wait"));
+  log("rest", await command("rest"));
+
+  // 4. a malformed frame: 0xc1 is never used in msgpack
+  const errorsBefore = game.errors.length;
+  conn.sendRaw(Uint8Array.of(0xc1));
+  await conn.until("error bad_msgpack", () => game.errors.length > errorsBefore);
+
+  // 5. a chat, which goes to every player, so back to us too
+  const text = `hello from node ${process.pid}`;
+  conn.send({ t: "chat", text });
+  await conn.waitFor("our chat back", (m) => m.t === "chat" && m.from === name && m.text === text);
+
+  // 6. walk, opening the first closed door and closing the first open door
+  // we come across (after stepping off it)
+  let opened = false;
+  let closed = false;
+  for (let i = 0; i < 20; i++) {
+    const closedDoor = doorDir([3]);
+    const openDoor = doorDir([4]);
+    if (closedDoor && !opened) {
+      log("open", await command("open", closedDoor));
+      opened = true;
+    } else if (openDoor && !closed && game.at(game.me.x, game.me.y) !== 4) {
+      log("close", await command("close", openDoor));
+      closed = true;
+    } else if (i === 10 && blockedDir()) {
+      log("move into rock", await command("move", blockedDir()));
+    } else {
+      const d = nextStep();
+      log(`move ${d}`, await command("move", d));
+    }
+    visit();
+    if (game.objs.has(`${game.me.x},${game.me.y}`)) log("pickup", await command("pickup"));
+  }
+  // At least one open and one close attempt, wherever we are.
+  if (!opened) log("open", await command("open", DIRS[0]));
+  if (!closed) log("close", await command("close", DIRS[4]));
+
+  // 7. an unknown message type
+  const errorsBefore2 = game.errors.length;
+  conn.send({ t: "dance", style: "jig" });
+  await conn.until("error unknown_type", () => game.errors.length > errorsBefore2);
+
+  // 8. a few more steps, and take stairs if we stand on some
+  for (let i = 0; i < 6; i++) {
+    log(`move`, await command("move", nextStep()));
+    visit();
+  }
+  const here = game.at(game.me.x, game.me.y);
+  log("down", await command(here === 11 ? "up" : "down"));
+
+  // Let anything still in flight arrive: a ping is answered after all that
+  // was sent before it has been handled.
+  conn.send({ t: "ping", id: 4243 });
+  await conn.waitFor("pong 4243", (m) => m.t === "pong" && m.id === 4243);
+
+  if (game.me.dead) {
+    const ms = Math.max(0, game.me.respawn - game.tick) * 1000 / game.welcome.tick_rate + WAIT_MS;
+    await conn.until("the snap after respawning", () => !game.me.dead, ms);
+  }
+  const me = game.me;
+  const summary = {
+    id: game.id,
+    tick: game.tick,
+    depth: game.depth,
+    w: game.w,
+    h: game.h,
+    x: me.x,
+    y: me.y,
+    hp: me.hp,
+    ack: game.ack,
+    last_seq: sentSeqs[sentSeqs.length - 1],
+    commands: sentSeqs.length,
+    known_cells: game.map.reduce((n, c) => n + (c !== 255 ? 1 : 0), 0),
+    visible_cells: game.visible.reduce((n, v) => n + v, 0),
+    terrain_here: game.at(me.x, me.y),
+    passable_here: game.passable(game.at(me.x, me.y)),
+    actors: [...game.actors.values()].map((a) => [a.id, a.x, a.y, a.hp]).sort((a, b) => a[0] - b[0]),
+    objs: game.objs.size,
+    errors: game.errors,
+    rejects: game.rejects.map(([, r]) => r),
+    events_seen: game.events,
+    event_kinds: game.eventKinds,
+    snaps: game.snaps,
+    deaths: game.deaths,
+    dropped: game.dropped,
+    pong: game.pongs.has(4242) && game.pongs.has(4243),
+    chat_echo: game.chats.some(([f, t]) => f === name && t === text),
+    script: moves,
+  };
+
+  // 9. Resume with the token and compare what we built from deltas with the
+  // server's own picture of the same character.
+  const built = {
+    depth: game.depth, w: game.w, h: game.h, x: me.x, y: me.y,
+    map: game.map, visible: game.visible, objs: new Map(game.objs),
+  };
+  await conn.close();
+  const again = new Game();
+  const conn2 = await join(again, w.token);
+  check(again.welcome.resumed === true, "resume with the token");
+  const diffs = [];
+  for (const k of ["depth", "w", "h", "x", "y"]) {
+    const v = k === "x" || k === "y" ? again.me[k] : again[k];
+    if (v !== built[k]) diffs.push(`${k}: built ${built[k]}, server ${v}`);
+  }
+  if (diffs.length === 0) {
+    let cells = 0;
+    for (let i = 0; i < built.map.length; i++) {
+      if (built.map[i] !== again.map[i]) {
+        cells++;
+        if (cells <= 5) diffs.push(`map (${i % game.w}, ${Math.floor(i / game.w)}): built ${built.map[i]}, server ${again.map[i]}`);
+      }
+    }
+    if (cells > 5) diffs.push(`... ${cells} map cells differ`);
+    let vis = 0;
+    for (let i = 0; i < built.visible.length; i++) if (built.visible[i] !== again.visible[i]) vis++;
+    if (vis) diffs.push(`${vis} cells differ in field of view`);
+    const objs = (m) => JSON.stringify([...m.entries()].sort());
+    if (objs(built.objs) !== objs(again.objs)) diffs.push(`objs: built ${objs(built.objs)}, server ${objs(again.objs)}`);
+  }
+  summary.resumed_id = again.id;
+  summary.resync_diffs = diffs;
+  await conn2.close();
+  check(diffs.length === 0, `state built from deltas differs from the server's snap: ${diffs.join("; ")}`);
+  return summary;
+}
+
+main().then(
+  (summary) => {
+    clearTimeout(runTimer);
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    process.exit(0);
+  },
+  (err) => {
+    clearTimeout(runTimer);
+    process.stderr.write(`client.mjs: ${err instanceof Unexpected ? err.message : err.stack || err}\n`);
+    process.exit(1);
+  },
+);

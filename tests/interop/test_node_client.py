@@ -1,0 +1,112 @@
+"""A client in another language, written from docs/protocol.md alone, plays
+against the real server.
+
+``client.mjs`` (Node) joins, plays about forty commands, sends one malformed
+frame and one unknown message type, keeps its state from the snapshot and the
+deltas as the document describes, resumes with its token and compares that
+state with the server's fresh snapshot, then prints a JSON summary. This test
+starts ``underhall serve`` as a subprocess, runs the Node client against it and
+checks the summary. Black-box: nothing here imports the project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+NODE = shutil.which("node")
+
+pytestmark = [
+    pytest.mark.skipif(NODE is None, reason="node is not installed"),
+    pytest.mark.skipif(not (HERE / "node_modules").is_dir(),
+                       reason="tests/interop/node_modules is missing (npm ci in tests/interop)"),
+]
+
+# Terrain codes fixed by the document that nobody can stand on.
+ROCK, WALL, CLOSED_DOOR, UNKNOWN = 0, 1, 3, 255
+
+
+def _underhall() -> str:
+    beside = Path(sys.executable).with_name("underhall")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("underhall")
+    if found is None:
+        pytest.skip("the underhall command is not installed")
+    return found
+
+
+def _wait_for_url(proc: subprocess.Popen[bytes], out: Path, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        match = re.search(r"listening on (ws://\S+)", out.read_text(errors="replace"))
+        if match:
+            return match.group(1)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"the server did not start: {out.read_text(errors='replace')}")
+
+
+def test_node_client_plays_against_the_server(tmp_path: Path) -> None:
+    assert NODE is not None
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "UNDERHALL_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    out, err = tmp_path / "server.out", tmp_path / "server.err"
+    with out.open("wb") as out_f, err.open("wb") as err_f:
+        proc = subprocess.Popen(
+            [_underhall(), "serve", "--host", "127.0.0.1", "--port", "0", "--seed", "3",
+             "--db", str(tmp_path / "world.db"), "--tick-rate", "20"],
+            stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL, env=env)
+    try:
+        url = _wait_for_url(proc, out, timeout=10)
+        run = subprocess.run([NODE, str(HERE / "client.mjs"), url, "interop_node"],
+                             cwd=HERE, capture_output=True, text=True, timeout=30, check=False)
+        assert run.returncode == 0, (
+            f"node client failed ({run.returncode}):\n{run.stderr}\n{run.stdout}\n"
+            f"server log:\n{err.read_text(errors='replace')[-3000:]}")
+        lines = run.stdout.strip().splitlines()
+        assert len(lines) == 1, run.stdout
+        s = json.loads(lines[0])
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+    # The documented non-fatal errors, and nothing else.
+    assert s["errors"] == ["bad_msgpack", "unknown_type"]
+    assert s["pong"] is True
+    assert s["chat_echo"] is True
+    assert s["commands"] >= 35
+    # Every command was answered: carried out or rejected, so ack caught up,
+    # and none went unanswered (not even when a death emptied the queue).
+    assert s["ack"] == s["last_seq"]
+    assert s["dropped"] == []
+
+    # Where it stands is inside the level, known, and a cell one can stand on.
+    assert 0 <= s["x"] < s["w"] and 0 <= s["y"] < s["h"]
+    assert s["depth"] >= 1
+    assert s["passable_here"] is True
+    assert s["terrain_here"] not in (ROCK, WALL, CLOSED_DOOR, UNKNOWN)
+    assert s["hp"] > 0
+
+    assert 0 < s["visible_cells"] <= s["known_cells"] <= s["w"] * s["h"]
+    # Its own actor is among the actors in view, where `me` says it is.
+    assert [s["id"], s["x"], s["y"], s["hp"]] in s["actors"]
+    assert [a[0] for a in s["actors"]] == sorted({a[0] for a in s["actors"]})
+
+    # The state built from deltas matched the server's snap on resuming.
+    assert s["resync_diffs"] == []
