@@ -8,24 +8,23 @@ a deadline (never a fixed long sleep). Skipped only when tmux is missing.
 from __future__ import annotations
 
 import os
-import queue
 import re
 import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.serverproc import running_server
+
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 UNDERHALL = Path(sys.executable).parent / "underhall"
 WIDTH, HEIGHT = 100, 30
-SERVER_START_TIMEOUT = 30.0
 SCREEN_TIMEOUT = 15.0
 
 _TICK = re.compile(r"Tick (\d+)")
@@ -58,50 +57,8 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def server_url(tmp_path: Path, home: Path) -> Iterator[str]:
     """Start ``underhall serve`` on a free port; yield its URL; stop it."""
-    cmd = [
-        sys.executable, "-m", "server.cli", "serve",
-        "--host", "127.0.0.1", "--port", "0", "--seed", "7",
-        "--tick-rate", "10", "--db", str(tmp_path / "world.db"),
-    ]  # fmt: skip
-    errors = (tmp_path / "server.stderr").open("w")
-    proc = subprocess.Popen(
-        cmd, cwd=tmp_path, env=_env(home), stdout=subprocess.PIPE, stderr=errors, text=True
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:  # keep reading so the server never blocks on stdout
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        url = None
-        while url is None:
-            left = deadline - time.monotonic()
-            if left <= 0 or proc.poll() is not None:
-                errors.flush()
-                pytest.fail(
-                    "server did not report 'listening on':\n"
-                    + (tmp_path / "server.stderr").read_text()
-                )
-            try:
-                line = lines.get(timeout=min(left, 0.5))
-            except queue.Empty:
-                continue
-            match = re.search(r"listening on (ws://\S+)", line)
-            if match:
-                url = match.group(1).rstrip("/")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        errors.close()
+    with running_server(tmp_path, seed=7, tick_rate=10, env=_env(home)) as url:
+        yield url.rstrip("/")
 
 
 class Tmux:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.serverproc import running_server
 
 HERE = Path(__file__).resolve().parent
 NODE = shutil.which("node")
@@ -35,56 +34,20 @@ pytestmark = [
 ROCK, WALL, CLOSED_DOOR, UNKNOWN = 0, 1, 3, 255
 
 
-def _underhall() -> str:
-    beside = Path(sys.executable).with_name("underhall")
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("underhall")
-    if found is None:
-        pytest.skip("the underhall command is not installed")
-    return found
-
-
-def _wait_for_url(proc: subprocess.Popen[bytes], out: Path, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        match = re.search(r"listening on (ws://\S+)", out.read_text(errors="replace"))
-        if match:
-            return match.group(1)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    raise AssertionError(f"the server did not start: {out.read_text(errors='replace')}")
-
-
 def test_node_client_plays_against_the_server(tmp_path: Path) -> None:
     assert NODE is not None
     home = tmp_path / "home"
     home.mkdir()
     env = {**os.environ, "UNDERHALL_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    out, err = tmp_path / "server.out", tmp_path / "server.err"
-    with out.open("wb") as out_f, err.open("wb") as err_f:
-        proc = subprocess.Popen(
-            [_underhall(), "serve", "--host", "127.0.0.1", "--port", "0", "--seed", "3",
-             "--db", str(tmp_path / "world.db"), "--tick-rate", "20"],
-            stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL, env=env)
-    try:
-        url = _wait_for_url(proc, out, timeout=10)
+    with running_server(tmp_path, seed=3, tick_rate=20, env=env) as url:
         run = subprocess.run([NODE, str(HERE / "client.mjs"), url, "interop_node"],
                              cwd=HERE, capture_output=True, text=True, timeout=30, check=False)
         assert run.returncode == 0, (
             f"node client failed ({run.returncode}):\n{run.stderr}\n{run.stdout}\n"
-            f"server log:\n{err.read_text(errors='replace')[-3000:]}")
-        lines = run.stdout.strip().splitlines()
-        assert len(lines) == 1, run.stdout
-        s = json.loads(lines[0])
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+            f"server log:\n{(tmp_path / 'server.log').read_text(errors='replace')[-3000:]}")
+    lines = run.stdout.strip().splitlines()
+    assert len(lines) == 1, run.stdout
+    s = json.loads(lines[0])
 
     # The documented non-fatal errors, and nothing else.
     assert s["errors"] == ["bad_msgpack", "unknown_type"]

@@ -10,16 +10,13 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from client.bots import run_bots, run_bots_async
-
-READY_TIMEOUT_S = 30.0
-STOP_TIMEOUT_S = 10.0
+from tests.serverproc import running_server
 
 
 def _free_port() -> int:
@@ -29,41 +26,11 @@ def _free_port() -> int:
         return port
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(STOP_TIMEOUT_S)
-
-
 @pytest.fixture
 def server_url(tmp_path: Path) -> Iterator[str]:
-    """Start ``server.cli serve`` (seed 7, 20 ticks/s); yield its URL once it listens."""
-    port = _free_port()
-    log_path = tmp_path / "server.log"
-    cmd = [
-        sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-        "--seed", "7", "--tick-rate", "20", "--db", str(tmp_path / "w.db"),
-    ]  # fmt: skip
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        expected = f"listening on ws://127.0.0.1:{port}".encode()
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while expected not in log_path.read_bytes():
-            if proc.poll() is not None:
-                pytest.fail(f"server exited ({proc.returncode}):\n{log_path.read_text()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"server not listening after {READY_TIMEOUT_S} s:\n"
-                            f"{log_path.read_text()}")  # fmt: skip
-            time.sleep(0.05)
-        yield f"ws://127.0.0.1:{port}"
-    finally:
-        _stop(proc)
+    """A real ``underhall serve`` (seed 7, 20 ticks/s); its URL once it listens."""
+    with running_server(tmp_path, seed=7, tick_rate=20) as url:
+        yield url
 
 
 async def test_24_bots_play_together(server_url: str) -> None:
