@@ -21,6 +21,7 @@ Order within a tick (RULES.md "one time model", STYLE.md "order is explicit"):
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -193,7 +194,7 @@ class World:
 
     # ----------------------------------------------------------- actors
 
-    def add_actor(self, make: Any, depth: int, x: int, y: int) -> Actor:
+    def add_actor(self, make: Callable[[int], Actor], depth: int, x: int, y: int) -> Actor:
         """Create an actor with ``make(actor_id)`` and place it on a free cell.
 
         Raises:
@@ -221,18 +222,21 @@ class World:
         """Bring a player into the world: new, or resumed from a saved record.
 
         A new player starts by the up staircase of depth 1; a resumed one at
-        its saved place (or the nearest free cell). Emits :class:`Joined`.
+        its saved place (or the nearest free cell), except that one saved
+        while dead comes back as a respawn would: by the up staircase of
+        depth 1, with full health. Emits :class:`Joined`.
 
         Raises:
             KeyError: Unknown ``class_key`` (new players only).
             LookupError: No free cell near the starting point.
         """
         if record is not None:
-            depth = max(1, int(record["depth"]))
+            dead = int(record["hp"]) <= 0
+            depth = 1 if dead else max(1, int(record["depth"]))
             level = self.level(depth)
             sx, sy = int(record["x"]), int(record["y"])
-            if not level.in_bounds(sx, sy):
-                sx, sy = level.stairs_up or (1, 1)
+            if dead or not level.in_bounds(sx, sy):
+                sx, sy = level.stairs_up or level.find(Terrain.FLOOR)[0]
             x, y = self.free_cell_near(depth, sx, sy)
 
             def make(aid: int) -> Actor:
@@ -247,8 +251,8 @@ class World:
             def make(aid: int) -> Actor:
                 return new_player(aid, name, cls, depth, x, y)
         actor = self.add_actor(make, depth, x, y)
-        if actor.hp <= 0:
-            actor.hp = actor.max_hp
+        if not actor.alive:
+            actor.hp, actor.en, actor.respawn_tick = actor.max_hp, actor.max_en, 0
         self._pending.append(Joined(actor.id, actor.name))
         return actor
 

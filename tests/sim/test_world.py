@@ -392,3 +392,21 @@ def test_taking_stairs_into_a_full_arrival_is_refused_without_side_effects() -> 
     events = act(world, p.id, Descend(), tag=7)
     assert Rejected(p.id, 7, RejectReason.OCCUPIED) in events
     assert p.depth == 1 and world.players_on(1) == 1 and world.players_on(2) == 1
+
+
+def test_a_character_saved_while_dead_comes_back_like_a_respawn() -> None:
+    world = make_world(ROOM, """
+        #######
+        #<...>#
+        #######
+    """)
+    p = world.join("ann")
+    world.levels[1].set_terrain(2, 1, Terrain.STAIRS_DOWN)
+    world.move_actor(p, 2, 1)
+    act(world, p.id, Descend())
+    world.move_actor(p, 4, 1)
+    p.hp = 0
+    record = world.leave(p.id)
+    back = world.join("ann", record=record)
+    assert (back.depth, back.x, back.y) == (1, 1, 1)
+    assert back.alive and back.hp == back.max_hp and back.respawn_tick == 0
