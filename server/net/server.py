@@ -85,15 +85,16 @@ class GameServer:
 
     async def run(self, ready: asyncio.Future[int] | None = None,
                   install_signals: bool = True) -> None:
-        """Serve until :meth:`stop` (or SIGINT/SIGTERM); then save and close.
+        """Serve until :meth:`stop` (or SIGINT, SIGTERM, SIGHUP); then save
+        every character, tell the players and close their connections.
 
         Args:
             ready: Set to the bound port once listening.
             install_signals: Stop on SIGINT and SIGTERM.
         """
         loop = asyncio.get_running_loop()
-        if install_signals:
-            for sig in (signal.SIGINT, signal.SIGTERM):
+        if install_signals:  # SIGHUP: the terminal running the server closed
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 loop.add_signal_handler(sig, self._stop.set)
         async with serve(self._handle, self.host, self.port, compression=None,
                          max_size=MAX_FRAME_BYTES, ping_interval=20, ping_timeout=20,
@@ -109,13 +110,17 @@ class GameServer:
                 await tick_task
             except asyncio.CancelledError:
                 pass
+            # Save first: closing handshakes with slow clients take time, and
+            # the process may be killed while they run.
+            self.game.save_all()
+            log.info("stopping: %d players saved", len(self.game.seats))
             data = encode_server(Error(code=ErrorCode.SHUTDOWN.value,
                                        msg="the server is stopping", fatal=True))
             for client in list(self.clients.values()):
                 self._send_raw(client, data)
-                await client.ws.close(1001, "server shutdown")
-        self.game.save_all()
-        log.info("stopped; %d players saved", len(self.game.seats))
+            await asyncio.gather(*(c.ws.close(1001, "server shutdown")
+                                   for c in list(self.clients.values())))
+        log.info("stopped")
 
     def stop(self) -> None:
         """Ask :meth:`run` to finish."""

@@ -230,3 +230,46 @@ async def test_a_client_that_stops_reading_is_skipped_then_dropped(
     reader.cancel()
     await _still_served(talker)
     stuck.transport.abort()
+
+
+async def test_sighup_saves_every_character_before_closing(tmp_path: Path) -> None:
+    """Closing the terminal that runs the server (SIGHUP) is a clean stop: every
+    character is saved before the closing handshakes, which a slow client can
+    drag out."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import websockets
+
+    from server.game.store import Store
+    from tests.serverproc import running_server
+
+    with running_server(tmp_path, seed=2) as url:
+        ws = await websockets.connect(url, compression=None)
+        await send(ws, {"t": "hello", "v": 1, "name": "slow"})
+        snap = await recv_until(ws, lambda m: m["t"] == "snap")
+        me: dict[str, object] = dict(snap["me"])
+        start = (me["x"], me["y"])
+        for seq, d in enumerate([[1, 0], [0, 1], [-1, 0], [0, -1], [1, 1], [-1, 1]]):
+            await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": d})
+            while True:
+                msg = await recv(ws)
+                me |= msg.get("me", {})
+                if msg.get("ack", -1) >= seq:
+                    break
+            if (me["x"], me["y"]) != start:
+                break
+        assert (me["x"], me["y"]) != start, "the character moved"
+        pid = int(subprocess.check_output(  # noqa: ASYNC221 -- a quick pgrep
+            ["pgrep", "-f", "--", f"--db {tmp_path / 'world.db'}"]).split()[0])
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(1.5)  # noqa: ASYNC251 -- on purpose: this client cannot answer the close
+        store = Store(tmp_path / "world.db")
+        found = store.load_player("slow")
+        store.close()
+        assert found is not None
+        assert (found[1]["x"], found[1]["y"]) == (me["x"], me["y"])
+        assert "stopping: 1 players saved" in (tmp_path / "server.log").read_text()
+        await ws.close()
