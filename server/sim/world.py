@@ -237,6 +237,10 @@ class World:
             sx, sy = int(record["x"]), int(record["y"])
             if dead or not level.in_bounds(sx, sy):
                 sx, sy = level.stairs_up or level.find(Terrain.FLOOR)[0]
+            elif level.terrain_at(sx, sy) == Terrain.DOOR_CLOSED:
+                # Saved standing in a doorway; the regenerated level has the
+                # door shut: it opens for the returning player.
+                self.set_terrain(depth, sx, sy, Terrain.DOOR_OPEN)
             x, y = self.free_cell_near(depth, sx, sy)
 
             def make(aid: int) -> Actor:

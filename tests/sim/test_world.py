@@ -410,3 +410,17 @@ def test_a_character_saved_while_dead_comes_back_like_a_respawn() -> None:
     back = world.join("ann", record=record)
     assert (back.depth, back.x, back.y) == (1, 1, 1)
     assert back.alive and back.hp == back.max_hp and back.respawn_tick == 0
+
+
+def test_a_character_saved_in_a_doorway_finds_the_door_open_again() -> None:
+    world = make_world(ROOM)
+    p = world.join("ann")
+    world.move_actor(p, 7, 3)
+    act(world, p.id, Move(1, 0))  # opens the door
+    act(world, p.id, Move(1, 0))  # steps into the doorway
+    assert (p.x, p.y) == (8, 3)
+    record = world.leave(p.id)
+    world.levels[1].set_terrain(8, 3, Terrain.DOOR_CLOSED)  # as on a regenerated level
+    back = world.join("ann", record=record)
+    assert (back.x, back.y) == (8, 3)
+    assert world.levels[1].terrain_at(8, 3) == Terrain.DOOR_OPEN
