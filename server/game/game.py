@@ -196,16 +196,15 @@ class Game:
         them per tick, so no single tick pays for writing everyone.
         """
         phase = self.world.tick % AUTOSAVE_TICKS
-        rows: list[tuple[str, str, dict[str, Any], int]] = [
-            (s.name, s.token_hash, self.world.actors[a].to_record(), self.world.tick)
-            for a, s in self.seats.items() if a % AUTOSAVE_TICKS == phase]
-        if rows:
-            self.store.save_players(rows)
+        self._save([a for a in self.seats if a % AUTOSAVE_TICKS == phase])
 
     def save_all(self) -> None:
         """Save every seated player's character."""
+        self._save(list(self.seats))
+
+    def _save(self, actor_ids: list[int]) -> None:
         rows: list[tuple[str, str, dict[str, Any], int]] = [
-            (s.name, s.token_hash, self.world.actors[a].to_record(), self.world.tick)
-            for a, s in self.seats.items()]
+            (self.seats[a].name, self.seats[a].token_hash, self.world.actors[a].to_record(),
+             self.world.tick) for a in actor_ids]
         if rows:
             self.store.save_players(rows)

@@ -92,8 +92,8 @@ def wire_kind(actor: Actor, content: Content) -> str:
 
 def actor_record(actor: Actor, viewer: int, content: Content) -> list[Any]:
     """``[id, kind, name, x, y, hp, max_hp, flags]``."""
-    return [actor.id, wire_kind(actor, content), actor.name, actor.x, actor.y, actor.hp, actor.max_hp,
-            actor_flags(actor, viewer)]
+    return [actor.id, wire_kind(actor, content), actor.name, actor.x, actor.y, actor.hp,
+            actor.max_hp, actor_flags(actor, viewer)]
 
 
 def me_fields(actor: Actor, next_xp: int) -> dict[str, Any]:

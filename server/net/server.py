@@ -90,7 +90,7 @@ class GameServer:
 
         Args:
             ready: Set to the bound port once listening.
-            install_signals: Stop on SIGINT and SIGTERM.
+            install_signals: Stop on SIGINT, SIGTERM and SIGHUP.
         """
         loop = asyncio.get_running_loop()
         if install_signals:  # SIGHUP: the terminal running the server closed

@@ -236,21 +236,20 @@ class World:
             level = self.level(depth)
             sx, sy = int(record["x"]), int(record["y"])
             if dead or not level.in_bounds(sx, sy):
-                sx, sy = level.stairs_up or level.find(Terrain.FLOOR)[0]
-            elif level.terrain_at(sx, sy) == Terrain.DOOR_CLOSED:
-                # Saved standing in a doorway; the regenerated level has the
-                # door shut: it opens for the returning player.
-                self.set_terrain(depth, sx, sy, Terrain.DOOR_OPEN)
-            x, y = self.free_cell_near(depth, sx, sy)
+                x, y = self._arrival(depth, Terrain.STAIRS_UP)
+            else:
+                if level.terrain_at(sx, sy) == Terrain.DOOR_CLOSED:
+                    # Saved standing in a doorway; the regenerated level has
+                    # the door shut: it opens for the returning player.
+                    self.set_terrain(depth, sx, sy, Terrain.DOOR_OPEN)
+                x, y = self.free_cell_near(depth, sx, sy)
 
             def make(aid: int) -> Actor:
                 return player_from_record(aid, record)
         else:
             cls = self.content.classes[class_key]
             depth = 1
-            level = self.level(depth)
-            sx, sy = level.stairs_up or level.find(Terrain.FLOOR)[0]
-            x, y = self.free_cell_near(depth, sx, sy)
+            x, y = self._arrival(depth, Terrain.STAIRS_UP)
 
             def make(aid: int) -> Actor:
                 return new_player(aid, name, cls, depth, x, y)
@@ -315,9 +314,7 @@ class World:
             if actor.id not in self.actors:
                 continue
             if actor.is_player and not actor.alive:
-                while actor.queue:
-                    tag, _ = actor.queue.popleft()
-                    self._reject(actor, tag, RejectReason.DEAD, events)
+                self._reject_queue(actor, RejectReason.DEAD, events)
                 continue
             if actor.next_act > tick:
                 continue
@@ -338,6 +335,12 @@ class World:
     def _reject(self, actor: Actor, tag: int, reason: RejectReason, events: list[Event]) -> None:
         actor.last_tag = tag
         events.append(Rejected(actor.id, tag, reason))
+
+    def _reject_queue(self, actor: Actor, reason: RejectReason, events: list[Event]) -> None:
+        """Refuse every command waiting in ``actor``'s queue, oldest first."""
+        while actor.queue:
+            tag, _ = actor.queue.popleft()
+            self._reject(actor, tag, reason, events)
 
     def _do(self, actor: Actor, command: Command, tag: int, events: list[Event]) -> None:
         reason = self._carry_out(actor, command, events)
@@ -524,9 +527,7 @@ class World:
             self._occ[victim.depth][victim.y, victim.x] = -1
             victim.hp = 0
             victim.respawn_tick = self.tick + RESPAWN_TICKS
-            while victim.queue:  # every command is answered, even by death
-                tag, _ = victim.queue.popleft()
-                self._reject(victim, tag, RejectReason.DEAD, events)
+            self._reject_queue(victim, RejectReason.DEAD, events)  # answered, even by death
             monsters.forget(self, victim.id)
         else:
             self._remove(victim)

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import pytest
-
 from server.content import default_content
 from server.sim.actors import Actor, Mind, new_monster
 from server.sim.level import Level
@@ -33,7 +29,3 @@ def spawn(world: World, kind: str, x: int, y: int, mind: Mind = Mind.ASLEEP,
     mdef = default_content().monsters[kind]
     return world.add_actor(lambda aid: new_monster(aid, mdef, depth, x, y, mind), depth, x, y)
 
-
-@pytest.fixture
-def world_factory() -> Callable[..., World]:
-    return make_world
