@@ -1,0 +1,664 @@
+"""Strict loader for ``damage_types.toml``: damage types, resistance rows, terrain and item rules.
+
+The file (documented field by field at its top) holds four parts: ``[status]``
+(stacking of stun, confusion and fear), ``[haters]`` (item categories each
+element destroys), ``[[terrain]]`` (damage adjustment and dodge per terrain)
+and one ``[[damage_type]]`` record per entry of ``DAMAGE_TYPES``, in that
+order. Everything is checked: unknown, missing and duplicate keys, wrong types
+(a bool is never a number), bad fractions, unknown names and out-of-range
+numbers raise ``ContentError`` naming the file, the record and the field.
+
+Besides frozen definitions, the loader builds numpy lookup tables indexed
+``[terrain, damage_type]`` so callers can adjust whole arrays at once.
+Source of the numbers: seed 003 (``seeds/003_870af7f93e8e7619.txt``) and
+``reference/angband_gf.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from fractions import Fraction
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+from server.content.schema import (
+    DAMAGE_TYPES,
+    ITEM_CATEGORIES,
+    MONSTER_FLAGS,
+    N_TERRAIN,
+    RESIST_MAX,
+    RESIST_MIN,
+    ContentError,
+    Terrain,
+)
+
+DAMAGE_FILE: Final = Path(__file__).with_name("data") / "damage_types.toml"
+"""The shipped damage-type data."""
+
+N_DAMAGE_TYPES: Final = len(DAMAGE_TYPES)
+"""Number of damage types; tables indexed by damage type have this length."""
+
+
+class TerrainShare(IntEnum):
+    """How much of the terrain adjustment a damage type takes, in halves (seed 003 "Terr")."""
+
+    NONE = 0
+    HALF = 1
+    FULL = 2
+
+
+class SideEffect(IntEnum):
+    """A side effect of a damage type on a monster; values are sent on the wire."""
+
+    STUN = 0
+    CONFUSION = 1
+    TELEPORT = 2
+    KNOCK_BACK = 3
+    SLOW = 4
+    SLEEP = 5
+    FEAR = 6
+    POLYMORPH = 7
+    HEAL = 8
+    CLONE = 9
+    DRAIN_ENERGY = 10
+
+
+class AmountRoll(IntEnum):
+    """How a side effect's amount is drawn: exactly, or uniformly in ``1..amount``."""
+
+    FIXED = 0
+    UNIFORM = 1
+
+
+class Save(IntEnum):
+    """Which saving throw a side effect allows (see ``StatusRules``)."""
+
+    NONE = 0
+    LEVEL = 1
+    POLYMORPH = 2
+
+
+@dataclass(frozen=True, slots=True)
+class ResistRow:
+    """One row of a resistance chain: ``level`` (non-zero) or ``flag`` (non-empty) matches."""
+
+    level: int
+    flag: str
+    take: tuple[Fraction, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffectDef:
+    """One side effect of a damage type (fields as in the data file)."""
+
+    effect: SideEffect
+    chance: Fraction
+    above: int
+    base: int
+    divisor: int
+    cap: int
+    cap_above: int
+    roll: AmountRoll
+    unless_resisted: bool
+    save: Save
+
+
+@dataclass(frozen=True, slots=True)
+class TerrainEffectDef:
+    """A terrain change a damage type may cause (``source`` is the data's ``from``)."""
+
+    source: Terrain
+    to: tuple[Terrain, ...]
+    above: int
+    low: int
+    high: int
+    high_per_water: int
+    shift_per_water: int
+
+
+@dataclass(frozen=True, slots=True)
+class FloorItemRule:
+    """Destruction of floor items of ``categories`` (the ``haters`` class)."""
+
+    haters: str
+    categories: tuple[str, ...]
+    threshold: int
+    ignore: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DamageTypeDef:
+    """Everything one damage type does (``[[damage_type]]`` record)."""
+
+    key: str
+    name: str
+    gf: tuple[str, ...]
+    terrain: TerrainShare
+    deals_damage: bool
+    implied_by: tuple[str, ...]
+    resist: tuple[ResistRow, ...]
+    side_effects: tuple[SideEffectDef, ...]
+    terrain_effects: tuple[TerrainEffectDef, ...]
+    floor_items: tuple[FloorItemRule, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TerrainAdjustDef:
+    """Damage adjustment on one terrain; ``adjust`` entries replace ``all``."""
+
+    terrain: Terrain
+    dodge: Fraction
+    all: Fraction
+    adjust: Mapping[str, Fraction]
+
+    def fraction(self, damage_type: str) -> Fraction:
+        """The (unscaled) adjustment fraction for ``damage_type`` on this terrain."""
+        return self.adjust.get(damage_type, self.all)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRules:
+    """Stacking, immunities and saves shared by all side effects (``[status]``)."""
+
+    max_turns: int
+    restack: Fraction
+    stun_immune: tuple[str, ...]
+    confusion_immune: tuple[str, ...]
+    flag_immune: Mapping[str, SideEffect]
+    save_bonus: int
+    save_bonus_unique: int
+    polymorph_die: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DamageTypes:
+    """The loaded file plus its lookup tables (all arrays read-only).
+
+    Attributes:
+        types: One definition per ``DAMAGE_TYPES`` entry, in that order.
+        index: Damage type key -> its index in ``types`` and table columns.
+        status: The ``[status]`` rules.
+        haters: Hater class -> item categories.
+        terrain: One ``TerrainAdjustDef`` per ``Terrain``, indexed by value
+            (zero adjustment and no dodge for terrain without a record).
+        adjust_num, adjust_den: ``int32[N_TERRAIN, N_DAMAGE_TYPES]``, the
+            unscaled adjustment fraction (before the type's terrain share).
+        share: ``int8[N_DAMAGE_TYPES]``, the ``TerrainShare`` of each type.
+        terrain_adjust: ``float64[N_TERRAIN, N_DAMAGE_TYPES]``, the effective
+            adjustment ``num / den * share / 2`` for vectorised estimates (the
+            exact rule truncates twice; see ``server.sim.damage``).
+        dodge: ``float64[N_TERRAIN]``, the dodge chance of a mobile monster.
+    """
+
+    types: tuple[DamageTypeDef, ...]
+    index: Mapping[str, int]
+    status: StatusRules
+    haters: Mapping[str, tuple[str, ...]]
+    terrain: tuple[TerrainAdjustDef, ...]
+    adjust_num: NDArray[np.int32]
+    adjust_den: NDArray[np.int32]
+    share: NDArray[np.int8]
+    terrain_adjust: NDArray[np.float64]
+    dodge: NDArray[np.float64]
+
+    def __getitem__(self, key: str) -> DamageTypeDef:
+        """The definition of damage type ``key``; raises KeyError if unknown."""
+        return self.types[self.index[key]]
+
+
+# --- value checks: each returns the converted value or raises _Invalid --------------
+
+_Check = Callable[[Any], Any]
+_REQUIRED: Final = object()
+_FRACTION_RE: Final = re.compile(r"[+-]?[0-9]+(?:/[0-9]+)?")
+_KEY_RE: Final = re.compile(r"[a-z][a-z0-9_]*")
+_GF_RE: Final = re.compile(r"GF_[A-Z_]+")
+_TERRAIN_NAMES: Final = tuple(t.name.lower() for t in Terrain)
+_EFFECT_NAMES: Final = tuple(e.name.lower() for e in SideEffect)
+
+
+class _Invalid(Exception):
+    """A value failed its check; ``path`` locates it inside the field (``[2].take``)."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+    def under(self, name: str) -> _Invalid:
+        """The same failure seen from the enclosing field ``name``."""
+        if not self.path:
+            return _Invalid(self.message, name)
+        sep = "" if self.path.startswith("[") else "."
+        return _Invalid(self.message, f"{name}{sep}{self.path}")
+
+
+def _int(lo: int, hi: int | None = None) -> _Check:
+    want = f"an int in {lo}..{hi}" if hi is not None else f"an int >= {lo}"
+
+    def check(value: Any) -> int:
+        if type(value) is not int or value < lo or (hi is not None and value > hi):
+            raise _Invalid(f"must be {want}, got {value!r}")
+        return value
+
+    return check
+
+
+def _bool(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _Invalid(f"must be true or false, got {value!r}")
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _Invalid(f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def _fraction(lo: Fraction, hi: Fraction, *, open_lo: bool = False) -> _Check:
+    want = f'a fraction string "n/d" in {"(" if open_lo else "["}{lo}, {hi}]'
+
+    def check(value: Any) -> Fraction:
+        if not isinstance(value, str) or not _FRACTION_RE.fullmatch(value):
+            raise _Invalid(f"must be {want}, got {value!r}")
+        if "/" in value and int(value.split("/")[1]) == 0:
+            raise _Invalid(f"must be {want} with a non-zero denominator, got {value!r}")
+        result = Fraction(value)
+        if result < lo or result > hi or (open_lo and result == lo):
+            raise _Invalid(f"must be {want}, got {value!r}")
+        return result
+
+    return check
+
+
+def _choice(options: tuple[str, ...], what: str) -> _Check:
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or value not in options:
+            raise _Invalid(f"must be a {what} ({', '.join(options)}), got {value!r}")
+        return value
+
+    return check
+
+
+def _list(item: _Check, *, unique: bool = False, nonempty: bool = False) -> _Check:
+    def check(value: Any) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise _Invalid(f"must be a list, got {value!r}")
+        if nonempty and not value:
+            raise _Invalid("must not be empty")
+        out = []
+        for number, raw in enumerate(value, start=1):
+            try:
+                out.append(item(raw))
+            except _Invalid as exc:
+                raise exc.under(f"[{number}]") from None
+        if unique and len(set(out)) != len(out):
+            raise _Invalid(f"lists an entry twice: {value!r}")
+        return tuple(out)
+
+    return check
+
+
+def _fields(raw: Any, spec: dict[str, tuple[_Check, Any]]) -> dict[str, Any]:
+    """Check a table against ``spec`` (name -> (check, default or _REQUIRED))."""
+    if not isinstance(raw, dict):
+        raise _Invalid(f"must be a table, got {raw!r}")
+    for name in raw:
+        if name not in spec:
+            raise _Invalid(f"unknown field (allowed: {', '.join(spec)})", name)
+    out: dict[str, Any] = {}
+    for name, (check, default) in spec.items():
+        if name not in raw:
+            if default is _REQUIRED:
+                raise _Invalid("missing required field", name)
+            out[name] = default
+            continue
+        try:
+            out[name] = check(raw[name])
+        except _Invalid as exc:
+            raise exc.under(name) from None
+    return out
+
+
+_DAMAGE_TYPE = _choice(DAMAGE_TYPES, "damage type")
+_TERRAIN = _choice(_TERRAIN_NAMES, "terrain")
+_ANY_FRACTION = _fraction(Fraction(-1), Fraction(1))
+_PROBABILITY = _fraction(Fraction(0), Fraction(1))
+
+
+def _gf(value: Any) -> str:
+    if not isinstance(value, str) or not _GF_RE.fullmatch(value):
+        raise _Invalid(f"must be a GF_ name (GF_[A-Z_]+), got {value!r}")
+    return value
+
+
+def _resist_row(value: Any) -> ResistRow:
+    raw = _fields(value, {
+        "level": (_int(RESIST_MIN, RESIST_MAX), 0),
+        "flag": (_choice(MONSTER_FLAGS, "monster flag"), ""),
+        "take": (_list(_fraction(Fraction(0), Fraction(10)), nonempty=True), _REQUIRED),
+    })  # fmt: skip
+    if (raw["level"] == 0) == (raw["flag"] == ""):
+        raise _Invalid("a row needs exactly one of a non-zero 'level' or a 'flag'", "level")
+    return ResistRow(**raw)
+
+
+def _side_effect(value: Any) -> SideEffectDef:
+    raw = _fields(value, {
+        "effect": (_choice(_EFFECT_NAMES, "side effect"), _REQUIRED),
+        "chance": (_fraction(Fraction(0), Fraction(1), open_lo=True), _REQUIRED),
+        "above": (_int(0), _REQUIRED),
+        "base": (_int(0), _REQUIRED),
+        "divisor": (_int(0), _REQUIRED),
+        "cap": (_int(0), _REQUIRED),
+        "cap_above": (_int(0), _REQUIRED),
+        "roll": (_choice(("fixed", "uniform"), "roll"), _REQUIRED),
+        "unless_resisted": (_bool, _REQUIRED),
+        "save": (_choice(("none", "level", "polymorph"), "save"), _REQUIRED),
+    })  # fmt: skip
+    if raw["base"] == 0 and raw["divisor"] == 0:
+        raise _Invalid("base and divisor are both 0, so the amount is always 0", "base")
+    raw["effect"] = SideEffect[raw["effect"].upper()]
+    raw["roll"] = AmountRoll[raw["roll"].upper()]
+    raw["save"] = Save[raw["save"].upper()]
+    return SideEffectDef(**raw)
+
+
+def _terrain_effect(value: Any) -> TerrainEffectDef:
+    raw = _fields(value, {
+        "from": (_TERRAIN, _REQUIRED),
+        "to": (_list(_TERRAIN, nonempty=True), _REQUIRED),
+        "above": (_int(0), _REQUIRED),
+        "low": (_int(0), _REQUIRED),
+        "high": (_int(0), _REQUIRED),
+        "high_per_water": (_int(0), _REQUIRED),
+        "shift_per_water": (_int(-10_000, 10_000), _REQUIRED),
+    })  # fmt: skip
+    if raw["high"] < raw["low"]:
+        raise _Invalid(f"must be >= low ({raw['low']}), got {raw['high']}", "high")
+    return TerrainEffectDef(
+        source=Terrain[raw.pop("from").upper()],
+        to=tuple(Terrain[t.upper()] for t in raw.pop("to")),
+        **raw,
+    )
+
+
+def _floor_rule(haters: Mapping[str, tuple[str, ...]]) -> _Check:
+    def check(value: Any) -> FloorItemRule:
+        raw = _fields(value, {
+            "haters": (_choice(tuple(haters), "[haters] name"), _REQUIRED),
+            "threshold": (_int(0), _REQUIRED),
+            "ignore": (_bool, _REQUIRED),
+        })  # fmt: skip
+        if raw["ignore"] and raw["haters"] not in DAMAGE_TYPES:
+            raise _Invalid(f"no ignore flag for {raw['haters']!r} (not a damage type)", "ignore")
+        return FloorItemRule(categories=haters[raw["haters"]], **raw)
+
+    return check
+
+
+def _check_chain(rows: tuple[ResistRow, ...]) -> None:
+    """Reject resistance rows that can never match because an earlier row wins."""
+    flags: set[str] = set()
+    last_pos, last_neg = RESIST_MAX + 1, RESIST_MIN - 1
+    for number, row in enumerate(rows, start=1):
+        if row.flag:
+            if row.flag in flags:
+                raise _Invalid(f"flag {row.flag!r} already has a row", f"[{number}].flag")
+            flags.add(row.flag)
+        elif row.level > 0:
+            if row.level >= last_pos:
+                raise _Invalid(
+                    f"level {row.level} is hidden by an earlier row", f"[{number}].level"
+                )
+            last_pos = row.level
+        else:
+            if row.level <= last_neg:
+                raise _Invalid(
+                    f"level {row.level} is hidden by an earlier row", f"[{number}].level"
+                )
+            last_neg = row.level
+
+
+def _damage_type(haters: Mapping[str, tuple[str, ...]], value: Any) -> DamageTypeDef:
+    raw = _fields(value, {
+        "key": (_DAMAGE_TYPE, _REQUIRED),
+        "name": (_text, _REQUIRED),
+        "gf": (_list(_gf, unique=True, nonempty=True), _REQUIRED),
+        "terrain": (_choice(("full", "half", "none"), "terrain share"), _REQUIRED),
+        "deals_damage": (_bool, _REQUIRED),
+        "implied_by": (_list(_DAMAGE_TYPE, unique=True), ()),
+        "resist": (_list(_resist_row), ()),
+        "side_effects": (_list(_side_effect), ()),
+        "terrain_effects": (_list(_terrain_effect), ()),
+        "floor_items": (_list(_floor_rule(haters)), ()),
+    })  # fmt: skip
+    try:
+        _check_chain(raw["resist"])
+    except _Invalid as exc:
+        raise exc.under("resist") from None
+    if raw["key"] in raw["implied_by"]:
+        raise _Invalid("a damage type cannot imply itself", "implied_by")
+    sources = [fx.source for fx in raw["terrain_effects"]]
+    for number, source in enumerate(sources, start=1):
+        if source in sources[: number - 1]:
+            raise _Invalid(
+                f"second row from {source.name.lower()!r}", f"terrain_effects[{number}].from"
+            )
+    raw["terrain"] = TerrainShare[raw["terrain"].upper()]
+    return DamageTypeDef(**raw)
+
+
+# --- the file ----------------------------------------------------------------------
+
+_TOP: Final = ("status", "haters", "terrain", "damage_type")
+
+
+def _fail(file: str, where: str, exc: _Invalid) -> ContentError:
+    field = f"field {exc.path!r}: " if exc.path else ""
+    return ContentError(f"{file}: {where}: {field}{exc.message}")
+
+
+def _records(file: str, data: dict[str, Any], kind: str) -> list[Any]:
+    records = data[kind]
+    if not isinstance(records, list) or not records:
+        raise ContentError(f"{file}: must hold [[{kind}]] tables")
+    return records
+
+
+def _ident(raw: Any, number: int) -> str:
+    key = raw.get("key") if isinstance(raw, dict) else None
+    return repr(key) if isinstance(key, str) and _KEY_RE.fullmatch(key) else f"#{number}"
+
+
+def _flag_immune(value: Any) -> Mapping[str, SideEffect]:
+    if not isinstance(value, dict):
+        raise _Invalid(f"must be a table of monster flag = side effect, got {value!r}")
+    out: dict[str, SideEffect] = {}
+    for flag, effect in value.items():
+        try:
+            _choice(MONSTER_FLAGS, "monster flag")(flag)
+            out[flag] = SideEffect[_choice(_EFFECT_NAMES, "side effect")(effect).upper()]
+        except _Invalid as exc:
+            raise exc.under(flag) from None
+    return MappingProxyType(out)
+
+
+def _load_status(file: str, raw: Any) -> StatusRules:
+    try:
+        return StatusRules(**_fields(raw, {
+            "max_turns": (_int(1), _REQUIRED),
+            "restack": (_PROBABILITY, _REQUIRED),
+            "stun_immune": (_list(_DAMAGE_TYPE, unique=True), _REQUIRED),
+            "confusion_immune": (_list(_DAMAGE_TYPE, unique=True), _REQUIRED),
+            "flag_immune": (_flag_immune, _REQUIRED),
+            "save_bonus": (_int(0), _REQUIRED),
+            "save_bonus_unique": (_int(0), _REQUIRED),
+            "polymorph_die": (_int(1), _REQUIRED),
+        }))  # fmt: skip
+    except _Invalid as exc:
+        raise _fail(file, "status", exc) from None
+
+
+def _load_haters(file: str, raw: Any) -> Mapping[str, tuple[str, ...]]:
+    if not isinstance(raw, dict):
+        raise ContentError(f"{file}: haters: must be a table, got {raw!r}")
+    check = _list(_choice(ITEM_CATEGORIES, "item category"), unique=True)
+    out: dict[str, tuple[str, ...]] = {}
+    for name, categories in raw.items():
+        try:
+            if not _KEY_RE.fullmatch(name):
+                raise _Invalid(f"must be a lower-case identifier, got {name!r}")
+            out[name] = check(categories)
+        except _Invalid as exc:
+            raise _fail(file, "haters", exc.under(name)) from None
+    return MappingProxyType(out)
+
+
+def _adjust_table(value: Any) -> Mapping[str, Fraction]:
+    if not isinstance(value, dict):
+        raise _Invalid(f"must be a table of damage type = fraction, got {value!r}")
+    out: dict[str, Fraction] = {}
+    for name, raw in value.items():
+        try:
+            out[_DAMAGE_TYPE(name)] = _ANY_FRACTION(raw)
+        except _Invalid as exc:
+            raise exc.under(name) from None
+    return MappingProxyType(out)
+
+
+def _load_terrain(file: str, records: list[Any]) -> tuple[TerrainAdjustDef, ...]:
+    found: dict[Terrain, TerrainAdjustDef] = {}
+    for number, raw in enumerate(records, start=1):
+        where = f"terrain {_ident(raw, number)}"
+        try:
+            fields = _fields(raw, {
+                "key": (_TERRAIN, _REQUIRED),
+                "dodge": (_PROBABILITY, _REQUIRED),
+                "all": (_ANY_FRACTION, _REQUIRED),
+                "adjust": (_adjust_table, _REQUIRED),
+            })  # fmt: skip
+        except _Invalid as exc:
+            raise _fail(file, where, exc) from None
+        terrain = Terrain[fields.pop("key").upper()]
+        if terrain in found:
+            raise _fail(file, where, _Invalid("duplicate terrain record", "key"))
+        found[terrain] = TerrainAdjustDef(terrain=terrain, **fields)
+    none: Mapping[str, Fraction] = MappingProxyType({})
+    return tuple(found.get(t, TerrainAdjustDef(t, Fraction(0), Fraction(0), none)) for t in Terrain)
+
+
+def _load_types(
+    file: str, records: list[Any], haters: Mapping[str, tuple[str, ...]]
+) -> tuple[DamageTypeDef, ...]:
+    out: list[DamageTypeDef] = []
+    first: dict[str, int] = {}
+    for number, raw in enumerate(records, start=1):
+        where = f"damage_type {_ident(raw, number)}"
+        try:
+            record = _damage_type(haters, raw)
+        except _Invalid as exc:
+            raise _fail(file, where, exc) from None
+        if record.key in first:
+            raise _fail(file, where, _Invalid(
+                f"duplicate key {record.key!r} (first used by record #{first[record.key]})", "key"
+            ))  # fmt: skip
+        first[record.key] = number
+        expected = DAMAGE_TYPES[number - 1] if number <= N_DAMAGE_TYPES else None
+        if record.key != expected:
+            raise _fail(file, where, _Invalid(
+                f"record #{number} must be {expected!r} (one record per damage type, "
+                "in DAMAGE_TYPES order)", "key",
+            ))  # fmt: skip
+        out.append(record)
+    if len(out) < N_DAMAGE_TYPES:
+        missing = ", ".join(DAMAGE_TYPES[len(out) :])
+        raise ContentError(
+            f"{file}: expected {N_DAMAGE_TYPES} [[damage_type]] records (one per damage type, "
+            f"in DAMAGE_TYPES order), got {len(out)}; missing {missing}"
+        )
+    return tuple(out)
+
+
+def _frozen(array: NDArray[Any]) -> NDArray[Any]:
+    array.flags.writeable = False
+    return array
+
+
+def load_damage_types(path: Path | None = None) -> DamageTypes:
+    """Load and check ``damage_types.toml``.
+
+    Args:
+        path: The file to read; the shipped ``data/damage_types.toml`` when None.
+
+    Returns:
+        The checked definitions and their lookup tables.
+
+    Raises:
+        ContentError: The file is missing or not TOML, or breaks a rule
+            documented at its top; the message names the file, the record
+            and the field.
+    """
+    path = DAMAGE_FILE if path is None else path
+    file = path.name
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise ContentError(f"{file}: cannot read: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ContentError(f"{file}: invalid TOML: {exc}") from exc
+    for name in data:
+        if name not in _TOP:
+            raise ContentError(
+                f"{file}: unknown top-level key {name!r} (allowed: {', '.join(_TOP)})"
+            )
+    for name in _TOP:
+        if name not in data:
+            raise ContentError(f"{file}: missing top-level table {name!r}")
+    status = _load_status(file, data["status"])
+    haters = _load_haters(file, data["haters"])
+    terrain = _load_terrain(file, _records(file, data, "terrain"))
+    types = _load_types(file, _records(file, data, "damage_type"), haters)
+
+    num = np.zeros((N_TERRAIN, N_DAMAGE_TYPES), dtype=np.int32)
+    den = np.ones((N_TERRAIN, N_DAMAGE_TYPES), dtype=np.int32)
+    for t, adjust in enumerate(terrain):
+        for d, key in enumerate(DAMAGE_TYPES):
+            frac = adjust.fraction(key)
+            num[t, d], den[t, d] = frac.numerator, frac.denominator
+    share = np.array([int(dt.terrain) for dt in types], dtype=np.int8)
+    effective = num / den * (share / 2.0)[np.newaxis, :] + 0.0  # + 0.0: no -0.0
+    dodge = np.array([float(adjust.dodge) for adjust in terrain], dtype=np.float64)
+    return DamageTypes(
+        types=types,
+        index=MappingProxyType({key: i for i, key in enumerate(DAMAGE_TYPES)}),
+        status=status,
+        haters=haters,
+        terrain=terrain,
+        adjust_num=_frozen(num),
+        adjust_den=_frozen(den),
+        share=_frozen(share),
+        terrain_adjust=_frozen(effective.astype(np.float64)),
+        dodge=_frozen(dodge),
+    )
+
+
+@functools.cache
+def default_damage_types() -> DamageTypes:
+    """Return the shipped damage types, loaded once and shared.
+
+    Raises:
+        ContentError: The shipped data is invalid (a packaging bug).
+    """
+    return load_damage_types()
