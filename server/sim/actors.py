@@ -21,6 +21,9 @@ from numpy.typing import NDArray
 from server.content import ClassDef, MonsterDef
 from server.sim.commands import Command
 from server.sim.fov import FieldOfView
+from server.sim.hunger import Nourishment, new_nourishment
+from server.sim.items import Bonus, Item, clamp_resist
+from server.sim.status import Statuses
 
 PLAYER_KIND = "player"
 
@@ -72,7 +75,20 @@ class Actor:
     cls: str | None = None
     flags: frozenset[str] = frozenset()
     resist: dict[str, int] = field(default_factory=dict)
-    inventory: list[str] = field(default_factory=list)
+    inventory: list[Item] = field(default_factory=list)
+    equipment: dict[str, Item] = field(default_factory=dict)
+    bonus: Bonus = field(default_factory=Bonus)
+    abilities: set[str] = field(default_factory=set)
+    statuses: Statuses = field(default_factory=Statuses)
+    food: Nourishment = field(default_factory=new_nourishment)
+    known_spells: dict[str, int] = field(default_factory=dict)
+    """Spell key -> tick it was learned (or last refreshed), in learning order."""
+    skills: dict[str, int] = field(default_factory=dict)
+    """Spell school -> training points (seed 004: successful casts train a school)."""
+    choices_owed: int = 0
+    reveal: int = 0
+    """Radius of map to reveal at the next view update (scrying, magic mapping)."""
+    """Rewards owed for every fifth level (seed 001), not yet chosen."""
     mind: Mind = Mind.AWAKE
     target: int | None = None
     target_seen: tuple[int, int] | None = None
@@ -98,6 +114,25 @@ class Actor:
         return self.hp > 0
 
     @property
+    def eff_power(self) -> int:
+        """Power including equipment (seed 001: the die size of the damage roll)."""
+        return self.power + self.bonus.power
+
+    @property
+    def eff_defence(self) -> int:
+        """Defence including equipment (seed 001)."""
+        return self.defence + self.bonus.defence
+
+    @property
+    def eff_accuracy(self) -> float:
+        """Accuracy times the wielded weapon's factor (seed 002)."""
+        return self.accuracy * self.bonus.accuracy
+
+    def resistance(self, damage_type: str) -> int:
+        """Resistance level against ``damage_type``, equipment included, in -3..3."""
+        return clamp_resist(self.resist.get(damage_type, 0) + self.bonus.resist.get(damage_type, 0))
+
+    @property
     def immobile(self) -> bool:
         """True for monsters that cannot move (they have no courage)."""
         return "immobile" in self.flags
@@ -112,7 +147,12 @@ class Actor:
             "level": self.level, "hp": self.hp, "max_hp": self.max_hp, "en": self.en,
             "max_en": self.max_en, "power": self.power, "defence": self.defence,
             "accuracy": self.accuracy, "dodge": self.dodge, "speed": self.speed,
-            "strength": self.strength, "xp": self.xp, "inventory": list(self.inventory),
+            "strength": self.strength, "xp": self.xp,
+            "inventory": [i.to_record() for i in self.inventory],
+            "equipment": {slot: i.letter for slot, i in sorted(self.equipment.items())},
+            "abilities": sorted(self.abilities), "resist": dict(sorted(self.resist.items())), "spells": dict(self.known_spells),
+            "skills": dict(self.skills), "choices": self.choices_owed,
+            "food": [self.food.nourishment, self.food.hunger, self.food.countdown],
             "memory": {
                 str(d): [list(m.shape), m.tobytes()] for d, m in sorted(self.memory.items())
             },
@@ -125,7 +165,7 @@ def new_player(actor_id: int, name: str, cls: ClassDef, depth: int, x: int, y: i
         id=actor_id, kind=PLAYER_KIND, name=name, depth=depth, x=x, y=y, level=1,
         hp=cls.health, max_hp=cls.health, en=cls.energy, max_en=cls.energy,
         power=cls.power, defence=cls.defence, accuracy=cls.accuracy, dodge=cls.dodge,
-        speed=cls.speed, strength=cls.strength, cls=cls.key, inventory=list(cls.start_items),
+        speed=cls.speed, strength=cls.strength, cls=cls.key, abilities=set(cls.abilities),
     )
 
 
@@ -144,8 +184,20 @@ def player_from_record(actor_id: int, record: dict[str, Any]) -> Actor:
         dodge=float(record["dodge"]), speed=int(record["speed"]),
         strength=int(record["strength"]), xp=int(record["xp"]),
         cls=None if record["cls"] is None else str(record["cls"]),
-        inventory=[str(i) for i in record["inventory"]],
+        inventory=[Item.from_record(i) for i in record["inventory"]],
     )
+    actor.abilities = {str(a) for a in record.get("abilities", ())}
+    actor.resist = {str(k): int(v) for k, v in record.get("resist", {}).items()}
+    actor.known_spells = {str(k): int(v) for k, v in record.get("spells", {}).items()}
+    actor.skills = {str(k): int(v) for k, v in record.get("skills", {}).items()}
+    actor.choices_owed = int(record.get("choices", 0))
+    if "food" in record:
+        nourishment, rating, countdown = record["food"]
+        actor.food = Nourishment(int(nourishment), int(rating), int(countdown))
+    for slot, letter in record.get("equipment", {}).items():
+        item = next((i for i in actor.inventory if i.letter == letter), None)
+        if item is not None:
+            actor.equipment[str(slot)] = item
     for depth, (shape, raw) in record["memory"].items():
         mem = np.frombuffer(raw, dtype=np.uint8).reshape(shape).copy()
         actor.memory[int(depth)] = mem

@@ -26,6 +26,18 @@ class RejectReason(IntEnum):
     MONSTER_IN_VIEW = 9
     LAVA = 10
     QUEUE_FULL = 11
+    NO_ITEM = 12
+    PACK_FULL = 13
+    WRONG_ITEM = 14
+    CURSED = 15
+    FULL = 16
+    NO_ENERGY = 17
+    CANNOT_CAST = 18
+    UNKNOWN_SPELL = 19
+    NO_TARGET = 20
+    NO_CHOICE = 21
+    CONFUSED = 22
+    AFRAID = 23
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +176,204 @@ class Left:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """An actor dropped an item (by content key) on its cell."""
+
+    depth: int
+    x: int
+    y: int
+    actor: int
+    item: str
+
+
+@dataclass(frozen=True, slots=True)
+class Used:
+    """An actor ate, quaffed, read, zapped or blew an item (``verb`` says which)."""
+
+    depth: int
+    x: int
+    y: int
+    actor: int
+    verb: str
+    item: str
+
+
+@dataclass(frozen=True, slots=True)
+class Thrown:
+    """An actor threw ``item`` (content key) from ``(x, y)`` towards ``target``."""
+
+    depth: int
+    x: int
+    y: int
+    actor: int
+    item: str
+    target: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Flew:
+    """A projectile moved through ``cells`` this tick (``(x, y)`` is where it is now).
+
+    ``item`` is the content key of a thrown object, or ``"bolt:<damage type>"``
+    for a bolt.
+    """
+
+    depth: int
+    x: int
+    y: int
+    projectile: int
+    item: str
+    cells: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Landed:
+    """A projectile stopped at ``(x, y)``; ``shattered`` if it broke (seed 001 fragile)."""
+
+    depth: int
+    x: int
+    y: int
+    projectile: int
+    item: str
+    shattered: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Harmed:
+    """``target`` took ``damage`` of ``damage_type`` from something other than melee.
+
+    ``source`` is the actor responsible (None for terrain, hunger, statuses);
+    ``cause`` names the carrier: ``"throw"``, ``"ray"``, ``"beam"``, ``"bolt"``,
+    ``"ball"``, ``"spell"``, ``"breath"``, ``"status"``, ``"hunger"``,
+    ``"shield"``, ``"potion"``. ``outcome`` is the hit outcome for things that
+    roll to hit (a miss has damage 0).
+    """
+
+    depth: int
+    x: int
+    y: int
+    target: int
+    source: int | None
+    damage_type: str
+    damage: int
+    cause: str
+    outcome: AttackOutcome = AttackOutcome.HIT
+
+
+@dataclass(frozen=True, slots=True)
+class RayFired:
+    """A ray or beam travelled from ``(x, y)``: the cells it entered in order,
+    the wall cells where it bounced, and whom it hit (seed 000).
+
+    ``kind`` is the damage type (``"dig"`` for digging); ``hits`` holds
+    ``(actor id, reflected)`` in order.
+    """
+
+    depth: int
+    x: int
+    y: int
+    source: int | None
+    kind: str
+    cells: tuple[tuple[int, int], ...]
+    bounces: tuple[tuple[int, int], ...]
+    hits: tuple[tuple[int, bool], ...]
+    beam: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Exploded:
+    """A ball (fireball, shockwave) burst at ``(x, y)`` over ``radius`` cells."""
+
+    depth: int
+    x: int
+    y: int
+    source: int | None
+    kind: str
+    radius: int
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChanged:
+    """A status began (``on``) or ended on an actor; ``status`` is a StatusKind value."""
+
+    depth: int
+    x: int
+    y: int
+    actor: int
+    status: int
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TerrainChanged:
+    """The terrain at ``(x, y)`` changed (a door burnt, water boiled, a wall dug)."""
+
+    depth: int
+    x: int
+    y: int
+    terrain: int
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDestroyed:
+    """A floor item at ``(x, y)`` was destroyed by ``damage_type`` (seed 003)."""
+
+    depth: int
+    x: int
+    y: int
+    item: str
+    damage_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cast:
+    """An actor cast ``spell`` (a key); ``success`` False for a failed casting."""
+
+    depth: int
+    x: int
+    y: int
+    actor: int
+    spell: str
+    success: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Equipped:
+    """A player put on (``on``) or took off an item (private to that player)."""
+
+    actor: int
+    letter: str
+    item: str
+    slot: str
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """A player learned (or refreshed) the spell ``spell`` (private)."""
+
+    actor: int
+    spell: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A private message to a player, as a code and numbers (the client words it).
+
+    Codes: ``"hungry"``, ``"weak"``, ``"starving"``, ``"identified"``,
+    ``"nothing_happens"``, ``"forgot"``, ``"choice"``, ``"curse_removed"``,
+    ``"curse_stays"``, ``"enchanted"``, ``"spell_failed"``.
+    """
+
+    actor: int
+    code: str
+    args: tuple[int | str, ...] = ()
+
+
 PlacedEvent = (
     Attacked | Died | DoorChanged | PickedUp | Noticed | Fled | TookStairs | Respawned
-    | LevelledUp
+    | LevelledUp | Dropped | Used | Thrown | Flew | Landed | Harmed | RayFired | Exploded
+    | StatusChanged | TerrainChanged | ItemDestroyed | Cast
 )
-Event = PlacedEvent | GainedXp | Rejected | Joined | Left
+Event = PlacedEvent | GainedXp | Rejected | Joined | Left | Equipped | Learned | Notice

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from server.content.schema import N_TERRAIN, Terrain
+from server.sim.items import Item
 from server.sim.terrain import PASSABLE, TRANSPARENT
 
 _WALL_CHARS: Final = "#|-─│┌┐└┘├┤┬┴┼═║╔╗╚╝"
@@ -82,7 +83,7 @@ class Level:
         depth: Dungeon level number, 1 at the top.
         terrain: ``uint8[H, W]`` of ``Terrain`` values, indexed ``[y, x]``.
         rooms: The rooms the generator made (empty for maps drawn by hand).
-        items: Floor items by ``(x, y)``: item keys from ``items.toml``,
+        items: Floor items by ``(x, y)``: :class:`~server.sim.items.Item` objects,
             bottom of the pile first.
         changed: ``(x, y)`` cells whose terrain changed since the last
             ``clear_changes()``, in order of first change, each once.
@@ -95,7 +96,7 @@ class Level:
     depth: int
     terrain: NDArray[np.uint8]
     rooms: list[Room] = field(default_factory=list)
-    items: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    items: dict[tuple[int, int], list[Item]] = field(default_factory=dict)
     changed: list[tuple[int, int]] = field(default_factory=list)
     _changed_set: set[tuple[int, int]] = field(init=False, repr=False)
     _passable: NDArray[np.bool_] | None = field(default=None, init=False, repr=False)

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from server.content.loader import MAX_DEPTH, default_content
 from server.content.schema import Content, Terrain
+from server.sim.items import Item, new_item
 from server.sim.level import Level, Room
 
 MIN_WIDTH: Final = 20
@@ -370,7 +371,7 @@ class _Generator:
                 return bool(np.array_equal(reach, walk))
             reach = grown
 
-    def place_items(self, content: Content) -> dict[tuple[int, int], list[str]]:
+    def place_items(self, content: Content) -> dict[tuple[int, int], list[Item]]:
         """Drop items allowed at this depth on distinct room floor cells, weight 1 / rarity."""
         pool = [d for d in content.items.values() if d.depth_min <= self.depth <= d.depth_max]
         in_rooms = np.zeros_like(self.doors)
@@ -378,7 +379,7 @@ class _Generator:
             in_rooms[room.slices] = True
         cells = np.flatnonzero(in_rooms & (self.terrain == Terrain.FLOOR))
         count = min(cells.size, self._count(self.p.items)) if pool else 0
-        items: dict[tuple[int, int], list[str]] = {}
+        items: dict[tuple[int, int], list[Item]] = {}
         if count == 0:
             return items
         weights = np.array([1.0 / d.rarity for d in pool])
@@ -386,7 +387,7 @@ class _Generator:
         chosen = self.rng.choice(cells, size=count, replace=False)
         for kind, cell in zip(kinds.tolist(), chosen.tolist(), strict=True):
             y, x = divmod(cell, self.width)
-            items[(x, y)] = [pool[kind].key]
+            items[(x, y)] = [new_item(pool[kind], self.rng)]
         return items
 
 

@@ -27,10 +27,12 @@ import numpy as np
 import tcod.path
 
 from server.content import Terrain
+from server.sim import casting, zapping
 from server.sim.actors import Actor, Mind, new_monster
 from server.sim.commands import DIRECTIONS
 from server.sim.events import DoorChanged, Event, Noticed
 from server.sim.level import Level
+from server.sim.status import action_delay, can_act, can_melee
 
 if TYPE_CHECKING:
     from server.sim.world import World
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 WAKE_CHANCE = 0.25
 """Chance per action that a sleeping monster in sight of a player wakes."""
 GIVE_UP_ACTIONS = 12
+RANGED_CHANCE_IN = 3
+"""A breather or caster that sees its target attacks from afar one action in this many."""
 """Actions a hunter keeps searching after losing sight of its target."""
 SLEEP_CHANCE = 0.6
 """Chance that a monster placed at level generation is asleep (else wandering)."""
@@ -143,8 +147,11 @@ def visible_players(world: World, monster: Actor) -> list[Actor]:
 
 
 def act(world: World, monster: Actor, events: list[Event]) -> None:
-    """Run one action of ``monster``; it always spends ``speed`` ticks."""
-    monster.next_act = world.tick + monster.speed
+    """Run one action of ``monster``; it always spends its action delay
+    (``speed`` ticks, changed by haste and slowness)."""
+    monster.next_act = world.tick + action_delay(monster.statuses, monster.speed)
+    if not can_act(monster.statuses):
+        return
     seen = visible_players(world, monster)
     if monster.mind == Mind.ASLEEP:
         if seen and world.rng.random() < WAKE_CHANCE:
@@ -160,6 +167,31 @@ def act(world: World, monster: Actor, events: list[Event]) -> None:
         return
     if not monster.immobile:
         _wander(world, monster, events)
+
+
+def ranged_attack(world: World, monster: Actor, target: Actor, events: list[Event]) -> bool:
+    """A breather or spellcaster may attack from afar instead of closing in.
+
+    One in :data:`RANGED_CHANCE_IN` actions while it sees its target: a
+    breather lined up with it breathes (a ray, seed 000); otherwise a caster
+    casts one of its spells at it (chosen uniformly) if it has the energy.
+    Draw order: one ``rng.integers(RANGED_CHANCE_IN)``; then the breath's or
+    spell's draws (a spell choice is one ``rng.integers(len(spells))``).
+
+    Returns:
+        True if it attacked (its action is spent).
+    """
+    mdef = world.content.monsters.get(monster.kind)
+    if mdef is None or (mdef.breath is None and not mdef.spells):
+        return False
+    if int(world.rng.integers(RANGED_CHANCE_IN)) != 0:
+        return False
+    if mdef.breath is not None and zapping.breathe(world, monster, target, events):
+        return True
+    if mdef.spells:
+        key = mdef.spells[int(world.rng.integers(len(mdef.spells)))]
+        return casting.monster_cast(world, monster, key, target, events)
+    return False
 
 
 def _notice(monster: Actor, player: Actor, events: list[Event]) -> None:
@@ -184,7 +216,10 @@ def _hunt(world: World, monster: Actor, seen: list[Actor], events: list[Event]) 
         target = None
         monster.lost_for += 1
     if target is not None and _dist((monster.x, monster.y), (target.x, target.y)) == 1:
-        world.melee(monster, target, events)
+        if can_melee(monster.statuses):
+            world.melee(monster, target, events)
+        return
+    if target is not None and ranged_attack(world, monster, target, events):
         return
     if monster.immobile:
         return

@@ -27,21 +27,44 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from server.content import Content, Terrain, default_content
-from server.sim import monsters
+from server.content import MONSTER_FLAGS, Content, MonsterDef, Terrain, default_content
+from server.content.statuses import StatusKind, default_statuses
+from server.sim import (
+    casting,
+    harm,
+    hunger,
+    inventory,
+    monsters,
+    projectiles,
+    upkeep,
+    use,
+    zapping,
+)
+from server.sim import damage as dmg
 from server.sim.actors import Actor, Mind, new_player, player_from_record, xp_for_level
-from server.sim.combat import AttackOutcome, Combatant, resolve_melee
+from server.sim.combat import AttackOutcome, Combatant, resolve_melee, roll_dice
 from server.sim.commands import (
     DIRECTIONS,
     Ascend,
+    Cast,
+    Choose,
     CloseDoor,
     Command,
     Descend,
+    Drop,
+    Eat,
     Move,
     OpenDoor,
     PickUp,
+    Quaff,
+    Read,
     Rest,
+    TakeOff,
+    Throw,
     Wait,
+    Wear,
+    Wield,
+    Zap,
 )
 from server.sim.events import (
     Attacked,
@@ -50,29 +73,49 @@ from server.sim.events import (
     Event,
     Fled,
     GainedXp,
+    Harmed,
     Joined,
     Left,
     LevelledUp,
-    PickedUp,
+    Notice,
     Rejected,
     RejectReason,
     Respawned,
     TookStairs,
 )
 from server.sim.fov import FOV_RADIUS, field_of_view
+from server.sim.items import Item
 from server.sim.level import Level
 from server.sim.levelgen import generate_level
+from server.sim.status import (
+    StatusEffect,
+    Statuses,
+    accuracy_factor,
+    action_delay,
+    can_act,
+    can_melee,
+    confused_direction,
+    defence_bonus,
+    elemental_shield,
+    power_bonus,
+    shield_damage_type,
+    shield_retaliation,
+    shield_touch,
+)
+from server.sim.throwing import thrown_enchant_roll
 
 COMMAND_QUEUE_LIMIT = 8
 """Commands that may wait per player; more are rejected with QUEUE_FULL."""
 RESPAWN_TICKS = 30
 """Ticks a dead player waits before coming back at the top of the dungeon."""
-HP_REGEN_TICKS = 20
-"""Ticks between +1 health while not attacking (seed 001: slower than energy)."""
-EN_REGEN_TICKS = 8
-"""Ticks between +1 energy while not attacking."""
 RESTOCK_TICKS = 300
 """Ticks between restocking attempts on a level that has players."""
+_MONSTER_FLAGS = frozenset(MONSTER_FLAGS)
+_TOUCHES: tuple[tuple[str, StatusKind | None, int], ...] = (
+    ("poison_touch", StatusKind.POISONED, 6), ("disease_touch", StatusKind.DISEASED, 6),
+    ("paralysing_touch", StatusKind.PARALYSED, 3), ("energy_drain", None, 6),
+)
+_FLIGHT_BLOCKERS = np.array([Terrain.ROCK, Terrain.WALL, Terrain.DOOR_CLOSED], dtype=np.uint8)
 DEFAULT_SIZE = (198, 66)
 """Width and height of generated levels, in cells: Angband's dungeon size, room
 for a crowd (about 2,200 walkable cells, 60 rooms) while the per-player cost
@@ -102,6 +145,7 @@ class World:
     ) -> None:
         self.seed = seed
         self.content = content or default_content()
+        self.status_rules = default_statuses()
         self.size = size
         self.populate = populate
         self.tick = 0
@@ -118,6 +162,9 @@ class World:
         self._players_on: Counter[int] = Counter()
         self._pending: list[Event] = []
         self._monster_ids: set[int] = set()
+        self.projectiles: dict[int, projectiles.Projectile] = {}
+        """Projectiles in flight by id (:mod:`server.sim.projectiles`)."""
+        self._next_projectile_id = 1
         for depth, level in self.levels.items():
             self._occ[depth] = np.full(level.terrain.shape, -1, dtype=np.int32)
 
@@ -153,6 +200,22 @@ class World:
         """Change one cell and invalidate the fields of view on that level."""
         self.level(depth).set_terrain(x, y, terrain)
         self._version[depth] += 1
+
+    def flight_blocked(self, depth: int) -> NDArray[np.bool_]:
+        """``bool[H, W]``: cells a projectile cannot enter on ``depth`` (rock,
+        walls, closed doors; it flies over water, lava, rubble and trees)."""
+        terrain = self.level(depth).terrain
+        return np.isin(terrain, _FLIGHT_BLOCKERS)
+
+    def new_projectile_id(self) -> int:
+        """A fresh projectile id (ids are never reused while the world runs)."""
+        pid = self._next_projectile_id
+        self._next_projectile_id += 1
+        return pid
+
+    def drop_item(self, depth: int, x: int, y: int, item: Item) -> None:
+        """Put ``item`` on the floor at ``(x, y)`` of ``depth`` (top of the pile)."""
+        inventory.place_item(self, depth, x, y, item)
 
     def players_on(self, depth: int) -> int:
         """Number of players (alive or awaiting respawn) on ``depth``."""
@@ -254,6 +317,12 @@ class World:
             def make(aid: int) -> Actor:
                 return new_player(aid, name, cls, depth, x, y)
         actor = self.add_actor(make, depth, x, y)
+        if record is None:
+            inventory.outfit(actor, self.content.classes[class_key].start_items, self.content,
+                             self.rng)
+        else:
+            inventory.settle_letters(actor, self.content)
+            inventory.refresh_bonus(actor, self.content)
         if not actor.alive:
             actor.hp, actor.en, actor.respawn_tick = actor.max_hp, actor.max_en, 0
         self._pending.append(Joined(actor.id, actor.name))
@@ -319,12 +388,16 @@ class World:
             if actor.next_act > tick:
                 continue
             if actor.is_player:
-                if actor.queue:
+                if actor.queue and can_act(actor.statuses):
                     tag, command = actor.queue.popleft()
                     self._do(actor, command, tag, events)
             elif actor.alive and self._players_on[actor.depth] > 0:
                 monsters.act(self, actor, events)
-        self._regenerate()
+        if self.projectiles:
+            projectiles.advance(self, events)
+        if tick % self.status_rules.round_ticks == 0:
+            upkeep.run_round(self, events)
+        upkeep.regenerate(self)
         self._update_views()
         if self.populate and tick % RESTOCK_TICKS == RESTOCK_TICKS - 1:
             for depth in sorted(d for d, n in self._players_on.items() if n > 0):
@@ -348,7 +421,7 @@ class World:
             self._reject(actor, tag, reason, events)
             return
         actor.last_tag = tag
-        actor.next_act = self.tick + actor.speed
+        actor.next_act = self.tick + action_delay(actor.statuses, actor.speed)
 
     def _carry_out(self, actor: Actor, command: Command, events: list[Event]) -> RejectReason | None:
         """Carry out one player command; return why not, or None if done."""
@@ -358,6 +431,10 @@ class World:
             if not level.in_bounds(nx, ny):
                 return RejectReason.BLOCKED
             if isinstance(command, Move):
+                dx, dy = confused_direction(self.rng, (command.dx, command.dy), actor.statuses)
+                nx, ny = actor.x + dx, actor.y + dy
+                if not level.in_bounds(nx, ny):
+                    return None  # a confused step into the edge: the action is spent
                 return self._move_or_attack(actor, nx, ny, events)
             if isinstance(command, OpenDoor):
                 if level.terrain_at(nx, ny) != Terrain.DOOR_CLOSED:
@@ -378,15 +455,29 @@ class World:
                 return RejectReason.MONSTER_IN_VIEW
             return None
         if isinstance(command, PickUp):
-            pile = level.items.get((actor.x, actor.y))
-            if not pile:
-                return RejectReason.NOTHING_HERE
-            item = pile.pop()
-            if not pile:
-                del level.items[(actor.x, actor.y)]
-            actor.inventory.append(item)
-            events.append(PickedUp(actor.depth, actor.x, actor.y, actor.id, item))
-            return None
+            return inventory.pick_up(self, actor, events)
+        if isinstance(command, Drop):
+            return inventory.drop(self, actor, command.letter, events)
+        if isinstance(command, Wield):
+            return inventory.wield(self, actor, command.letter, events)
+        if isinstance(command, Wear):
+            return inventory.wear(self, actor, command.letter, events)
+        if isinstance(command, TakeOff):
+            return inventory.take_off(self, actor, command.letter, events)
+        if isinstance(command, Throw):
+            return projectiles.throw(self, actor, command.letter, (command.x, command.y), events)
+        if isinstance(command, Zap):
+            return zapping.zap(self, actor, command.letter, (command.dx, command.dy), events)
+        if isinstance(command, Cast):
+            return casting.cast(self, actor, command, events)
+        if isinstance(command, Eat):
+            return use.eat(self, actor, command.letter, events)
+        if isinstance(command, Quaff):
+            return use.quaff(self, actor, command.letter, events)
+        if isinstance(command, Read):
+            return use.read(self, actor, command.letter, events)
+        if isinstance(command, Choose):
+            return use.choose(self, actor, command.option, events)
         if isinstance(command, Descend):
             if level.terrain_at(actor.x, actor.y) != Terrain.STAIRS_DOWN:
                 return RejectReason.NO_STAIRS
@@ -409,6 +500,8 @@ class World:
                     return RejectReason.OCCUPIED
                 self._swap(actor, other)
                 return None
+            if not can_melee(actor.statuses):
+                return RejectReason.AFRAID
             self.melee(actor, other, events)
             return None
         terrain = level.terrain_at(nx, ny)
@@ -480,6 +573,8 @@ class World:
             actor.respawn_tick = self.tick + RESPAWN_TICKS
             return
         actor.hp, actor.en, actor.respawn_tick = actor.max_hp, actor.max_en, 0
+        actor.statuses = Statuses(self.status_rules)
+        hunger.reset_on_death(actor.food, avatar=False, rules=self.status_rules.hunger)
         self._relocate(actor, 1, x, y)
         actor.next_act = self.tick
         events.append(Respawned(actor.depth, actor.x, actor.y, actor.id))
@@ -487,10 +582,11 @@ class World:
     # ----------------------------------------------------------- combat
 
     def is_surprise(self, attacker: Actor, defender: Actor) -> bool:
-        """Seed 002's surprise attack: the defender is asleep or wandering, or
+        """Seed 002's surprise attack: the defender is asleep, paralysed, frozen
+        or webbed (cannot act), or wandering, or
         the attacker was not in the defender's view at the end of the last tick
         (it has just come into view — which covers the door trick)."""
-        if defender.mind in (Mind.ASLEEP, Mind.WANDERING):
+        if defender.mind in (Mind.ASLEEP, Mind.WANDERING) or not can_act(defender.statuses):
             return True
         if defender.is_player:
             return attacker.id not in self.sees.get(defender.id, ())
@@ -507,18 +603,82 @@ class World:
         attacker.en = max(0, attacker.en - result.energy_cost)
         if result.outcome != AttackOutcome.MISS:
             attacker.last_attack_tick = self.tick
-        damage = min(result.damage, defender.hp)
+        damage = result.damage
+        hit = result.outcome != AttackOutcome.MISS
+        if hit and surprise and attacker.cls is not None:
+            bonus = self.content.classes[attacker.cls].sneak_attack
+            damage = int(damage * (1 + bonus))
+        mdef = self.content.monsters.get(attacker.kind)
+        if hit and mdef is not None and mdef.melee_type is not None:
+            damage = self.resist_adjusted(defender, damage, mdef.melee_type)
+        if hit and attacker.bonus.enchant is not None:
+            enchant_type = attacker.bonus.enchant
+            damage += thrown_enchant_roll(
+                self.rng, attacker.bonus.enchant_power or 2, cursed=False,
+                adjust=lambda amount: self.resist_adjusted(defender, amount, enchant_type),
+                blessed_vs_undead=attacker.bonus.blessed_weapon and "undead" in defender.flags,
+                victim_level=defender.level)
+        damage = max(0, min(damage, defender.hp))
         defender.hp -= damage
         events.append(Attacked(defender.depth, defender.x, defender.y, attacker.id, defender.id,
                                result.outcome, damage, surprise))
-        if not defender.is_player:
-            monsters.provoked(self, defender, attacker, events)
-        if defender.hp <= 0:
-            self._kill(defender, attacker, events)
-        elif (not defender.is_player and defender.mind != Mind.FLEEING
-              and defender.hp < defender.courage * defender.max_hp):
-            defender.mind = Mind.FLEEING
-            events.append(Fled(defender.depth, defender.x, defender.y, defender.id))
+        if hit:
+            if damage > 0:
+                self.report_status(defender, defender.statuses.on_damaged(), events)
+            self._touch(attacker, defender, mdef, events)
+        self.after_harm(defender, attacker, events)
+        if hit and attacker.alive:
+            self._shield_burn(attacker, defender, events)
+
+    def _touch(self, attacker: Actor, defender: Actor, mdef: MonsterDef | None,
+               events: list[Event]) -> None:
+        """A monster's touch abilities on a hit (seed 001 special abilities):
+        poison 1d6 rounds, disease 1d6, paralysis 1d3, energy drain 1d6.
+        Draws: one dice roll per ability the attacker has, in this order."""
+        if mdef is None or not defender.alive:
+            return
+        for ability, kind, sides in _TOUCHES:
+            if ability in mdef.abilities:
+                amount = roll_dice(self.rng, 1, sides)
+                if kind is None:
+                    defender.en = max(0, defender.en - amount)
+                else:
+                    self.add_status(defender, kind, amount, events)
+
+    def _shield_burn(self, attacker: Actor, defender: Actor, events: list[Event]) -> None:
+        """An elemental shield hurts whoever hits its bearer in melee: 2d4 of its
+        element, adjusted for the attacker's resistance; a fire shield thaws a
+        frozen attacker, an ice shield douses a burning one (seed 001)."""
+        shield = elemental_shield(defender.statuses)
+        if shield is None:
+            return
+        self.report_status(attacker, shield_touch(attacker.statuses, shield), events)
+        raw = shield_retaliation(self.rng, shield)
+        dtype = shield_damage_type(shield)
+        amount = min(self.resist_adjusted(attacker, raw, dtype), attacker.hp)
+        attacker.hp -= amount
+        events.append(Harmed(attacker.depth, attacker.x, attacker.y, attacker.id, defender.id,
+                             dtype, amount, "shield"))
+        self.after_harm(attacker, defender, events)
+
+    def after_harm(self, victim: Actor, source: Actor | None, events: list[Event]) -> None:
+        """What follows damage to ``victim`` (its ``hp`` already lowered): a
+        monster is provoked by ``source``, a victim at 0 health dies, a monster
+        below its courage flees (seed 001). A unique monster takes no killing
+        blow from another monster (seed 003): it is left at 1 health."""
+        if (not victim.alive and "unique" in victim.flags
+                and (source is None or not source.is_player)):
+            victim.hp = 1
+        if not victim.alive:
+            self._kill(victim, source, events)
+            return
+        if victim.is_player:
+            return
+        if source is not None and source.is_player and source.id in self.actors:
+            monsters.provoked(self, victim, source, events)
+        if victim.mind != Mind.FLEEING and victim.hp < victim.courage * victim.max_hp:
+            victim.mind = Mind.FLEEING
+            events.append(Fled(victim.depth, victim.x, victim.y, victim.id))
 
     def _kill(self, victim: Actor, killer: Actor | None, events: list[Event]) -> None:
         events.append(Died(victim.depth, victim.x, victim.y, victim.id,
@@ -552,24 +712,92 @@ class World:
             actor.accuracy += boosts.accuracy
             actor.dodge += boosts.dodge
             events.append(LevelledUp(actor.depth, actor.x, actor.y, actor.id, actor.level))
+            if actor.level % 5 == 0:
+                actor.choices_owed += 1
+                events.append(Notice(actor.id, "choice", ()))
 
     # ----------------------------------------------------------- upkeep
 
-    def _regenerate(self) -> None:
-        hp_due = self.tick % HP_REGEN_TICKS == 0
-        en_due = self.tick % EN_REGEN_TICKS == 0
-        if not (hp_due or en_due):
+    # ----------------------------------------------------------- effects
+
+    def harm_typed(self, target: Actor, raw: int, damage_type: str | None,
+                   source: Actor | None, cause: str, events: list[Event]) -> int:
+        """Typed damage with terrain, resistance and side effects (:mod:`server.sim.harm`)."""
+        return harm.harm_typed(self, target, raw, damage_type, source, cause, events)
+
+    def resist_adjusted(self, target: Actor, amount: int, damage_type: str) -> int:
+        """``amount`` after ``target``'s resistance to ``damage_type`` (seed 003)."""
+        return dmg.resist_damage(self.rng, max(0, amount), damage_type,
+                                 resist_level=target.resistance(damage_type),
+                                 flags=target.flags & _MONSTER_FLAGS)
+
+    def burn_floor_items(self, depth: int, cells: list[tuple[int, int]], damage_type: str,
+                         events: list[Event], damage: int = 20) -> None:
+        """Destroy items on ``cells`` hurt by ``damage_type`` (seed 003)."""
+        harm.burn_floor_items(self, depth, cells, damage_type, damage, events)
+
+    def add_status(self, actor: Actor, kind: StatusKind, rounds: int,
+                   events: list[Event]) -> None:
+        """Give ``actor`` ``rounds`` of status ``kind`` (seed 001 stacking rules)."""
+        if rounds <= 0 or not actor.alive:
             return
-        for actor in self.actors.values():
-            if not actor.alive or self.tick - actor.last_attack_tick <= actor.speed:
+        self.report_status(actor, actor.statuses.add(kind, rounds), events)
+
+    def report_status(self, actor: Actor, effects: list[StatusEffect],
+                      events: list[Event]) -> None:
+        """Emit the events of status changes on ``actor``."""
+        upkeep.report_status(self, actor, effects, events)
+
+    def put_to_sleep(self, victim: Actor, rounds: int, source: Actor | None,
+                     events: list[Event]) -> None:
+        """A sleep ray or spell: asleep for ``rounds`` unless it resists sleep."""
+        if victim.resistance("sleep") > 0:
+            return
+        self.add_status(victim, StatusKind.ASLEEP, rounds, events)
+
+    def provoke(self, victim: Actor, source: Actor | None, events: list[Event]) -> None:
+        """A monster targeted by a player's spell wakes and hunts the caster."""
+        if (victim.alive and not victim.is_player and source is not None
+                and source.is_player):
+            monsters.provoked(self, victim, source, events)
+
+    def potion_splash(self, target: Actor, item: Item, source: Actor | None,
+                      events: list[Event]) -> None:
+        """A thrown fragile item shatters on ``target``: a potion's effect (seed 001)."""
+        use.potion_effect(self, target, self.content.items[item.key], source, events)
+
+    def refresh_bonus(self, actor: Actor) -> None:
+        """Recompute what ``actor``'s equipment gives it."""
+        inventory.refresh_bonus(actor, self.content)
+
+    def teleport_random(self, actor: Actor) -> None:
+        """Move ``actor`` to a random free floor cell of its level (one draw)."""
+        level = self.levels[actor.depth]
+        free = np.flatnonzero(level.passable & (self._occ[actor.depth] < 0))
+        if free.size:
+            y, x = divmod(int(free[int(self.rng.integers(free.size))]), level.width)
+            self.move_actor(actor, x, y)
+
+    def reveal_map(self, actor: Actor, radius: int) -> None:
+        """Teach ``actor``'s map memory the terrain within ``radius`` cells."""
+        actor.reveal = max(actor.reveal, radius)
+
+    def nearest_actor(self, depth: int, at: tuple[int, int], radius: int,
+                      exclude: set[int]) -> Actor | None:
+        """The living actor nearest ``at`` within ``radius`` (Chebyshev; ties by id)."""
+        occ = self.occupancy(depth)
+        h, w = occ.shape
+        x0, y0 = max(0, at[0] - radius), max(0, at[1] - radius)
+        window = occ[y0:min(h, at[1] + radius + 1), x0:min(w, at[0] + radius + 1)]
+        best: tuple[int, int] | None = None
+        for aid in window[window >= 0].tolist():
+            if aid in exclude:
                 continue
-            if hp_due and actor.hp < actor.max_hp:
-                actor.hp += 1
-                if actor.mind == Mind.FLEEING and actor.hp >= min(
-                        actor.max_hp, 2 * actor.courage * actor.max_hp):
-                    actor.mind = Mind.HUNTING
-            if en_due and actor.en < actor.max_en:
-                actor.en += 1
+            other = self.actors[aid]
+            d = max(abs(other.x - at[0]), abs(other.y - at[1]))
+            if best is None or (d, aid) < best:
+                best = (d, aid)
+        return None if best is None else self.actors[best[1]]
 
     def _update_views(self) -> None:
         """Bring every living player's field of view and map memory up to date."""
@@ -602,6 +830,8 @@ class World:
                     flat[1::3] = ys + actor.fov.y0
                     flat[2::3] = window[fresh]
                     actor.seen_tiles = flat.tolist()
+            if actor.reveal > 0:
+                actor.seen_tiles += self._reveal(actor, level)
             rows, cols = actor.fov.slices()
             ids = self._occ[actor.depth][rows, cols][actor.fov.visible]
             visible = set(ids[ids >= 0].tolist())
@@ -611,9 +841,35 @@ class World:
         self.seen_by = seen_by
 
 
+    def _reveal(self, actor: Actor, level: Level) -> list[int]:
+        """Write the terrain within ``actor.reveal`` cells into its memory; return
+        the changed cells as a flat ``[x, y, code, ...]`` list (for ``tiles``)."""
+        radius, actor.reveal = actor.reveal, 0
+        memory = actor.memory.setdefault(
+            actor.depth, np.full(level.terrain.shape, 255, dtype=np.uint8))
+        y0, x0 = max(0, actor.y - radius), max(0, actor.x - radius)
+        rows = slice(y0, min(level.height, actor.y + radius + 1))
+        cols = slice(x0, min(level.width, actor.x + radius + 1))
+        window = level.terrain[rows, cols]
+        mem = memory[rows, cols]
+        fresh = (mem != window) & (window != Terrain.ROCK)
+        if not fresh.any():
+            return []
+        mem[fresh] = window[fresh]
+        ys, xs = np.nonzero(fresh)
+        flat = np.empty(3 * len(xs), dtype=np.int64)
+        flat[0::3] = xs + x0
+        flat[1::3] = ys + y0
+        flat[2::3] = window[fresh]
+        return list(flat.tolist())
+
+
 def _combatant(actor: Actor) -> Combatant:
+    sts = actor.statuses
     return Combatant(
-        level=actor.level, accuracy=actor.accuracy, dodge=actor.dodge, power=actor.power,
-        defence=actor.defence, energy=actor.en, max_energy=actor.max_en,
-        strength=actor.strength,
+        level=actor.level, accuracy=actor.eff_accuracy * accuracy_factor(sts),
+        dodge=actor.dodge, power=max(actor.eff_power + power_bonus(sts), 0),
+        defence=actor.eff_defence + defence_bonus(sts), energy=actor.en,
+        max_energy=actor.max_en, strength=actor.strength,
+        required_strength=actor.bonus.required_strength,
     )

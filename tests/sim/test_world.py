@@ -33,6 +33,7 @@ from server.sim.events import (
     Respawned,
     TookStairs,
 )
+from server.sim.items import Item
 from server.sim.world import COMMAND_QUEUE_LIMIT, RESPAWN_TICKS, World
 from tests.sim.conftest import ROOM, make_world, spawn
 
@@ -236,14 +237,14 @@ def test_stairs_move_between_levels_and_up_from_depth_one_is_sealed() -> None:
 def test_pick_up_and_rest() -> None:
     world = make_world(ROOM)
     p = world.join("ann")
-    world.levels[1].items[(2, 1)] = ["apple", "dagger"]
+    world.levels[1].items[(2, 1)] = [Item("apple"), Item("dagger")]
     events = act(world, p.id, PickUp(), tag=1)
     assert Rejected(p.id, 1, RejectReason.NOTHING_HERE) in events
     act(world, p.id, Move(1, 0))
     events = act(world, p.id, PickUp())
     assert PickedUp(1, 2, 1, p.id, "dagger") in events
-    assert world.levels[1].items[(2, 1)] == ["apple"]
-    assert p.inventory[-1] == "dagger"
+    assert [i.key for i in world.levels[1].items[(2, 1)]] == ["apple"]
+    assert any(i.key == "dagger" for i in p.inventory)
     events = act(world, p.id, Rest(), tag=3)
     assert not any(isinstance(e, Rejected) for e in events)
     spawn(world, "rat", 6, 4, Mind.ASLEEP)

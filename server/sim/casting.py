@@ -1,0 +1,547 @@
+"""Spellcasting in the world: who may cast what, the casting roll, and each effect.
+
+Sources: seed 004 (success chance, energy and nutrition costs, who cannot
+cast, forgetting, skill training; :mod:`server.sim.spellcasting`), seed 001
+(the spell families and their numbers, learning from scrolls and potions,
+casting from an equipped spellbook or anything known while enlightened,
+upgrades at an altar; :mod:`server.sim.spells`), seed 003 (each spell's damage
+type against resistances and terrain; :meth:`World.harm_typed`), seed 000
+(NetHack's ray spells fly as rays; :mod:`server.sim.zapping`).
+
+Time: a spell's memory is counted in rounds (``statuses.toml``
+``round_ticks`` ticks; seed 004's "turns"). ``actor.known_spells`` keeps the
+tick each spell was learned or refreshed.
+
+Draw order of :func:`cast`: for a forgotten spell, one
+:func:`~server.sim.spellcasting.forgotten_cast_effect` draw and nothing else;
+otherwise :func:`~server.sim.spellcasting.roll_cast` (one ``rng.random()``
+unless confused), then the effect's own draws, documented on each ``_effect``
+function below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Final
+
+from server.content import Content
+from server.content.spells import SpellDef, default_spells
+from server.content.statuses import StatusKind
+from server.sim import spellcasting as sc
+from server.sim import spells as fam
+from server.sim.actors import Actor
+from server.sim.ballistics import bolt_path
+from server.sim.combat import AttackOutcome, roll_dice, roll_hit
+from server.sim.commands import Cast
+from server.sim.events import Cast as CastEvent
+from server.sim.events import Event, Exploded, Harmed, Learned, Notice, RejectReason
+from server.sim.projectiles import BOLT_SPEED, Projectile, launch
+from server.sim.status import can_cast as can_cast_status
+from server.sim.status import freeze_inflicts, frozen_rounds, spark_burn_rounds
+from server.sim.zapping import fire_beam, fire_ray
+
+if TYPE_CHECKING:
+    from server.sim.world import World
+
+AIMS: Final = {"direction": "dir", "target": "cell", "self": "self", "item": "self"}
+"""Wire ``aim`` of each spell targeting (docs/protocol.md ``welcome.spells``).
+Remove curse (targeting ``item``) works on every cursed item the caster
+carries, so it needs no aim (Underhall's decision)."""
+MEMORY_STEP: Final = 100
+"""Ticks between refreshes of the spell menu's forgetting numbers."""
+BOOST_OPTIONS: Final = ("health", "energy", "power", "defence")
+"""The plain boosts every fifth level offers (seed 001), besides resistances
+and special abilities."""
+RESIST_OPTIONS: Final = ("fire", "cold", "electricity", "acid", "poison")
+"""Elements a fifth-level reward may raise the resistance to (``resist_<type>``)."""
+
+
+def _spell(key: str) -> SpellDef | None:
+    return default_spells().spells.get(key)
+
+
+def rounds_now(world_tick: int, round_ticks: int) -> int:
+    """The round counter used for spell memory."""
+    return world_tick // round_ticks
+
+
+def turns_left(actor: Actor, key: str, tick: int, round_ticks: int = 3) -> int:
+    """Rounds before ``actor`` forgets ``key`` (seed 004: 20,000 after learning)."""
+    learned = actor.known_spells[key]
+    return sc.spell_retention(learned // round_ticks, max(tick, learned) // round_ticks)
+
+
+def castable(actor: Actor) -> list[str]:
+    """Known spells ``actor`` can cast now, in learning order (seed 001): all
+    of them while enlightened or with a spellbook equipped (Underhall's
+    decision: an equipped book holds every spell its owner knows), none
+    otherwise."""
+    if actor.statuses.has(StatusKind.ENLIGHTENED) or actor.bonus.book is not None:
+        return list(actor.known_spells)
+    return []
+
+
+def success_percent(actor: Actor, spell: SpellDef, content: Content) -> int:
+    """Seed 004's success chance for ``actor`` casting ``spell``."""
+    cls = content.classes.get(actor.cls or "")
+    if cls is None:
+        return 0
+    role = default_spells().roles.get(cls.role.lower())
+    special = role is not None and role.special_key == spell.key
+    skill = sc.skill_for_practice(actor.skills.get(spell.school, 0))
+    b = actor.bonus
+    return sc.spell_success_percent(
+        role=cls.role, stat=cls.casting_stat, xl=max(1, actor.level), skill=skill,
+        spell_level=spell.level, emergency=spell.emergency, special=special, shield=b.shield,
+        metal_suit=b.metal_suit, robe=b.robe, metal_helm=b.metal_helm,
+        metal_gloves=b.metal_gloves, metal_boots=b.metal_boots,
+    )
+
+
+def spell_menu(actor: Actor, content: Content, tick: int) -> list[tuple[str, str, int, int, bool]]:
+    """``me.spells``: ``(letter, key, fail %, energy cost, forgotten)`` per castable spell."""
+    rows = []
+    for i, key in enumerate(castable(actor)):
+        spell = _spell(key)
+        if spell is None:
+            continue
+        fail = 100 - success_percent(actor, spell, content)
+        forgotten = sc.is_forgotten(turns_left(actor, key, tick))
+        rows.append((chr(ord("a") + i), key, fail, fam.cast_energy_cost(spell), forgotten))
+    return rows
+
+
+def choice_options(actor: Actor, content: Content) -> tuple[str, ...]:
+    """What a fifth-level reward may be (seed 001): a boost to health, energy,
+    power or defence, a resistance, or one of the class's special abilities
+    not yet known."""
+    cls = content.classes.get(actor.cls or "")
+    specials = tuple(a for a in (cls.special_choices if cls else ()) if a not in actor.abilities)
+    return BOOST_OPTIONS + tuple(f"resist_{t}" for t in RESIST_OPTIONS) + specials
+
+
+def learn(world: World, actor: Actor, key: str, events: list[Event]) -> bool:
+    """Learn (or refresh) spell ``key`` (seed 001: from a scroll or potion;
+    seed 004: re-reading refreshes only at or below 1,000 turns left).
+
+    Returns:
+        True if the spell was learned or refreshed.
+    """
+    if _spell(key) is None:
+        return False
+    if key in actor.known_spells:
+        left = turns_left(actor, key, world.tick, world.status_rules.round_ticks)
+        if not sc.can_refresh(left):
+            return False
+    actor.known_spells[key] = world.tick
+    events.append(Learned(actor.id, key))
+    return True
+
+
+def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> RejectReason | None:
+    """Cast ``command.spell`` (seed 004 checks and roll, then the effect)."""
+    spell = _spell(command.spell)
+    if spell is None or command.spell not in actor.known_spells:
+        return RejectReason.UNKNOWN_SPELL
+    if command.spell not in castable(actor):
+        return RejectReason.CANNOT_CAST
+    aim = AIMS[spell.targeting]
+    if (aim == "dir") != (command.direction is not None) or (
+            (aim == "cell") != (command.target is not None)):
+        return RejectReason.NO_TARGET
+    if aim == "cell":
+        assert command.target is not None
+        if not _in_view(world, actor, command.target):
+            return RejectReason.NO_TARGET
+    cost = fam.cast_energy_cost(spell)
+    left = turns_left(actor, spell.key, world.tick, world.status_rules.round_ticks)
+    forgotten = sc.is_forgotten(left)
+    refusal = sc.can_cast(
+        energy=actor.en, cost=cost, stunned=actor.statuses.has(StatusKind.STUNNED),
+        strength=actor.strength, free_hand=not actor.bonus.two_hands_busy, forgotten=forgotten)
+    if refusal == sc.CastRefusal.NOT_ENOUGH_ENERGY:
+        return RejectReason.NO_ENERGY
+    if refusal is not None:
+        return RejectReason.CANNOT_CAST
+    if forgotten:
+        confused, stunned = sc.forgotten_cast_effect(world.rng, spell.level)
+        world.add_status(actor, StatusKind.CONFUSED, confused, events)
+        world.add_status(actor, StatusKind.STUNNED, stunned, events)
+        events.append(Notice(actor.id, "forgot", (spell.key,)))
+        events.append(CastEvent(actor.depth, actor.x, actor.y, actor.id, spell.key, False))
+        return None
+    pct = success_percent(actor, spell, world.content)
+    confused = actor.statuses.has(StatusKind.CONFUSED)
+    if not sc.roll_cast(world.rng, pct, confused=confused):
+        actor.en = max(0, actor.en - fam.failed_energy_cost(spell))
+        events.append(CastEvent(actor.depth, actor.x, actor.y, actor.id, spell.key, False))
+        return None
+    actor.en -= cost
+    if actor.is_player:
+        actor.food.nourishment = max(0, actor.food.nourishment
+                                     - sc.spell_nutrition_cost(spell.level))
+    actor.skills[spell.school] = sc.train_skill(actor.skills.get(spell.school, 0), spell.level)
+    events.append(CastEvent(actor.depth, actor.x, actor.y, actor.id, spell.key, True))
+    apply_spell(world, actor, spell, command.direction, command.target, events)
+    return None
+
+
+def monster_cast(world: World, monster: Actor, key: str, target: Actor,
+                 events: list[Event]) -> bool:
+    """A monster casts spell ``key`` at ``target`` (or on itself).
+
+    Monsters pay the energy cost and do not roll seed 004's success (their
+    casting is their nature, as NetHack's monster spells); a spell needing a
+    direction is cast only when the target is lined up (row, column or
+    diagonal) within 8 cells. The monster's ``spell_power``, when given,
+    replaces the spell's power. Returns True if it cast.
+    """
+    spell = _spell(key)
+    if spell is None or not can_act_and_cast(monster):
+        return False
+    cost = fam.cast_energy_cost(spell)
+    if monster.en < cost:
+        return False
+    direction: tuple[int, int] | None = None
+    cell: tuple[int, int] | None = None
+    aim = AIMS[spell.targeting]
+    if aim == "dir":
+        dx, dy = target.x - monster.x, target.y - monster.y
+        if not (dx == 0 or dy == 0 or abs(dx) == abs(dy)) or max(abs(dx), abs(dy)) > 8:
+            return False
+        direction = ((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))
+    elif aim == "cell":
+        cell = (target.x, target.y)
+    mdef = world.content.monsters.get(monster.kind)
+    if mdef is not None and mdef.spell_power is not None and spell.power > 0:
+        spell = replace(spell, power=mdef.spell_power)
+    monster.en -= cost
+    events.append(CastEvent(monster.depth, monster.x, monster.y, monster.id, spell.key, True))
+    apply_spell(world, monster, spell, direction, cell, events)
+    return True
+
+
+def can_act_and_cast(actor: Actor) -> bool:
+    """Neither stunned nor otherwise barred from casting by a status (seed 004)."""
+    return can_cast_status(actor.statuses)
+
+
+def _in_view(world: World, actor: Actor, cell: tuple[int, int]) -> bool:
+    fov = actor.fov
+    if actor.is_player:
+        return fov is not None and fov.contains(*cell)
+    return world.levels[actor.depth].in_bounds(*cell)
+
+
+def apply_spell(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Carry out a successfully cast spell (players and monsters alike)."""
+    handler = _EFFECTS[spell.effect]
+    handler(world, caster, spell, direction, target, events)
+
+
+Effect = Callable[["World", Actor, SpellDef, "tuple[int, int] | None",
+                   "tuple[int, int] | None", list[Event]], None]
+
+
+def _dice(spell: SpellDef, caster: Actor) -> int:
+    return spell.dice if spell.dice is not None else sc.ray_spell_damage_dice(max(1, caster.level))
+
+
+def _ahead(caster: Actor, direction: tuple[int, int], reach: int) -> tuple[int, int]:
+    return caster.x + direction[0] * reach, caster.y + direction[1] * reach
+
+
+def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                 target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Spark, freeze, shock: a bolt flying along seed 002's path past the aimed
+    cell (RULES.md), hitting the first creature whose magic hit test succeeds;
+    damage 2d power (seed 001), then its rider: freeze 40% frozen for a quartic
+    1..6 rounds, spark on fire for damage // 6 rounds above 20 damage.
+    Draws at each creature: 2 floats (hit), dice, then the rider's draws."""
+    reach = spell.range or 8
+    aim = target if target is not None else _ahead(caster, direction or (1, 0), reach)
+    path = bolt_path((caster.x, caster.y), aim, world.flight_blocked(caster.depth),
+                     past_target=True)[:reach]
+    accuracy = caster.eff_accuracy
+    dice = _dice(spell, caster)
+
+    def strike(w: World, proj: Projectile, victim: Actor, evs: list[Event]) -> bool:
+        if not roll_hit(w.rng, accuracy, victim.dodge, magic=True):
+            evs.append(Harmed(victim.depth, victim.x, victim.y, victim.id, proj.owner,
+                              spell.damage_type, 0, "bolt", AttackOutcome.MISS))
+            return False
+        source = w.actors.get(proj.owner)
+        dealt = w.harm_typed(victim, roll_dice(w.rng, dice, spell.power), spell.damage_type,
+                             source, "bolt", evs)
+        if victim.alive:
+            _rider(w, victim, spell, dealt, evs)
+        return True
+
+    launch(world, Projectile(
+        id=world.new_projectile_id(), depth=caster.depth, owner=caster.id, x=caster.x,
+        y=caster.y, path=path, speed=BOLT_SPEED, label=f"bolt:{spell.damage_type}",
+        strike=strike))
+
+
+def _rider(world: World, victim: Actor, spell: SpellDef, dealt: int, events: list[Event]) -> None:
+    if spell.status == "frozen" and freeze_inflicts(world.rng):
+        world.add_status(victim, StatusKind.FROZEN, frozen_rounds(world.rng), events)
+    elif spell.status == "on_fire":
+        rounds = spark_burn_rounds(dealt)
+        if rounds > 0:
+            world.add_status(victim, StatusKind.ON_FIRE, rounds, events)
+
+
+def _effect_line(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                 target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Ice shards: every creature in the line up to the range (seed 001: 6),
+    stopping at a wall; each rolls 2d power. Draws: dice per victim in order."""
+    assert direction is not None
+    blocked = world.flight_blocked(caster.depth)
+    level = world.levels[caster.depth]
+    for x, y in fam.line_cells((caster.x, caster.y), direction, spell.range or 6):
+        if not level.in_bounds(x, y) or blocked[y, x]:
+            break
+        victim = world.actor_at(caster.depth, x, y)
+        if victim is not None and victim.alive:
+            world.harm_typed(victim, roll_dice(world.rng, _dice(spell, caster), spell.power),
+                             spell.damage_type, caster, "spell", events)
+
+
+def _effect_ball(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                 target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Fireball, shockwave: one 2d power roll; ring r takes the roll times
+    attenuation**r rounded down ring by ring (seed 001), then each victim's
+    resistance (fireball) or defence (shockwave, force). Draws: the one roll,
+    then each victim's damage-type draws in ring order."""
+    assert target is not None
+    explode(world, caster, target, spell.damage_type, roll_dice(world.rng, _dice(spell, caster),
+                                                                 spell.power),
+            spell.attenuation, spell.radius, events, by_defence=spell.key == "shockwave")
+
+
+def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: str, damage: int,
+            attenuation: float, radius: int, events: list[Event], *,
+            by_defence: bool = False) -> None:
+    """A ball of ``damage`` at ``center``: ring by ring (Chebyshev distance
+    r < radius), every creature takes the ring's damage (seed 001)."""
+    depth = caster.depth if caster is not None else 1
+    level = world.levels[depth]
+    events.append(Exploded(depth, center[0], center[1], None if caster is None else caster.id,
+                           kind, radius))
+    amounts = fam.area_damage_by_ring(damage, attenuation, radius)
+    for ring, cells in enumerate(fam.ball_cells(center, radius)):
+        for x, y in cells:
+            if not level.in_bounds(x, y):
+                continue
+            victim = world.actor_at(depth, x, y)
+            if victim is None or not victim.alive:
+                continue
+            amount = amounts[ring]
+            if by_defence:
+                amount = max(0, amount - victim.eff_defence)
+                world.harm_typed(victim, amount, None, caster, "ball", events)
+            else:
+                world.harm_typed(victim, amount, kind, caster, "ball", events)
+
+
+def _effect_tongue(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                   target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Curse, enervate: the T shape of seed 001 (stem ``range``, bar ``spread``
+    each side); 2d power of the spell's type to each creature, or its status.
+    Draws: per victim in shape order, dice (or the status rounds)."""
+    assert direction is not None
+    level = world.levels[caster.depth]
+    for x, y in fam.tongue_cells((caster.x, caster.y), direction, spell.range or 2, spell.spread):
+        if not level.in_bounds(x, y):
+            continue
+        victim = world.actor_at(caster.depth, x, y)
+        if victim is None or not victim.alive or victim is caster:
+            continue
+        amount = roll_dice(world.rng, _dice(spell, caster), spell.power)
+        if spell.damage_type != "none":
+            world.harm_typed(victim, amount, spell.damage_type, caster, "spell", events)
+        elif spell.status != "none":
+            world.add_status(victim, StatusKind[spell.status.upper()], amount, events)
+
+
+def _target_actor(world: World, caster: Actor, target: tuple[int, int] | None) -> Actor | None:
+    if target is None:
+        return None
+    victim = world.actor_at(caster.depth, *target)
+    return victim if victim is not None and victim.alive else None
+
+
+def _effect_status_target(world: World, caster: Actor, spell: SpellDef,
+                          direction: tuple[int, int] | None, target: tuple[int, int] | None,
+                          events: list[Event]) -> None:
+    """Confusion (1d10), plague (2d7), acid glob: the creature on the target
+    cell gets the status for dice d power rounds, unless immune (resistance
+    3) to the spell's damage type. Draws: the rounds roll."""
+    victim = _target_actor(world, caster, target)
+    if victim is None:
+        return
+    rounds = fam.status_rounds(world.rng, _dice(spell, caster), spell.power)
+    if spell.damage_type != "none" and victim.resistance(spell.damage_type) >= 3:
+        return
+    world.add_status(victim, StatusKind[spell.status.upper()], rounds, events)
+    world.provoke(victim, caster, events)
+
+
+def _effect_cloud(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                  target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Poison cloud: every creature within the radius of the target gets the
+    status for power//2..power rounds (seed 001: 4-8). Draws: one per victim."""
+    assert target is not None
+    level = world.levels[caster.depth]
+    for cells in fam.ball_cells(target, spell.radius or 1):
+        for x, y in cells:
+            if not level.in_bounds(x, y):
+                continue
+            victim = world.actor_at(caster.depth, x, y)
+            if victim is None or not victim.alive:
+                continue
+            rounds = fam.cloud_rounds(world.rng, spell.power)
+            if victim.resistance(spell.damage_type) < 3:
+                world.add_status(victim, StatusKind[spell.status.upper()], rounds, events)
+                world.provoke(victim, caster, events)
+
+
+def _effect_heal(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                 target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Heal wounds: p + L // ceil(p/2) health (seed 001). No draws."""
+    caster.hp = min(caster.max_hp, caster.hp + fam.spell_amount(spell, caster.level))
+
+
+def _effect_cure(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                 target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Purge poison, cure disease, soothe acid burn: removes p + L // ceil(p/2)
+    rounds of the status (seed 001). No draws."""
+    kind = StatusKind[spell.status.upper()]
+    effects = caster.statuses.reduce(kind, fam.spell_amount(spell, caster.level))
+    world.report_status(caster, effects, events)
+
+
+def _effect_buff(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                 target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Haste, rage, stoneskin, invisibility, elemental shields: p + L // ceil(p/2)
+    rounds of the status (seed 001). No draws."""
+    world.add_status(caster, StatusKind[spell.status.upper()],
+                     fam.spell_amount(spell, caster.level), events)
+
+
+def _effect_scry(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                 target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Scrying: the caster's map memory learns the terrain within p + L // p
+    cells (seed 001's scrying amount, as a radius; Underhall's decision)."""
+    world.reveal_map(caster, fam.spell_amount(spell, caster.level))
+
+
+def _effect_chain(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                  target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Lightning bolt: the creature on the target cell takes chain d power,
+    then the bolt jumps to the nearest creature not yet struck within
+    ``radius`` cells (ties by id), one die fewer each strike (seed 001: 3d10,
+    2d10, 1d10). Never jumps back to the caster. Draws: dice per strike."""
+    victim = _target_actor(world, caster, target)
+    struck: set[int] = {caster.id}
+    for dice in fam.lightning_chain_dice(spell.chain or 3):
+        if victim is None:
+            return
+        struck.add(victim.id)
+        here = (victim.x, victim.y)
+        world.harm_typed(victim, roll_dice(world.rng, dice, spell.power), spell.damage_type,
+                         caster, "spell", events)
+        victim = world.nearest_actor(caster.depth, here, spell.radius or 3, exclude=struck)
+
+
+def _effect_web(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Webbing: a web of 5d6 + 1d power hit points catches the creature on the
+    target cell (seed 001). Underhall models the web as the webbed status:
+    a caught creature tears a web of H hit points in ``ceil(H / power)`` rounds,
+    ``power`` its own (at least 1). Draws: the web's hit points."""
+    victim = _target_actor(world, caster, target)
+    hp = fam.web_hit_points(world.rng, spell.power)
+    if victim is None:
+        return
+    rounds = -(-hp // max(1, victim.eff_power))
+    world.add_status(victim, StatusKind.WEBBED, rounds, events)
+    world.provoke(victim, caster, events)
+
+
+def _effect_remove_curse(world: World, caster: Actor, spell: SpellDef,
+                         direction: tuple[int, int] | None, target: tuple[int, int] | None,
+                         events: list[Event]) -> None:
+    """Remove curse on every cursed item the caster carries, equipped ones
+    first (seed 001): Ld6 against each item's difficulty; failure may hurt.
+    Draws: per item, the Ld6 roll, then the backlash dice on a failure."""
+    equipped = [i for i in caster.equipment.values()]
+    items = equipped + [i for i in caster.inventory if i not in equipped]
+    for item in items:
+        if not item.cursed:
+            continue
+        idef = world.content.items[item.key]
+        difficulty = fam.item_curse_difficulty(
+            idef.power or 0, idef.defence, idef.throw_range or 4, idef.resist.values())
+        ok, backlash = fam.remove_curse(world.rng, caster.level, difficulty,
+                                        upgraded=spell.upgraded)
+        item.known = True
+        if ok:
+            item.cursed = False
+            events.append(Notice(caster.id, "curse_removed", (item.letter,)))
+        else:
+            events.append(Notice(caster.id, "curse_stays", (item.letter,)))
+            if backlash > 0:
+                world.harm_typed(caster, backlash, None, None, "spell", events)
+                if not caster.alive:
+                    return
+
+
+def _effect_beam(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                 target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Force bolt: a NetHack beam, 6-13 cells (seed 004), first creature hit."""
+    assert direction is not None
+    fire_beam(world, caster, direction, spell.damage_type, (_dice(spell, caster), spell.power),
+              events, cause="spell")
+
+
+def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Magic missile, cone of cold, sleep, lightning: NetHack rays (seed 000),
+    ``XL // 2 + 1`` d power per hit."""
+    assert direction is not None
+    fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
+             (_dice(spell, caster), spell.power), events, cause="spell")
+
+
+def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
+                        direction: tuple[int, int] | None, target: tuple[int, int] | None,
+                        events: list[Event]) -> None:
+    """NetHack's fireball spell: flies as a ray and explodes where it stops
+    (seed 000), dice d power over ``radius`` (one roll, attenuated)."""
+    assert direction is not None
+    trace = fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
+                     (_dice(spell, caster), spell.power), events, fireball=True, cause="spell")
+    explode(world, caster, trace.end, spell.damage_type,
+            roll_dice(world.rng, _dice(spell, caster), spell.power),
+            spell.attenuation or 1.0, spell.radius or 2, events)
+
+
+def _effect_dig(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                target: tuple[int, int] | None, events: list[Event]) -> None:
+    """Dig: a digging ray of 8-25 cells (seed 004)."""
+    assert direction is not None
+    fire_ray(world, caster, (caster.x, caster.y), direction, "force", (0, 0), events,
+             digging=True, cause="spell")
+
+
+_EFFECTS: Final[dict[str, Effect]] = {
+    "bolt": _effect_bolt, "line": _effect_line, "ball": _effect_ball, "tongue": _effect_tongue,
+    "status_target": _effect_status_target, "cloud": _effect_cloud, "heal": _effect_heal,
+    "cure": _effect_cure, "buff": _effect_buff, "scry": _effect_scry, "chain": _effect_chain,
+    "web": _effect_web, "remove_curse": _effect_remove_curse, "beam": _effect_beam,
+    "ray": _effect_ray, "ray_explode": _effect_ray_explode, "dig": _effect_dig,
+}

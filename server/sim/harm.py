@@ -1,0 +1,184 @@
+"""Damage that is not melee: typed damage against resistance and terrain, its
+side effects, statuses, and damage to terrain and floor items.
+
+Everything elemental or magical carries a damage type (seed 003). Applying it
+to a creature goes through :func:`server.sim.damage.apply_damage_type` (the
+rubble/tree dodge, the terrain share, resistance, side effects), then the
+creature loses the health, the side effects become statuses or movements, a
+sleeping creature wakes, and :meth:`World.after_harm` provokes, kills or
+frightens as melee does. Untyped damage (``damage_type`` None: a thrown
+dagger, hunger, a curse's backlash) is taken as it is.
+
+Draw order of :func:`harm_typed`: the damage-type draws documented in
+:mod:`server.sim.damage`, then for a teleport one ``rng.integers`` over the
+candidate cells, then for a clone nothing (the free cell is found without
+draws), then the terrain effect's draw (:func:`server.sim.damage.terrain_effect`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from server.content import DAMAGE_TYPES, MONSTER_FLAGS, Terrain
+from server.content.damage import SideEffect
+from server.content.statuses import StatusKind
+from server.sim import damage as dmg
+from server.sim.actors import Actor, Mind
+from server.sim.combat import AttackOutcome
+from server.sim.events import Event, Harmed, ItemDestroyed, TerrainChanged
+
+if TYPE_CHECKING:
+    from server.sim.world import World
+
+_STATUS_OF: Final = {
+    SideEffect.STUN: StatusKind.STUNNED, SideEffect.CONFUSION: StatusKind.CONFUSED,
+    SideEffect.SLOW: StatusKind.SLOWED, SideEffect.SLEEP: StatusKind.ASLEEP,
+    SideEffect.FEAR: StatusKind.AFRAID,
+}
+"""Side effects of seed 003 that become seed 001 statuses (turns = rounds)."""
+_FLAGS: Final = frozenset(MONSTER_FLAGS)
+
+
+def _flags(actor: Actor) -> frozenset[str]:
+    return actor.flags & _FLAGS
+
+
+def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
+               source: Actor | None, cause: str, events: list[Event], *,
+               outcome: AttackOutcome = AttackOutcome.HIT) -> int:
+    """Apply ``raw`` damage of ``damage_type`` to ``target``; return the health it lost.
+
+    Args:
+        world: The world.
+        target: A living actor.
+        raw: Damage before terrain and resistance (>= 0; negative counts as 0).
+        damage_type: A ``DAMAGE_TYPES`` key, or None for untyped damage.
+        source: The actor responsible, if any (credited with a kill).
+        cause: The carrier, for the ``Harmed`` event (``"ray"``, ``"ball"``, …).
+        events: Where events go.
+        outcome: The hit outcome to report.
+    """
+    raw = max(0, raw)
+    level = world.levels[target.depth]
+    terrain = level.terrain_at(target.x, target.y)
+    effects: tuple[tuple[SideEffect, int], ...] = ()
+    if damage_type is None or damage_type not in DAMAGE_TYPES:
+        taken = raw
+    else:
+        resist = target.resistance(damage_type)
+        result = dmg.apply_damage_type(
+            world.rng, raw, damage_type, terrain=terrain, resist_level=resist,
+            flags=_flags(target), mobile=not target.immobile, level=min(target.level, 100),
+            status_immune=dmg.status_immunities(_resist_map(target), _flags(target)))
+        taken = 0 if result.dodged else result.damage
+        effects = result.side_effects
+    dealt = min(taken, target.hp)
+    target.hp -= dealt
+    events.append(Harmed(target.depth, target.x, target.y, target.id,
+                         None if source is None else source.id, damage_type or "physical",
+                         dealt, cause, outcome))
+    if dealt > 0:
+        world.report_status(target, target.statuses.on_damaged(), events)
+        if target.mind == Mind.ASLEEP and not target.is_player:
+            target.mind = Mind.HUNTING if source is not None and source.is_player else Mind.WANDERING
+    if target.alive:
+        for effect, amount in effects:
+            _side_effect(world, target, source, effect, amount, events)
+    if damage_type is not None and damage_type in DAMAGE_TYPES and raw > 0:
+        _terrain(world, target.depth, target.x, target.y, damage_type, raw, events)
+    world.after_harm(target, source, events)
+    return dealt
+
+
+def _resist_map(actor: Actor) -> dict[str, int]:
+    return {t: level for t in DAMAGE_TYPES if (level := actor.resistance(t)) != 0}
+
+
+def _side_effect(world: World, target: Actor, source: Actor | None, effect: SideEffect,
+                 amount: int, events: list[Event]) -> None:
+    kind = _STATUS_OF.get(effect)
+    if kind is not None:
+        world.add_status(target, kind, amount, events)
+        if kind == StatusKind.ASLEEP and not target.is_player:
+            target.mind = Mind.ASLEEP
+        return
+    if effect == SideEffect.HEAL:
+        target.hp = min(target.max_hp, target.hp + amount)
+    elif effect == SideEffect.DRAIN_ENERGY:
+        target.en = max(0, target.en - amount)
+    elif effect == SideEffect.TELEPORT:
+        _teleport(world, target, amount)
+    elif effect == SideEffect.KNOCK_BACK and source is not None:
+        _knock_back(world, target, source, amount)
+    # Polymorph and clone: Underhall's decision, not yet played (docs/rules.md).
+
+
+def _teleport(world: World, target: Actor, distance: int) -> None:
+    """Move ``target`` to a random free passable cell about ``distance`` away
+    (Chebyshev ring ``distance``, or nearer if that ring has none)."""
+    level = world.levels[target.depth]
+    occ = world.occupancy(target.depth)
+    for reach in range(max(1, distance), 0, -1):
+        cells = []
+        for dy in range(-reach, reach + 1):
+            for dx in range(-reach, reach + 1):
+                if max(abs(dx), abs(dy)) != reach:
+                    continue
+                x, y = target.x + dx, target.y + dy
+                if level.in_bounds(x, y) and level.passable[y, x] and occ[y, x] < 0:
+                    cells.append((x, y))
+        if cells:
+            x, y = cells[int(world.rng.integers(len(cells)))]
+            world.move_actor(target, x, y)
+            return
+
+
+def _knock_back(world: World, target: Actor, source: Actor, distance: int) -> None:
+    """Push ``target`` up to ``distance`` cells straight away from ``source``."""
+    dx = (target.x > source.x) - (target.x < source.x)
+    dy = (target.y > source.y) - (target.y < source.y)
+    if (dx, dy) == (0, 0):
+        return
+    level = world.levels[target.depth]
+    occ = world.occupancy(target.depth)
+    for _ in range(distance):
+        nx, ny = target.x + dx, target.y + dy
+        if not level.in_bounds(nx, ny) or not level.passable[ny, nx] or occ[ny, nx] >= 0:
+            return
+        world.move_actor(target, nx, ny)
+
+
+def _terrain(world: World, depth: int, x: int, y: int, damage_type: str, damage: int,
+             events: list[Event]) -> None:
+    level = world.levels[depth]
+    becomes = dmg.terrain_effect(world.rng, damage_type, damage, level.terrain_at(x, y),
+                                 adjacent_water=dmg.adjacent_water(level.terrain, x, y))
+    if becomes is None or becomes == level.terrain_at(x, y):
+        return
+    if becomes == Terrain.LAVA and world.actor_at(depth, x, y) is not None:
+        return  # nobody is left standing in fresh lava; the floor holds under them
+    world.set_terrain(depth, x, y, becomes)
+    events.append(TerrainChanged(depth, x, y, int(becomes)))
+
+
+def burn_floor_items(world: World, depth: int, cells: list[tuple[int, int]], damage_type: str,
+                     damage: int, events: list[Event]) -> None:
+    """Destroy floor items on ``cells`` that ``damage_type`` hurts (seed 003 effects on
+    objects: fire burns scrolls and spellbooks, cold shatters potions, …)."""
+    level = world.levels[depth]
+    for x, y in cells:
+        pile = level.items.get((x, y))
+        if not pile:
+            continue
+        kept = []
+        for item in pile:
+            idef = world.content.items[item.key]
+            if dmg.floor_item_damaged(world.rng, damage_type, damage, idef.category,
+                                      proof=dmg.item_proof(idef), artifact=idef.artifact):
+                events.append(ItemDestroyed(depth, x, y, item.key, damage_type))
+            else:
+                kept.append(item)
+        if kept:
+            level.items[(x, y)] = kept
+        else:
+            del level.items[(x, y)]

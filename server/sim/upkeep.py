@@ -1,0 +1,142 @@
+"""Upkeep once per round: statuses run down, hunger, regeneration (seed 001).
+
+A *round* is seed 001's "turn": ``rules.round_ticks`` world ticks, one action
+at normal speed (``statuses.toml``; RULES.md "one time model"). Every
+``round_ticks`` ticks, for every living actor on a level that has players, in
+id order:
+
+1. its statuses tick (:meth:`server.sim.status.Statuses.tick`): damage of
+   poison, fire, acid burn and disease is applied with its damage type
+   (:meth:`World.harm_typed`), energy drains, expiries are reported;
+2. a player's hunger clock advances (:mod:`server.sim.hunger`): every 5-15
+   rounds the hunger rating (then nourishment) goes down; a starving player
+   loses health and energy;
+
+and, every tick, :func:`regenerate`: health and energy regenerate unless
+:func:`server.sim.status.regenerates` says no (hitting during its last action,
+frozen, on fire, nourishment below 25): energy every ``energy_ticks`` ticks,
+health every ``health_ticks`` ticks (energy faster than health).
+
+Draw order per actor: the status tick's dice, then (players) the hunger
+interval draw when an interval starts. Regeneration draws nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from server.content.statuses import StatusKind
+from server.sim import hunger
+from server.sim.actors import Actor, Mind
+from server.sim.events import Event, Harmed, Notice, StatusChanged
+from server.sim.status import StatusChange, StatusEffect, regenerates
+
+if TYPE_CHECKING:
+    from server.sim.world import World
+
+HUNGRY_BELOW = 150
+"""Nourishment below which a player is told it is hungry."""
+WEAK_BELOW = 50
+"""Nourishment below which a player is told it is weak with hunger."""
+
+
+def report_status(world: World, actor: Actor, effects: list[StatusEffect],
+                  events: list[Event]) -> None:
+    """Turn what a status change did into events (status on/off)."""
+    for eff in effects:
+        if eff.change == StatusChange.APPLIED:
+            events.append(StatusChanged(actor.depth, actor.x, actor.y, actor.id,
+                                        int(eff.kind), True))
+            if eff.kind == StatusKind.ASLEEP and not actor.is_player:
+                actor.mind = Mind.ASLEEP
+        elif eff.change in (StatusChange.EXPIRED, StatusChange.REMOVED):
+            events.append(StatusChanged(actor.depth, actor.x, actor.y, actor.id,
+                                        int(eff.kind), False))
+            if eff.kind == StatusKind.ASLEEP and not actor.is_player and actor.mind == Mind.ASLEEP:
+                actor.mind = Mind.WANDERING
+
+
+def run_round(world: World, events: list[Event]) -> None:
+    """One round of upkeep for every living actor on a level with players."""
+    for actor in list(world.actors.values()):
+        if actor.id not in world.actors or not actor.alive:
+            continue
+        if world.players_on(actor.depth) == 0:
+            continue
+        effects = actor.statuses.tick(world.rng)
+        _apply_effects(world, actor, effects, events)
+        if not actor.alive:
+            continue
+        if actor.is_player:
+            _hunger(world, actor, events)
+
+
+def regenerate(world: World) -> None:
+    """Health and energy regeneration, checked every tick (seed 001).
+
+    Health rises by 1 every ``health_ticks`` ticks and energy every
+    ``energy_ticks`` ticks (energy faster), for every living actor that
+    :func:`server.sim.status.regenerates` allows: not after hitting within
+    its last action, not frozen or on fire, not a player below 25
+    nourishment. A fleeing monster that heals back to twice its courage
+    turns to hunt again.
+    """
+    regen = world.status_rules.regeneration
+    hp_due = world.tick % regen.health_ticks == 0
+    en_due = world.tick % regen.energy_ticks == 0
+    if not (hp_due or en_due):
+        return
+    for actor in world.actors.values():
+        if not actor.alive:
+            continue
+        attacked = world.tick - actor.last_attack_tick <= actor.speed
+        nourishment = actor.food.nourishment if actor.is_player else regen.min_nourishment
+        if not regenerates(actor.statuses, attacked_this_turn=attacked, missed=False,
+                           nourishment=nourishment):
+            continue
+        if hp_due and actor.hp < actor.max_hp:
+            actor.hp += 1
+            if actor.mind == Mind.FLEEING and actor.hp >= min(
+                    actor.max_hp, 2 * actor.courage * actor.max_hp):
+                actor.mind = Mind.HUNTING
+        if en_due and actor.en < actor.max_en:
+            actor.en += 1
+
+
+def _apply_effects(world: World, actor: Actor, effects: list[StatusEffect],
+                   events: list[Event]) -> None:
+    report_status(world, actor, effects, events)
+    for eff in effects:
+        if not actor.alive:
+            return
+        if eff.change == StatusChange.DAMAGE:
+            world.harm_typed(actor, eff.amount, eff.damage_type or None, None, "status",
+                             events)
+        elif eff.change == StatusChange.ENERGY_DRAIN:
+            actor.en = max(0, actor.en - eff.amount)
+
+
+def _hunger(world: World, actor: Actor, events: list[Event]) -> None:
+    food = actor.food
+    rules = world.status_rules.hunger
+    if not hunger.hunger_due(world.rng, food, rules):
+        return
+    before = food.nourishment
+    amount = hunger.hunger_amount(
+        hp=actor.hp, max_hp=actor.max_hp, en=actor.en, max_en=actor.max_en,
+        statuses=actor.statuses, fatigue=actor.statuses.magnitude(StatusKind.FATIGUE),
+        rules=rules)
+    hunger.apply_hunger(food, amount)
+    after = food.nourishment
+    for limit, code in ((HUNGRY_BELOW, "hungry"), (WEAK_BELOW, "weak"), (1, "starving")):
+        if after < limit <= before:
+            events.append(Notice(actor.id, code, ()))
+    health, energy = hunger.starvation_drain(food, rules)
+    if energy:
+        actor.en = max(0, actor.en - energy)
+    if health:
+        dealt = min(health, actor.hp)
+        actor.hp -= dealt
+        events.append(Harmed(actor.depth, actor.x, actor.y, actor.id, None, "hunger", dealt,
+                             "hunger"))
+        world.after_harm(actor, None, events)
