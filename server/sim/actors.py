@@ -212,5 +212,5 @@ def new_monster(actor_id: int, mdef: MonsterDef, depth: int, x: int, y: int, min
         power=mdef.power, defence=mdef.defence, accuracy=mdef.accuracy, dodge=mdef.dodge,
         speed=mdef.speed, courage=0.0 if "immobile" in mdef.flags else mdef.courage,
         sight=mdef.sight, xp_value=mdef.xp, flags=frozenset(mdef.flags),
-        resist=dict(mdef.resist), mind=mind,
+        resist=dict(mdef.resist), mind=mind, abilities=set(mdef.abilities),
     )

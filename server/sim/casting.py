@@ -25,9 +25,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from server.content import Content
+import numpy as np
+from numpy.typing import NDArray
+
+from server.content import DAMAGE_TYPES, MONSTER_FLAGS, Content
+from server.content.damage import SideEffect
 from server.content.spells import SpellDef, default_spells
 from server.content.statuses import StatusKind
+from server.sim import damage as dmg
 from server.sim import spellcasting as sc
 from server.sim import spells as fam
 from server.sim.actors import Actor
@@ -173,14 +178,16 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
         return None
     pct = success_percent(actor, spell, world.content)
     confused = actor.statuses.has(StatusKind.CONFUSED)
+    if actor.is_player:
+        # Seed 004: "A failed cast of a spell costs as much [nutrition] as a
+        # successful one"; only the energy is halved on failure.
+        actor.food.nourishment = max(0, actor.food.nourishment
+                                     - sc.spell_nutrition_cost(spell.level))
     if not sc.roll_cast(world.rng, pct, confused=confused):
         actor.en = max(0, actor.en - fam.failed_energy_cost(spell))
         events.append(CastEvent(actor.depth, actor.x, actor.y, actor.id, spell.key, False))
         return None
     actor.en -= cost
-    if actor.is_player:
-        actor.food.nourishment = max(0, actor.food.nourishment
-                                     - sc.spell_nutrition_cost(spell.level))
     actor.skills[spell.school] = sc.train_skill(actor.skills.get(spell.school, 0), spell.level)
     events.append(CastEvent(actor.depth, actor.x, actor.y, actor.id, spell.key, True))
     apply_spell(world, actor, spell, command.direction, command.target, events)
@@ -253,6 +260,19 @@ def _ahead(caster: Actor, direction: tuple[int, int], reach: int) -> tuple[int, 
     return caster.x + direction[0] * reach, caster.y + direction[1] * reach
 
 
+def _reaches(blocked: NDArray[np.bool_], origin: tuple[int, int], cell: tuple[int, int]) -> bool:
+    """Whether an effect spreading from ``origin`` (a blast, a cloud, a
+    tongue, a lightning jump) reaches ``cell``: it is the origin, or seed
+    002's path from the origin arrives there without entering a ``blocked``
+    cell (``bool[H, W]``, walls, rock and closed doors). Underhall's decision,
+    as :func:`server.sim.spells.ball_cells` leaves walls to the world: nothing
+    spreads through a wall. No draws."""
+    if cell == origin:
+        return True
+    path = bolt_path(origin, cell, blocked)
+    return bool(path) and path[-1] == cell
+
+
 def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
                  target: tuple[int, int] | None, events: list[Event]) -> None:
     """Spark, freeze, shock: a bolt flying along seed 002's path past the aimed
@@ -272,6 +292,14 @@ def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[
             evs.append(Harmed(victim.depth, victim.x, victim.y, victim.id, proj.owner,
                               spell.damage_type, 0, "bolt", AttackOutcome.MISS))
             return False
+        if "reflection" in victim.abilities and not proj.reflected:
+            # Seed 000: reflection turns the attack straight back, at no range cost.
+            back = (proj.x_from, proj.y_from)
+            left = len(proj.path) + 1
+            proj.path = bolt_path((victim.x, victim.y), back, w.flight_blocked(victim.depth),
+                                  past_target=True)[:left]
+            proj.reflected = True
+            return False
         source = w.actors.get(proj.owner)
         dealt = w.harm_typed(victim, roll_dice(w.rng, dice, spell.power), spell.damage_type,
                              source, "bolt", evs)
@@ -282,6 +310,7 @@ def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[
     launch(world, Projectile(
         id=world.new_projectile_id(), depth=caster.depth, owner=caster.id, x=caster.x,
         y=caster.y, path=path, speed=BOLT_SPEED, label=f"bolt:{spell.damage_type}",
+        x_from=caster.x, y_from=caster.y,
         strike=strike))
 
 
@@ -326,15 +355,17 @@ def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: s
             attenuation: float, radius: int, events: list[Event], *,
             by_defence: bool = False) -> None:
     """A ball of ``damage`` at ``center``: ring by ring (Chebyshev distance
-    r < radius), every creature takes the ring's damage (seed 001)."""
+    r < radius), every creature the blast reaches (not behind a wall,
+    :func:`_reaches`) takes the ring's damage (seed 001)."""
     depth = caster.depth if caster is not None else 1
     level = world.levels[depth]
+    blocked = world.flight_blocked(depth)
     events.append(Exploded(depth, center[0], center[1], None if caster is None else caster.id,
                            kind, radius))
     amounts = fam.area_damage_by_ring(damage, attenuation, radius)
     for ring, cells in enumerate(fam.ball_cells(center, radius)):
         for x, y in cells:
-            if not level.in_bounds(x, y):
+            if not level.in_bounds(x, y) or not _reaches(blocked, center, (x, y)):
                 continue
             victim = world.actor_at(depth, x, y)
             if victim is None or not victim.alive:
@@ -351,11 +382,24 @@ def _effect_tongue(world: World, caster: Actor, spell: SpellDef, direction: tupl
                    target: tuple[int, int] | None, events: list[Event]) -> None:
     """Curse, enervate: the T shape of seed 001 (stem ``range``, bar ``spread``
     each side); 2d power of the spell's type to each creature, or its status.
+    A stem cell counts if the caster reaches it, a bar cell if the caster
+    reaches the stem's end and the end reaches it (:func:`_reaches`).
     Draws: per victim in shape order, dice (or the status rounds)."""
     assert direction is not None
     level = world.levels[caster.depth]
-    for x, y in fam.tongue_cells((caster.x, caster.y), direction, spell.range or 2, spell.spread):
+    blocked = world.flight_blocked(caster.depth)
+    origin, stem = (caster.x, caster.y), spell.range or 2
+    cells = fam.tongue_cells(origin, direction, stem, spell.spread)
+    end = cells[stem - 1]
+    end_reached = _reaches(blocked, origin, end)
+    for i, (x, y) in enumerate(cells):
         if not level.in_bounds(x, y):
+            continue
+        if i < stem:
+            reached = _reaches(blocked, origin, (x, y))
+        else:  # the bar spreads from the stem's end
+            reached = end_reached and _reaches(blocked, end, (x, y))
+        if not reached:
             continue
         victim = world.actor_at(caster.depth, x, y)
         if victim is None or not victim.alive or victim is caster:
@@ -379,26 +423,47 @@ def _effect_status_target(world: World, caster: Actor, spell: SpellDef,
                           events: list[Event]) -> None:
     """Confusion (1d10), plague (2d7), acid glob: the creature on the target
     cell gets the status for dice d power rounds, unless immune (resistance
-    3) to the spell's damage type. Draws: the rounds roll."""
+    3) to the spell's damage type or to the status (:func:`_status_immune`).
+    Draws: the rounds roll."""
     victim = _target_actor(world, caster, target)
     if victim is None:
         return
     rounds = fam.status_rounds(world.rng, _dice(spell, caster), spell.power)
     if spell.damage_type != "none" and victim.resistance(spell.damage_type) >= 3:
         return
-    world.add_status(victim, StatusKind[spell.status.upper()], rounds, events)
+    kind = StatusKind[spell.status.upper()]
+    if not _status_immune(victim, kind):
+        world.add_status(victim, kind, rounds, events)
     world.provoke(victim, caster, events)
+
+
+_SIDE_EFFECT_OF: Final = {
+    StatusKind.CONFUSED: SideEffect.CONFUSION, StatusKind.STUNNED: SideEffect.STUN,
+    StatusKind.ASLEEP: SideEffect.SLEEP, StatusKind.AFRAID: SideEffect.FEAR,
+}
+
+
+def _status_immune(victim: Actor, kind: StatusKind) -> bool:
+    """Seed 003's status immunities (NO_CONF, NO_SLEEP, NO_FEAR, resisting
+    confusion or chaos, sound or force) also hold against spells."""
+    effect = _SIDE_EFFECT_OF.get(kind)
+    if effect is None:
+        return False
+    resist = {t: level for t in DAMAGE_TYPES if (level := victim.resistance(t)) != 0}
+    return effect in dmg.status_immunities(resist, victim.flags & frozenset(MONSTER_FLAGS))
 
 
 def _effect_cloud(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
                   target: tuple[int, int] | None, events: list[Event]) -> None:
-    """Poison cloud: every creature within the radius of the target gets the
-    status for power//2..power rounds (seed 001: 4-8). Draws: one per victim."""
+    """Poison cloud: every creature within the radius of the target that the
+    cloud reaches (:func:`_reaches`) gets the status for power//2..power
+    rounds (seed 001: 4-8). Draws: one per victim."""
     assert target is not None
     level = world.levels[caster.depth]
+    blocked = world.flight_blocked(caster.depth)
     for cells in fam.ball_cells(target, spell.radius or 1):
         for x, y in cells:
-            if not level.in_bounds(x, y):
+            if not level.in_bounds(x, y) or not _reaches(blocked, target, (x, y)):
                 continue
             victim = world.actor_at(caster.depth, x, y)
             if victim is None or not victim.alive:
@@ -443,8 +508,9 @@ def _effect_chain(world: World, caster: Actor, spell: SpellDef, direction: tuple
                   target: tuple[int, int] | None, events: list[Event]) -> None:
     """Lightning bolt: the creature on the target cell takes chain d power,
     then the bolt jumps to the nearest creature not yet struck within
-    ``radius`` cells (ties by id), one die fewer each strike (seed 001: 3d10,
-    2d10, 1d10). Never jumps back to the caster. Draws: dice per strike."""
+    ``radius`` cells and not behind a wall (ties by id), one die fewer each
+    strike (seed 001: 3d10, 2d10, 1d10). Never jumps back to the caster.
+    Draws: dice per strike."""
     victim = _target_actor(world, caster, target)
     struck: set[int] = {caster.id}
     for dice in fam.lightning_chain_dice(spell.chain or 3):
@@ -454,7 +520,20 @@ def _effect_chain(world: World, caster: Actor, spell: SpellDef, direction: tuple
         here = (victim.x, victim.y)
         world.harm_typed(victim, roll_dice(world.rng, dice, spell.power), spell.damage_type,
                          caster, "spell", events)
-        victim = world.nearest_actor(caster.depth, here, spell.radius or 3, exclude=struck)
+        victim = _next_in_chain(world, caster.depth, here, spell.radius or 3, struck)
+
+
+def _next_in_chain(world: World, depth: int, here: tuple[int, int], radius: int,
+                   struck: set[int]) -> Actor | None:
+    """The nearest creature within ``radius`` of ``here`` not yet struck that
+    a jump reaches without crossing a wall (:func:`_reaches`); ties by id."""
+    blocked = world.flight_blocked(depth)
+    skip = set(struck)
+    while True:
+        found = world.nearest_actor(depth, here, radius, exclude=skip)
+        if found is None or _reaches(blocked, here, (found.x, found.y)):
+            return found
+        skip.add(found.id)
 
 
 def _effect_web(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,

@@ -175,7 +175,9 @@ class Bonus:
             for the spell-success penalty (seed 004).
         shield: ``"none"``, ``"small"`` or ``"large"``.
         book: Key of the equipped spellbook, or None.
-        two_hands_busy: A shield and a weapon are both held (no free hand to cast).
+        two_hands_busy: A cursed weapon and a cursed shield are both held, so
+            no hand is free to cast (seed 004: "you cannot cast if there are
+            cursed weapons or shields in both hands").
     """
 
     power: int = 0
@@ -239,7 +241,9 @@ def equipment_bonus(equipment: dict[str, Item], content: Content) -> Bonus:
         power=power, defence=defence, resist=resist, accuracy=accuracy,
         required_strength=required, enchant=enchant, enchant_power=enchant_power,
         blessed_weapon=blessed_weapon, shield=shield, book=book,
-        two_hands_busy="weapon" in equipment and "shield" in equipment, **flags,
+        two_hands_busy=all(slot in equipment and equipment[slot].cursed
+                           for slot in ("weapon", "shield")),
+        **flags,
     )
 
 

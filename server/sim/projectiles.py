@@ -22,7 +22,7 @@ and effect draws (:mod:`server.sim.casting`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from server.sim.actors import Actor
@@ -61,6 +61,8 @@ class Projectile:
         melee_miss, level, energy, max_energy, marksman: The thrower's numbers
             when it threw (seed 001's miss chance and damage roll use them).
         strike: For a bolt, what it does to a creature it meets.
+        x_from, y_from: Where it was launched (a reflected bolt heads back there).
+        reflected: It has already been reflected once (it is not reflected again).
     """
 
     id: int
@@ -78,7 +80,9 @@ class Projectile:
     max_energy: int = 0
     marksman: bool = False
     strike: BoltStrike | None = None
-    passed: list[tuple[int, int]] = field(default_factory=list)
+    x_from: int = 0
+    y_from: int = 0
+    reflected: bool = False
 
 
 def advance(world: World, events: list[Event]) -> None:

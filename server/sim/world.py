@@ -751,7 +751,7 @@ class World:
     def put_to_sleep(self, victim: Actor, rounds: int, source: Actor | None,
                      events: list[Event]) -> None:
         """A sleep ray or spell: asleep for ``rounds`` unless it resists sleep."""
-        if victim.resistance("sleep") > 0:
+        if victim.resistance("sleep") > 0 or "no_sleep" in victim.flags:
             return
         self.add_status(victim, StatusKind.ASLEEP, rounds, events)
 

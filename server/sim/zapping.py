@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.content import Terrain
+from server.content import MONSTER_FLAGS, Terrain
+from server.content.damage import SideEffect
+from server.sim import damage as dmg
 from server.sim.actors import Actor
 from server.sim.combat import roll_dice, roll_hit
 from server.sim.events import Event, Notice, RayFired, RejectReason, TerrainChanged, Used
@@ -33,6 +35,7 @@ from server.sim.rays import Occupant, RayTarget, RayTrace, trace_beam, trace_ray
 if TYPE_CHECKING:
     from server.sim.world import World
 
+_FLAGS = frozenset(MONSTER_FLAGS)
 
 
 def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
@@ -121,7 +124,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
             return
         if kind == "sleep":
             rounds = roll_dice(world.rng, *dice)  # a sleep ray's dice are rounds asleep
-            world.put_to_sleep(victim, rounds, source, events)
+            if SideEffect.SLEEP not in dmg.status_immunities({}, victim.flags & _FLAGS):
+                world.put_to_sleep(victim, rounds, source, events)  # not NO_SLEEP (seed 003)
             return
         raw = roll_dice(world.rng, *dice)
         world.harm_typed(victim, raw, kind, source, cause, events)
