@@ -83,6 +83,8 @@ class Actor:
     food: Nourishment = field(default_factory=new_nourishment)
     known_spells: dict[str, int] = field(default_factory=dict)
     """Spell key -> tick it was learned (or last refreshed), in learning order."""
+    upgraded: set[str] = field(default_factory=set)
+    """Spells upgraded at an altar (seed 001)."""
     skills: dict[str, int] = field(default_factory=dict)
     """Spell school -> training points (seed 004: successful casts train a school)."""
     choices_owed: int = 0
@@ -152,6 +154,7 @@ class Actor:
             "equipment": {slot: i.letter for slot, i in sorted(self.equipment.items())},
             "abilities": sorted(self.abilities), "resist": dict(sorted(self.resist.items())), "spells": dict(self.known_spells),
             "skills": dict(self.skills), "choices": self.choices_owed,
+            "upgraded": sorted(self.upgraded),
             "food": [self.food.nourishment, self.food.hunger, self.food.countdown],
             "memory": {
                 str(d): [list(m.shape), m.tobytes()] for d, m in sorted(self.memory.items())
@@ -190,6 +193,7 @@ def player_from_record(actor_id: int, record: dict[str, Any]) -> Actor:
     actor.resist = {str(k): int(v) for k, v in record.get("resist", {}).items()}
     actor.known_spells = {str(k): int(v) for k, v in record.get("spells", {}).items()}
     actor.skills = {str(k): int(v) for k, v in record.get("skills", {}).items()}
+    actor.upgraded = {str(k) for k in record.get("upgraded", ())}
     actor.choices_owed = int(record.get("choices", 0))
     if "food" in record:
         nourishment, rating, countdown = record["food"]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 from numpy.typing import NDArray
 
-from server.content import DAMAGE_TYPES, MONSTER_FLAGS, Content
+from server.content import DAMAGE_TYPES, MONSTER_FLAGS, Content, Terrain
 from server.content.damage import SideEffect
 from server.content.spells import SpellDef, default_spells
 from server.content.statuses import StatusKind
@@ -62,8 +62,38 @@ RESIST_OPTIONS: Final = ("fire", "cold", "electricity", "acid", "poison")
 """Elements a fifth-level reward may raise the resistance to (``resist_<type>``)."""
 
 
-def _spell(key: str) -> SpellDef | None:
-    return default_spells().spells.get(key)
+def _spell(key: str, actor: Actor | None = None) -> SpellDef | None:
+    """The spell ``key`` as ``actor`` casts it (upgraded if it upgraded it)."""
+    spell = default_spells().spells.get(key)
+    if spell is not None and actor is not None and key in actor.upgraded:
+        spell = fam.upgrade(spell)
+    return spell
+
+
+UPGRADE_ENERGY_PER_LEVEL: Final = 10
+"""Energy an altar upgrade costs per spell level (Underhall's decision; seed 001
+says only that upgrading happens at an altar)."""
+
+
+def upgrade_spell(world: World, actor: Actor, key: str, events: list[Event]) -> RejectReason | None:
+    """Upgrade the known spell ``key`` at an altar (seed 001: "doubles all its
+    numerical attributes", or halves the energy cost for a few). The caster
+    must stand on an altar and spend 10 x spell level energy; a spell is
+    upgraded once."""
+    spell = _spell(key)
+    if spell is None or key not in actor.known_spells:
+        return RejectReason.UNKNOWN_SPELL
+    if world.levels[actor.depth].terrain_at(actor.x, actor.y) != Terrain.ALTAR:
+        return RejectReason.NO_ALTAR
+    if key in actor.upgraded:
+        return RejectReason.NO_CHOICE
+    cost = UPGRADE_ENERGY_PER_LEVEL * spell.level
+    if actor.en < cost:
+        return RejectReason.NO_ENERGY
+    actor.en -= cost
+    actor.upgraded.add(key)
+    events.append(Notice(actor.id, "upgraded", (key,)))
+    return None
 
 
 def rounds_now(world_tick: int, round_ticks: int) -> int:
@@ -108,7 +138,7 @@ def spell_menu(actor: Actor, content: Content, tick: int) -> list[tuple[str, str
     """``me.spells``: ``(letter, key, fail %, energy cost, forgotten)`` per castable spell."""
     rows = []
     for i, key in enumerate(castable(actor)):
-        spell = _spell(key)
+        spell = _spell(key, actor)
         if spell is None:
             continue
         fail = 100 - success_percent(actor, spell, content)
@@ -146,7 +176,7 @@ def learn(world: World, actor: Actor, key: str, events: list[Event]) -> bool:
 
 def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> RejectReason | None:
     """Cast ``command.spell`` (seed 004 checks and roll, then the effect)."""
-    spell = _spell(command.spell)
+    spell = _spell(command.spell, actor)
     if spell is None or command.spell not in actor.known_spells:
         return RejectReason.UNKNOWN_SPELL
     if command.spell not in castable(actor):

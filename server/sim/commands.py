@@ -203,7 +203,14 @@ class Choose:
     option: str
 
 
+@dataclass(frozen=True, slots=True)
+class Upgrade:
+    """Upgrade the known spell ``spell`` while standing on an altar (seed 001)."""
+
+    spell: str
+
+
 Command = (
     Move | OpenDoor | CloseDoor | Wait | Rest | PickUp | Descend | Ascend | Drop | Wield | Wear
-    | TakeOff | Eat | Quaff | Read | Throw | Zap | Cast | Choose
+    | TakeOff | Eat | Quaff | Read | Throw | Zap | Cast | Choose | Upgrade
 )

@@ -38,6 +38,7 @@ class RejectReason(IntEnum):
     NO_CHOICE = 21
     CONFUSED = 22
     AFRAID = 23
+    NO_ALTAR = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +364,7 @@ class Notice:
 
     Codes: ``"hungry"``, ``"weak"``, ``"starving"``, ``"identified"``,
     ``"nothing_happens"``, ``"forgot"``, ``"choice"``, ``"curse_removed"``,
-    ``"curse_stays"``, ``"enchanted"``, ``"spell_failed"``.
+    ``"curse_stays"``, ``"enchanted"``, ``"spell_failed"``, ``"upgraded"``.
     """
 
     actor: int

@@ -61,6 +61,7 @@ from server.sim.commands import (
     Rest,
     TakeOff,
     Throw,
+    Upgrade,
     Wait,
     Wear,
     Wield,
@@ -478,6 +479,8 @@ class World:
             return use.read(self, actor, command.letter, events)
         if isinstance(command, Choose):
             return use.choose(self, actor, command.option, events)
+        if isinstance(command, Upgrade):
+            return casting.upgrade_spell(self, actor, command.spell, events)
         if isinstance(command, Descend):
             if level.terrain_at(actor.x, actor.y) != Terrain.STAIRS_DOWN:
                 return RejectReason.NO_STAIRS

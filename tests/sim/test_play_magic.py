@@ -468,3 +468,36 @@ def test_a_reflecting_monster_sends_a_spark_bolt_back_at_its_caster() -> None:
     harmed = [e for e in events if isinstance(e, Harmed) and e.damage_type == "fire"]
     assert harmed and all(e.target == caster.id for e in harmed)
     assert dragon.hp == dragon.max_hp
+
+
+ALTAR_ROOM = """
+#######
+#<._..#
+#.....#
+#######
+"""
+
+
+def test_an_altar_upgrade_doubles_a_spells_numbers_once() -> None:
+    from server.sim.commands import Upgrade
+    world = make_world(ALTAR_ROOM, seed=3)
+    p = world.join("ann", "mage")
+    casting.learn(world, p, "fireball", [])
+    p.en = p.max_en = 200
+    assert _act(world, p, Upgrade("fireball")) == [RejectReason.NO_ALTAR]
+    world.move_actor(p, 3, 1)
+    assert _act(world, p, Upgrade("fireball")) == []
+    assert p.en == 200 - 10 * SPELLS["fireball"].level
+    spell = casting._spell("fireball", p)
+    assert spell is not None and spell.upgraded
+    assert (spell.power, spell.attenuation, spell.radius) == (20, 1.6, 6)
+    assert _act(world, p, Upgrade("fireball")) == [RejectReason.NO_CHOICE]
+    assert _act(world, p, Upgrade("shock")) == [RejectReason.UNKNOWN_SPELL]
+
+
+def _act(world: World, actor: Actor, command: Command) -> list[RejectReason]:
+    world.submit(actor.id, command, 99)
+    out: list[RejectReason] = []
+    for _ in range(4):
+        out += [e.reason for e in world.step() if isinstance(e, Rejected) and e.actor == actor.id]
+    return out
