@@ -1,8 +1,12 @@
 """The load-test bots' decisions: pure, I/O-free, one :class:`Policy` per bot.
 
-The policy is explore-and-fight: attack an adjacent monster, else step toward
-the nearest visible monster, else toward the nearest reachable unknown cell
-(the frontier), else toward known down stairs, else a random step. Path
+The policy is explore-and-fight: attack an adjacent monster, else sometimes
+(:data:`RANGED_CHANCE`) throw a thrown weapon at, or zap a wand or horn
+toward, a monster a few cells away with a clear line (the seed-002 path of
+:mod:`client.aim`), else step toward the nearest visible monster, else toward
+the nearest reachable unknown cell (the frontier), else toward known down
+stairs, else a random step. A bot standing on a thrown weapon, wand or horn
+picks it up, so darts thrown are thrown again. Path
 finding is python-tcod's Dijkstra over the remembered map (``[y, x]``,
 8-directional), run only when the bot is about to act; a frontier path is
 reused until its goal is seen or its next cell is blocked.
@@ -22,6 +26,9 @@ import numpy as np
 import tcod.path
 from numpy.typing import NDArray
 
+from client.aim import bolt_path
+from client.records import InvItem
+
 STAIRS_CHANCE = 0.25
 """Chance that a bot standing on down stairs takes them when it acts."""
 
@@ -36,6 +43,18 @@ CROWD_COST = 5
 
 FRONTIER_SPREAD = 8
 """Largest random handicap (steps) of a frontier cell, so bots fan out."""
+
+RANGED_CHANCE = 0.5
+"""Chance that a bot with a missile or a wand and a monster in line uses them."""
+
+RANGED_REACH = (2, 4)
+"""Chebyshev distances (cells) at which a bot throws or zaps."""
+
+MISSILES = frozenset({"thrown"})
+"""Item categories a bot throws."""
+
+ZAPPABLE = frozenset({"wand", "horn"})
+"""Item categories a bot zaps."""
 
 UNKNOWN = 255
 DOOR_CLOSED = 3
@@ -83,15 +102,22 @@ class ModelLike(Protocol):
     def me(self) -> Mapping[str, Any]: ...
     @property
     def position(self) -> Cell | None: ...
+    @property
+    def objs(self) -> Mapping[Cell, str]: ...
     def passable(self) -> BoolGrid: ...
+    def inventory(self) -> list[InvItem]: ...
+    def item_entry(self, key: str) -> tuple[str, str, str, str, dict[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """A command to send: ``c`` plus an optional direction ``d = (dx, dy)``."""
+    """A command to send: ``c`` plus its keys (direction ``d = (dx, dy)``, pack
+    letter ``item``, target cell ``at``)."""
 
     c: str
     d: Cell | None = None
+    item: str | None = None
+    at: Cell | None = None
 
 
 def walkable_cells(known: NDArray[np.uint8], passable: BoolGrid) -> BoolGrid:
@@ -211,6 +237,33 @@ def direction(pos: Cell, nxt: Cell) -> Cell | None:
     return (dx, dy)
 
 
+def clear_shots(
+    pos: Cell, monsters: Iterable[ActorLike], blocked: BoolGrid
+) -> list[ActorLike]:
+    """Monsters at :data:`RANGED_REACH` whose seed-002 path from ``pos`` reaches
+    them with no other monster and no blocked cell on the way; nearest first,
+    then lowest id."""
+    near, far = RANGED_REACH
+    ordered = sorted(monsters, key=lambda a: (max(abs(a.x - pos[0]), abs(a.y - pos[1])), a.id))
+    cells = {(a.x, a.y) for a in ordered}
+    shots = []
+    for a in ordered:
+        if not near <= max(abs(a.x - pos[0]), abs(a.y - pos[1])) <= far:
+            continue
+        path = bolt_path(pos, (a.x, a.y), blocked)
+        if path and path[-1] == (a.x, a.y) and not any(c in cells for c in path[:-1]):
+            shots.append(a)
+    return shots
+
+
+def straight_direction(pos: Cell, cell: Cell) -> Cell | None:
+    """The direction from ``pos`` to ``cell`` if it lies on one of the eight lines."""
+    dx, dy = cell[0] - pos[0], cell[1] - pos[1]
+    if (dx, dy) == (0, 0) or not (dx == 0 or dy == 0 or abs(dx) == abs(dy)):
+        return None
+    return ((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))
+
+
 def random_step(cost: NDArray[np.int8], pos: Cell, rng: np.random.Generator) -> Cell | None:
     """A uniformly chosen direction to a free neighbour of ``pos`` (cost 1), or None."""
     h, w = cost.shape
@@ -268,6 +321,15 @@ class Policy:
         if target is not None:
             return Action("move", target)
 
+        if monsters:
+            ranged = self._ranged(model, pos, monsters)
+            if ranged is not None:
+                return ranged
+
+        here = model.objs.get(pos)
+        if here is not None and model.item_entry(here)[3] in MISSILES | ZAPPABLE:
+            return Action("pickup")
+
         if known[pos[1], pos[0]] == STAIRS_DOWN and self.rng.random() < STAIRS_CHANCE:
             self._path.clear()
             self._goal = None
@@ -300,6 +362,33 @@ class Policy:
         if path is not None:  # all explored: go down
             return self._step_to(path[0], cost, pos) if path else Action("down")
         return self._random(cost, pos)
+
+    def _ranged(self, model: ModelLike, pos: Cell, monsters: list[ActorLike]) -> Action | None:
+        """A throw or zap at a monster in line, with :data:`RANGED_CHANCE`.
+
+        Draws one number from the bot's generator only when it holds a missile
+        or a charged wand and a monster offers a clear shot, so bots without
+        them decide exactly as before.
+        """
+        missiles, wands = [], []
+        for item in model.inventory():
+            category = model.item_entry(item.key)[3]
+            if category in MISSILES and item.slot == "":
+                missiles.append(item)
+            elif category in ZAPPABLE and item.charges != 0:
+                wands.append(item)
+        if not missiles and not wands:
+            return None
+        shots = clear_shots(pos, monsters, ~model.passable())
+        zaps = [(a, d) for a in shots if (d := straight_direction(pos, (a.x, a.y))) is not None]
+        if not (missiles and shots) and not (wands and zaps):
+            return None
+        if self.rng.random() >= RANGED_CHANCE:
+            return None
+        if wands and zaps:
+            return Action("zap", zaps[0][1], item=wands[0].letter)
+        target = shots[0]
+        return Action("throw", item=missiles[0].letter, at=(target.x, target.y))
 
     def _random(self, cost: NDArray[np.int8], pos: Cell) -> Action:
         step = random_step(cost, pos, self.rng)

@@ -52,6 +52,7 @@ class BotReport:
     bots_saw_player: int = 0
     monsters_killed_witnessed: int = 0
     deaths: int = 0
+    ranged_commands: int = 0
 
     @property
     def ok(self) -> bool:
@@ -76,7 +77,8 @@ class BotReport:
             f"{self.clients_requested} requested, {connected} connected, "
             f"{self.clients_at_end} still connected at end"
         )
-        commands = f"{self.commands_sent} sent, {self.acks_received} acked, {self.rejects} rejected"
+        commands = (f"{self.commands_sent} sent ({self.ranged_commands} throws or zaps), "
+                    f"{self.acks_received} acked, {self.rejects} rejected")
         messages = (
             f"{self.deltas_received} deltas, {self.snapshots_received} snapshots, "
             f"{self.messages_received} in all"
@@ -111,6 +113,7 @@ class Totals:
 
     def __init__(self) -> None:
         self.commands = 0
+        self.ranged = 0
         self.acks = 0
         self.rejects = 0
         self.deltas = 0
@@ -204,6 +207,7 @@ def build_report(
         bots_saw_player=sum(1 for b in connected if b.saw_player),
         monsters_killed_witnessed=len(totals.kills),
         deaths=totals.deaths,
+        ranged_commands=totals.ranged,
     )
     if totals.latencies:
         lat_ms = np.frombuffer(totals.latencies, dtype=np.float64) * 1000.0

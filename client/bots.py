@@ -40,6 +40,10 @@ __all__ = ["ACK_TIMEOUT_S", "BotReport", "run_bots", "run_bots_async"]
 ACK_TIMEOUT_S = 1.0
 """Seconds a bot waits for its last command to be answered before acting anyway."""
 
+BOT_CLASSES: tuple[str, ...] = ("warrior", "warrior", "mage")
+"""Classes of new bot characters, bot ``i`` taking ``BOT_CLASSES[i % len]``: mages
+start with a wand, so a load test also fires rays (resumed characters keep theirs)."""
+
 
 # --- one bot -------------------------------------------------------------------
 
@@ -47,8 +51,10 @@ ACK_TIMEOUT_S = 1.0
 class _Bot:
     """A connection, its model, its policy and its pacing state."""
 
-    def __init__(self, index: int, name: str, seed: int, totals: Totals) -> None:
+    def __init__(self, index: int, name: str, seed: int, totals: Totals,
+                 cls_key: str | None = None) -> None:
         self.name = name
+        self.cls_key = cls_key
         self.policy = Policy(np.random.default_rng([seed, index]))
         self.pace_rng = np.random.default_rng([seed, index, 1])
         self.ready_at = 0.0
@@ -92,7 +98,7 @@ class _Bot:
             return
         self.busy = True
         try:
-            seq = await conn.command(action.c, action.d)
+            seq = await conn.command(action.c, action.d, item=action.item, at=action.at)
         except ConnectionClosed:
             return
         finally:
@@ -102,6 +108,8 @@ class _Bot:
         self.sent_t = conn.sent_at.get(seq, time.perf_counter())
         self.pending.append(seq)
         self.totals.commands += 1
+        if action.c in ("throw", "zap"):
+            self.totals.ranged += 1
 
     def handle(self, msg: object, now: float) -> None:
         """Apply one server message to the model and the run's counters."""
@@ -173,7 +181,8 @@ async def _bot_life(
     timeout = max(0.1, min(open_timeout, deadline - time.perf_counter()))
     try:
         conn = await Connection.open(
-            url, bot.name, token=load_token(url, bot.name), open_timeout=timeout
+            url, bot.name, cls_key=bot.cls_key, token=load_token(url, bot.name),
+            open_timeout=timeout,
         )
     except ConnectionClosed as exc:
         # Unreachable or too slow is a load failure; a refusal or a bad reply
@@ -256,13 +265,16 @@ async def run_bots_async(
     seed: int = 0,
     ramp: float | None = None,
     open_timeout: float = 5.0,
+    classes: tuple[str, ...] | None = None,
 ) -> BotReport:
     """Run ``n`` bots against the server at ``url`` for ``duration`` seconds.
 
     Bot ``i`` is named ``f"{name_prefix}{i}"`` and connects at ``i / n`` of
     the ramp (default ``min(2 s, duration / 4)``); the run ends ``duration``
     seconds after the first connect, whatever the ramp, then every
-    connection is closed.
+    connection is closed. A new bot character takes its class from
+    ``classes`` in turn (default :data:`BOT_CLASSES`; ``()`` for the
+    server's default class).
 
     Raises:
         ValueError: ``n`` is negative, ``duration`` is not positive, or a bot
@@ -275,7 +287,9 @@ async def run_bots_async(
             raise ValueError(f"bot name {name_prefix}{i!s} is not a valid player name")
     ramp_s = min(2.0, duration / 4) if ramp is None else max(0.0, ramp)
     totals = Totals()
-    bots = [_Bot(i, f"{name_prefix}{i}", seed, totals) for i in range(n)]
+    rotation = BOT_CLASSES if classes is None else classes
+    bots = [_Bot(i, f"{name_prefix}{i}", seed, totals,
+                 rotation[i % len(rotation)] if rotation else None) for i in range(n)]
     started = time.perf_counter()
     deadline = started + duration
     lives = [

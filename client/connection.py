@@ -43,6 +43,19 @@ SENT_AT_LIMIT = 1024
 """Send times kept in :attr:`Connection.sent_at`; the oldest are dropped beyond."""
 
 
+def _pair(what: str, value: Sequence[int] | None) -> tuple[int, int] | None:
+    """Two numbers as an int pair; None stays None.
+
+    Raises:
+        ValueError: ``value`` does not hold exactly two numbers.
+    """
+    if value is None:
+        return None
+    if len(value) != 2:
+        raise ValueError(f"a {what} is a pair, not {value!r}")
+    return (int(value[0]), int(value[1]))
+
+
 class ConnectionClosed(Exception):
     """The connection is closed, or could not be opened.
 
@@ -164,26 +177,41 @@ class Connection:
         except _WSConnectionClosed as exc:
             raise ConnectionClosed(self._reason(exc)) from exc
 
-    async def command(self, c: CommandName | str, d: Sequence[int] | None = None) -> int:
+    async def command(
+        self,
+        c: CommandName | str,
+        d: Sequence[int] | None = None,
+        *,
+        item: str | None = None,
+        at: Sequence[int] | None = None,
+        spell: str | None = None,
+        opt: str | None = None,
+    ) -> int:
         """Send a ``cmd`` with the next sequence number.
+
+        Which keys a command takes is docs/protocol.md's table; the server
+        checks it (a wrong set is answered with a ``bad_field`` error).
 
         Args:
             c: the command (``"move"``, ...).
-            d: direction ``(dx, dy)`` for ``move``, ``open`` and ``close``.
+            d: direction ``(dx, dy)`` (move, open, close, zap, some casts).
+            item: pack letter (drop, wield, wear, remove, eat, quaff, read,
+                throw, zap).
+            at: target cell ``(x, y)`` (throw, some casts).
+            spell: spell key (cast).
+            opt: reward key (choose).
 
         Returns:
             The ``seq`` used; its send time is in :attr:`sent_at`.
 
         Raises:
-            ValueError: ``c`` names no command, or ``d`` is not two numbers.
+            ValueError: ``c`` names no command, or ``d`` or ``at`` is not two
+                numbers.
             ConnectionClosed: the connection is closed.
         """
         name = CommandName(c)
-        direction: tuple[int, int] | None = None
-        if d is not None:
-            if len(d) != 2:
-                raise ValueError(f"a direction is (dx, dy), not {d!r}")
-            direction = (int(d[0]), int(d[1]))
+        direction = _pair("direction", d)
+        cell = _pair("target cell", at)
         seq = self._next_seq
         self._next_seq = (seq + 1) % MAX_SEQ
         sent_at = self.sent_at
@@ -192,7 +220,7 @@ class Connection:
         while len(sent_at) > SENT_AT_LIMIT:
             del sent_at[next(iter(sent_at))]
         try:
-            await self.send(Command(seq, name, direction))
+            await self.send(Command(seq, name, direction, item, cell, spell, opt))
         except ConnectionClosed:
             sent_at.pop(seq, None)
             raise

@@ -1,8 +1,10 @@
 """The client's picture of the game, built only from server messages.
 
-:class:`GameModel` applies ``welcome``, ``snap`` and ``delta`` messages
-(docs/protocol.md) to numpy grids and dicts that the terminal UI and the bots
-read. It does no I/O and draws nothing. Grids are indexed ``[y, x]``.
+:class:`GameModel` applies ``welcome``, ``snap``, ``delta`` and ``info``
+messages (docs/protocol.md) to numpy grids and dicts that the terminal UI and
+the bots read. It does no I/O and draws nothing. Grids are indexed ``[y, x]``.
+Typed readers (:meth:`GameModel.inventory`, :meth:`GameModel.known_spells`,
+...) turn the wire records of ``me`` into small dataclasses.
 
 Server data is applied defensively: a record that does not have the shape the
 protocol describes (wrong length, wrong types, a cell outside the level, an
@@ -14,14 +16,15 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from client.records import InfoAbout, InvItem, KnownSpell, is_int, is_number
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import unpack_fov
-from protocol.messages import Delta, ServerMessage, Snapshot, Welcome
+from protocol.messages import Delta, Info, ServerMessage, Snapshot, Welcome
 
 UNKNOWN = 255
 """Terrain code of a cell never seen."""
@@ -35,17 +38,24 @@ FLAG_PLAYER = 16
 LOG_LINES = 200
 """Lines kept in :attr:`GameModel.log`."""
 
+INFO_KEPT = 32
+"""``info`` answers kept in :attr:`GameModel.info` (the oldest are dropped)."""
 
-def _is_int(value: object) -> TypeGuard[int]:
-    return type(value) is int
+
+
+_is_int = is_int
+_is_number = is_number
+
+__all__ = ["ActorView", "GameModel", "InfoAbout", "InvItem", "KnownSpell"]
 
 
 @dataclass(slots=True)
 class ActorView:
-    """One actor in view: the wire record ``[id, kind, name, x, y, hp, max_hp, flags]``.
+    """One actor in view: the wire record ``[id, kind, name, x, y, hp, max_hp, flags, sts]``.
 
     ``kind`` is a key of ``welcome.kinds``; ``name`` is a player's name, ``""``
-    for monsters; ``(x, y)`` in cells.
+    for monsters; ``(x, y)`` in cells; ``sts`` the status bit mask (bit k set
+    iff status code k is active).
     """
 
     id: int
@@ -56,6 +66,7 @@ class ActorView:
     hp: int
     max_hp: int
     flags: int
+    sts: int = 0
 
     @property
     def asleep(self) -> bool:
@@ -86,7 +97,8 @@ class ActorView:
     def from_record(cls, record: object) -> ActorView | None:
         """Build a view from a wire actor record; None if it is malformed.
 
-        Elements after the eighth are ignored (room for later versions).
+        A missing or malformed ``sts`` reads as 0; elements after the ninth are
+        ignored (room for later versions).
         """
         if not isinstance(record, list) or len(record) < 8:
             return None
@@ -95,7 +107,8 @@ class ActorView:
             return None
         if not all(_is_int(v) for v in (ident, x, y, hp, max_hp, flags)):
             return None
-        return cls(ident, kind, name, x, y, hp, max_hp, flags)
+        sts = record[8] if len(record) > 8 and _is_int(record[8]) and record[8] >= 0 else 0
+        return cls(ident, kind, name, x, y, hp, max_hp, flags, sts)
 
 
 def _triples(flat: object) -> list[tuple[int, int, Any]]:
@@ -121,8 +134,12 @@ class GameModel:
         tick_rate: ticks per second.
         terrain_table: ``welcome.terrain``, indexed by terrain code.
         kinds: ``welcome.kinds``: kind key -> ``[name, glyph, colour]``.
-        items: ``welcome.items``: item key -> ``[name, glyph, colour]``.
+        items: ``welcome.items``: item key -> ``[name, glyph, colour,
+            category, about]``.
         classes: ``welcome.classes``: ``[key, name]`` pairs.
+        spells: ``welcome.spells``: spell key -> ``[name, level, school, aim]``.
+        statuses: ``welcome.statuses``: ``[key, name]`` per status code.
+        damage_types: ``welcome.damage_types``: damage type keys.
         depth: current level number.
         width: level width ``W`` in cells.
         height: level height ``H`` in cells.
@@ -133,6 +150,10 @@ class GameModel:
         objs: remembered top item key per cell ``(x, y)``.
         me: own state, complete (``snap.me`` merged with every ``delta.me``).
         ack: ``seq`` of the last command carried out or rejected, -1 if none.
+        info: the latest ``info`` answer per actor id (at most
+            :data:`INFO_KEPT`, newest last).
+        replaced_tiles: ``(x, y) -> code`` remembered before the latest
+            delta's ``tiles`` changed it (for describing ``terrain`` events).
         log: message lines for display; filled by the UI, not by the model.
     """
 
@@ -147,6 +168,9 @@ class GameModel:
         self.kinds: dict[str, Any] = {}
         self.items: dict[str, Any] = {}
         self.classes: list[Any] = []
+        self.spells: dict[str, Any] = {}
+        self.statuses: list[Any] = []
+        self.damage_types: list[str] = []
         self.depth = 0
         self.width = 0
         self.height = 0
@@ -157,6 +181,8 @@ class GameModel:
         self.objs: dict[tuple[int, int], str] = {}
         self.me: dict[str, Any] = {}
         self.ack = -1
+        self.info: dict[int, Info] = {}
+        self.replaced_tiles: dict[tuple[int, int], int] = {}
         self.log: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self._passable_lut = np.zeros(256, dtype=np.bool_)
         if welcome is not None:
@@ -189,6 +215,112 @@ class GameModel:
             return entry[0]
         return view.kind
 
+    def item_entry(self, key: str) -> tuple[str, str, str, str, dict[str, Any]]:
+        """``(name, glyph, colour, category, about)`` of an item key from
+        ``welcome.items``; missing parts read as the key with spaces, ``"?"``,
+        ``"white"``, ``""`` and ``{}``."""
+        entry = self.items.get(key)
+        row: list[Any] = list(entry) if isinstance(entry, list) else []
+        name = row[0] if row and isinstance(row[0], str) else key.replace("_", " ")
+        glyph = row[1] if len(row) > 1 and isinstance(row[1], str) and row[1] else "?"
+        colour = row[2] if len(row) > 2 and isinstance(row[2], str) else "white"
+        category = row[3] if len(row) > 3 and isinstance(row[3], str) else ""
+        about = row[4] if len(row) > 4 and isinstance(row[4], dict) else {}
+        return name, glyph, colour, category, about
+
+    def item_name(self, key: str) -> str:
+        """An item's name from ``welcome.items`` (the key with spaces if unknown)."""
+        return self.item_entry(key)[0]
+
+    def status_name(self, code: int) -> str:
+        """The display name of status ``code`` (``"status <code>"`` if unknown)."""
+        if 0 <= code < len(self.statuses):
+            entry = self.statuses[code]
+            if isinstance(entry, list) and len(entry) > 1 and isinstance(entry[1], str):
+                return entry[1]
+        return f"status {code}"
+
+    def status_names(self, mask: int) -> list[str]:
+        """Names of the statuses whose bits are set in an actor's ``sts`` mask."""
+        names = []
+        code = 0
+        while mask > 0 and code < 64:
+            if mask & 1:
+                names.append(self.status_name(code))
+            mask >>= 1
+            code += 1
+        return names
+
+    def spell_name(self, key: str) -> str:
+        """A spell's name from ``welcome.spells`` (the key with spaces if unknown)."""
+        entry = self.spells.get(key)
+        if isinstance(entry, list) and entry and isinstance(entry[0], str):
+            return entry[0]
+        return key.replace("_", " ")
+
+    def inventory(self) -> list[InvItem]:
+        """``me.inv`` as :class:`InvItem` records (malformed entries skipped)."""
+        inv = self.me.get("inv")
+        if not isinstance(inv, list):
+            return []
+        return [item for item in map(InvItem.from_record, inv) if item is not None]
+
+    def known_spells(self) -> list[KnownSpell]:
+        """``me.spells`` joined with ``welcome.spells`` (malformed entries skipped)."""
+        out = []
+        spells = self.me.get("spells")
+        for entry in spells if isinstance(spells, list) else []:
+            if not isinstance(entry, list) or len(entry) < 5:
+                continue
+            letter, key, fail, cost, forgotten = entry[:5]
+            if not (isinstance(letter, str) and isinstance(key, str) and _is_number(fail)
+                    and _is_int(cost) and isinstance(forgotten, bool)):
+                continue
+            row = self.spells.get(key)
+            table: list[Any] = list(row) if isinstance(row, list) else []
+            level = table[1] if len(table) > 1 and _is_int(table[1]) else 0
+            school = table[2] if len(table) > 2 and isinstance(table[2], str) else ""
+            aim = table[3] if len(table) > 3 and table[3] in ("dir", "cell", "self") else "dir"
+            out.append(KnownSpell(letter, key, round(fail), cost, forgotten,
+                                  self.spell_name(key), level, school, aim))
+        return out
+
+    def my_statuses(self) -> list[tuple[int, int]]:
+        """``me.sts`` as ``(status code, rounds left)`` pairs."""
+        sts = self.me.get("sts")
+        return [(e[0], e[1]) for e in (sts if isinstance(sts, list) else [])
+                if isinstance(e, list) and len(e) >= 2 and _is_int(e[0]) and _is_int(e[1])]
+
+    def food(self) -> tuple[int, int] | None:
+        """``me.food`` as ``(nourishment, hunger rating)``, None if absent."""
+        food = self.me.get("food")
+        if isinstance(food, list) and len(food) >= 2 and _is_int(food[0]) and _is_int(food[1]):
+            return food[0], food[1]
+        return None
+
+    def resistances(self) -> dict[str, int]:
+        """``me.resist``: damage type -> level (non-zero ones)."""
+        resist = self.me.get("resist")
+        if not isinstance(resist, dict):
+            return {}
+        return {k: v for k, v in resist.items() if isinstance(k, str) and _is_int(v) and v}
+
+    def looked_at(self, ident: int) -> tuple[bool, InfoAbout] | None:
+        """The latest ``info`` about actor ``ident`` as ``(found, about)``; None
+        while no answer has come."""
+        info = self.info.get(ident)
+        if info is None:
+            return None
+        about = info.about if isinstance(info.about, dict) else {}
+        return bool(info.found), InfoAbout.from_about(about, self.kinds)
+
+    def choice_options(self) -> list[str]:
+        """The level-up rewards on offer (``me.options``) while ``me.choice`` > 0."""
+        choice, options = self.me.get("choice"), self.me.get("options")
+        if not (_is_int(choice) and choice > 0 and isinstance(options, list)):
+            return []
+        return [o for o in options if isinstance(o, str)]
+
     # --- applying messages ---------------------------------------------------
 
     def apply(self, msg: ServerMessage) -> list[list[Any]]:
@@ -196,8 +328,9 @@ class GameModel:
 
         ``welcome`` sets the code tables; ``snap`` replaces the whole level
         state; ``delta`` updates it in the order the protocol prescribes
-        (``tiles``, ``fov``, ``rm``, ``add``, ``upd``, ``objs``, then ``me``).
-        Other messages change nothing here.
+        (``tiles``, ``fov``, ``rm``, ``add``, ``upd``, ``objs``, then ``me``);
+        ``info`` is kept in :attr:`info` for the look screen. Other messages
+        change nothing here.
 
         Args:
             msg: a decoded server message.
@@ -217,7 +350,17 @@ class GameModel:
             self._apply_snapshot(msg)
         elif isinstance(msg, Welcome):
             self._apply_welcome(msg)
+        elif isinstance(msg, Info):
+            self._apply_info(msg)
         return []
+
+    def _apply_info(self, msg: Info) -> None:
+        if not (_is_int(msg.id) and isinstance(msg.about, dict)):
+            return
+        self.info.pop(msg.id, None)
+        self.info[msg.id] = msg
+        while len(self.info) > INFO_KEPT:
+            del self.info[next(iter(self.info))]
 
     def _apply_welcome(self, msg: Welcome) -> None:
         self.player_id = msg.id
@@ -230,6 +373,10 @@ class GameModel:
         self.kinds = dict(msg.kinds) if isinstance(msg.kinds, dict) else {}
         self.items = dict(msg.items) if isinstance(msg.items, dict) else {}
         self.classes = list(msg.classes) if isinstance(msg.classes, list) else []
+        self.spells = dict(msg.spells) if isinstance(msg.spells, dict) else {}
+        self.statuses = list(msg.statuses) if isinstance(msg.statuses, list) else []
+        types = msg.damage_types if isinstance(msg.damage_types, list) else []
+        self.damage_types = [t for t in types if isinstance(t, str)]
         lut = np.zeros(256, dtype=np.bool_)
         for code, entry in enumerate(self.terrain_table[:UNKNOWN]):
             if isinstance(entry, list) and len(entry) >= 5 and entry[4] is True:
@@ -252,6 +399,7 @@ class GameModel:
         self.objs = {}
         self._set_objs(msg.objs)
         self.me = dict(msg.me) if isinstance(msg.me, dict) else {}
+        self.replaced_tiles = {}
         if _is_int(msg.ack):
             self.ack = msg.ack
 
@@ -260,10 +408,13 @@ class GameModel:
             self.tick = msg.tick
         if _is_int(msg.ack):
             self.ack = msg.ack
+        self.replaced_tiles = {}
         if msg.tiles is not None:
             known, w, h = self.known, self.width, self.height
+            replaced = self.replaced_tiles
             for x, y, code in _triples(msg.tiles):
                 if 0 <= x < w and 0 <= y < h and _is_int(code) and 0 <= code <= UNKNOWN:
+                    replaced.setdefault((x, y), int(known[y, x]))
                     known[y, x] = code
         if msg.fov is not None:
             self.visible = self._fov(msg.fov)
@@ -309,6 +460,8 @@ class GameModel:
             if view is None or not all(_is_int(v) for v in (x, y, hp, max_hp, flags)):
                 continue
             view.x, view.y, view.hp, view.max_hp, view.flags = x, y, hp, max_hp, flags
+            if len(record) > 6 and _is_int(record[6]) and record[6] >= 0:
+                view.sts = record[6]
 
     def _set_objs(self, flat: object) -> None:
         objs = self.objs

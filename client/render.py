@@ -1,24 +1,40 @@
 """Drawing the terminal screen of ``underhall play``.
 
 :class:`Screen` turns a :class:`~client.model.GameModel`, a :class:`ViewState`
-and a :class:`MessageLog` into terminal rows: the status line, the map (or the
-help page), the message log and the prompt, with the colours and glyphs that
-``welcome`` named. It reads the model and writes to the terminal; it never
-changes the model, reads keys or touches the network (:mod:`client.ui` does).
+and a :class:`MessageLog` into terminal rows: the status line, the map (or a
+page: help, inventory, an item / spell / reward menu, the look panel), the
+message log and the prompt, with the colours and glyphs that ``welcome``
+named. Over the map it draws the targeting path and cursor and the frames of
+ray and projectile animations. It reads the model and writes to the terminal;
+it never changes the model, reads keys or touches the network (:mod:`client.ui`
+does).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from blessed import Terminal
 
-from client import keys
+from client import keys, menus
+from client.aim import bolt_path
+from client.animate import Mark
 from client.model import ActorView, GameModel
+
+DEFAULT_THROW_RANGE = 4
+"""Cells an item flies when ``welcome.items`` gives it no ``range`` (seed 001)."""
+
+Cell = tuple[int, int]
+Overlay = dict[Cell, tuple[str | None, str, bool]]
+"""Cell -> (glyph or None to keep the map's, colour name, reverse video)."""
 
 MIN_WIDTH, MIN_HEIGHT = 40, 12
 """Smallest terminal the game screen is drawn in, in cells."""
+
+MIN_COLUMN = 32
+"""Narrowest column a long page (inventory, menus) is folded into, in cells."""
 
 _UNKNOWN = 255
 _FALLBACK_COLOUR = "white"
@@ -84,6 +100,7 @@ class ViewState:
     mode: keys.Mode
     note: str = ""  # connection status, shown on the prompt line
     est_tick: int = 0  # the server's tick estimated from the local clock
+    marks: Mapping[Cell, Mark] = field(default_factory=dict)  # the animation frame
 
 
 class Screen:
@@ -139,15 +156,41 @@ class Screen:
             f"{me.get('class', '')} L{me.get('level', 1)}",
             "HP " + hp_style(f"{hp}/{max_hp}"),
             f"EN {me.get('en', 0)}/{me.get('max_en', 0)}",
-            f"Depth {me.get('depth', model.depth)}",
-            f"Tick {model.tick}",
         ]
+        food = self.food_bar(model)
+        if food:
+            parts.append(food)
+        statuses = [model.status_name(code) for code, _ in model.my_statuses()]
+        if statuses:
+            parts.append(term.yellow(", ".join(statuses)))
+        if model.choice_options():
+            parts.append(term.bold_cyan("C: reward"))
+        parts += [f"Depth {me.get('depth', model.depth)}", f"Tick {model.tick}"]
         if me.get("dead"):
             rate = max(1, model.tick_rate)
             left = max(0, int(me.get("respawn", 0)) - state.est_tick)
             secs = (left + rate - 1) // rate
             parts.append(term.bold_red(f"DEAD — respawn in {secs}s"))
         return "  ".join(parts)
+
+    def food_bar(self, model: GameModel) -> str:
+        """``Food 320(45)``: nourishment and, in brackets, the hunger rating
+        (seed 001's food bar); ``Full`` at 500 or more, coloured as it runs low."""
+        food = model.food()
+        if food is None:
+            return ""
+        nourishment, rating = food
+        text = f"Food {nourishment}({rating})"
+        term = self.term
+        if nourishment >= 500:
+            return term.green(text + " Full")
+        if nourishment <= 0:
+            return term.bold_red(text + " Starving")
+        if nourishment < 25:
+            return term.red(text + " Weak")
+        if nourishment < 150:
+            return term.yellow(text + " Hungry")
+        return text
 
     def map_row_cells(
         self,
@@ -156,8 +199,10 @@ class Screen:
         x0: int,
         width: int,
         actors: dict[tuple[int, int], ActorView],
+        overlay: Overlay | None = None,
     ) -> str:
-        """One row of the level map from cell ``x0``, ``width`` cells wide."""
+        """One row of the level map from cell ``x0``, ``width`` cells wide,
+        with ``overlay`` (path, cursor, animation) drawn on top."""
         term = self.term
         if not (0 <= y < model.height) or model.known is None:
             return ""
@@ -184,6 +229,11 @@ class Screen:
                     style = str(term.reverse) + self.style(colour)
                 else:
                     style = self.style(colour if in_view else _DIM)
+            mark = overlay.get((x, y)) if overlay else None
+            if mark is not None:
+                mark_glyph, mark_colour, reverse = mark
+                glyph = mark_glyph or glyph
+                style = (str(term.reverse) if reverse else "") + self.style(mark_colour)
             if style != current:
                 out.append(str(term.normal) + style if current else style)
                 current = style
@@ -206,6 +256,83 @@ class Screen:
         rows.extend(keys.HELP_LINES[1:])
         return rows
 
+    def page_rows(self, model: GameModel, mode: keys.Mode) -> list[str] | None:
+        """The page shown instead of the map in ``mode``, None for the map."""
+        kind = mode.kind
+        bold = self.term.bold
+        if kind is keys.InputMode.HELP:
+            return self.help_rows()
+        if kind is keys.InputMode.INVENTORY:
+            return [bold("Inventory"), "", *menus.inventory_rows(model)]
+        if kind is keys.InputMode.ITEM_MENU:
+            question = keys.prompt_text(mode).split(" [")[0]
+            return [bold(question), "", *menus.inventory_rows(model, mode.verb)]
+        if kind is keys.InputMode.SPELL_MENU:
+            return [bold("Spells"), "", *menus.spell_rows(model)]
+        if kind is keys.InputMode.CHOOSE:
+            return [bold("Level-up reward"), "", *menus.choice_rows(model)]
+        if kind is keys.InputMode.INFO and mode.looked is not None:
+            seen = model.looked_at(mode.looked)
+            if seen is None:
+                return menus.info_rows(model, None)
+            found, about = seen
+            rows = menus.info_rows(model, about, found=found)
+            return [bold(rows[0]), *rows[1:]]
+        return None
+
+    def aim_overlay(self, model: GameModel, mode: keys.Mode) -> Overlay:
+        """The targeting path and cursor: the seed-002 path (client.aim) from
+        one's own cell to the cursor, the known map's non-passable cells
+        blocking it; cells beyond a thrown item's range are dimmed."""
+        overlay: Overlay = {}
+        cursor, pos = mode.cursor, model.position
+        if mode.kind is not keys.InputMode.TARGET or cursor is None:
+            return overlay
+        if mode.verb in ("throw", "cast") and pos is not None and model.width and model.height:
+            try:
+                path = bolt_path(pos, cursor, ~model.passable())
+            except ValueError:
+                path = []
+            reach = len(path)
+            if mode.verb == "throw":
+                reach = self.throw_range(model, mode.item)
+            for i, cell in enumerate(path):
+                overlay[cell] = ("*", "bright_yellow" if i < reach else _DIM, False)
+        under = overlay.get(cursor)
+        overlay[cursor] = (under[0] if under else None, "bright_white", True)
+        return overlay
+
+    def fold(self, rows: list[str], height: int, width: int) -> list[str]:
+        """A page too long for ``height`` rows flows into more columns, at
+        least :data:`MIN_COLUMN` cells wide each (the first two rows, title
+        and gap, stay on top); what still does not fit is cut."""
+        if len(rows) <= height or height < 4:
+            return rows
+        head, rest = rows[:2], rows[2:]
+        per = height - len(head)
+        columns = min(-(-len(rest) // per), max(1, width // MIN_COLUMN))
+        if columns < 2:
+            return rows
+        col_w = width // columns
+        term = self.term
+        folded = []
+        for j in range(per):
+            cells = [rest[c * per + j] if c * per + j < len(rest) else ""
+                     for c in range(columns)]
+            folded.append("".join(term.ljust(term.truncate(cell, col_w - 1), col_w)
+                                  for cell in cells[:-1]) + cells[-1])
+        return head + folded
+
+    @staticmethod
+    def throw_range(model: GameModel, letter: str) -> int:
+        """Range of the pack item ``letter`` (``about.range``, else 4)."""
+        for item in model.inventory():
+            if item.letter == letter:
+                value = model.item_entry(item.key)[4].get("range")
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+        return DEFAULT_THROW_RANGE
+
     def rows(self, model: GameModel, state: ViewState, log: MessageLog) -> list[str]:
         """The whole frame, one string per terminal row."""
         term = self.term
@@ -215,23 +342,32 @@ class Screen:
             return [term.truncate(msg, width)] + [""] * (height - 1)
         out: list[str] = [term.truncate(self.status_row(model, state), width)]
         map_h = self.map_rows()
-        if state.mode.kind is keys.InputMode.HELP:
-            body = [term.truncate(line, width) for line in self.help_rows()]
+        page = self.page_rows(model, state.mode)
+        if page is not None:
+            body = [term.truncate(line, width) for line in self.fold(page, map_h, width)]
             out.extend((body + [""] * map_h)[:map_h])
         else:
-            me_x, me_y = int(model.me.get("x", 0)), int(model.me.get("y", 0))
-            x0 = self.offset(me_x, width, model.width)
-            y0 = self.offset(me_y, map_h, model.height)
+            centre = (int(model.me.get("x", 0)), int(model.me.get("y", 0)))
+            x0 = self.offset(centre[0], width, model.width)
+            y0 = self.offset(centre[1], map_h, model.height)
+            cursor = state.mode.cursor if state.mode.kind is keys.InputMode.TARGET else None
+            if cursor is not None and not (x0 <= cursor[0] < x0 + width
+                                           and y0 <= cursor[1] < y0 + map_h):
+                x0 = self.offset(cursor[0], width, model.width)
+                y0 = self.offset(cursor[1], map_h, model.height)
             actors: dict[tuple[int, int], ActorView] = {}
             for view in sorted(model.actors.values(), key=lambda a: (a.is_self, a.is_player)):
                 actors[(view.x, view.y)] = view
+            overlay = self.aim_overlay(model, state.mode)
+            for cell, mark in state.marks.items():
+                overlay[cell] = (mark.glyph, mark.colour, False)
             for j in range(map_h):
-                out.append(self.map_row_cells(model, y0 + j, x0, width, actors))
+                out.append(self.map_row_cells(model, y0 + j, x0, width, actors, overlay))
         n_log = self.log_lines()
         lines = log.last(n_log)
         lines = [""] * (n_log - len(lines)) + lines
         out.extend(term.truncate(line, width) for line in lines)
-        prompt = state.note or keys.prompt_text(state.mode) or "? help   q quit"
+        prompt = state.note or keys.prompt_text(state.mode) or "? help   Q quit"
         if state.note:
             prompt = term.bold_yellow(prompt)
         elif state.mode.kind is keys.InputMode.NORMAL:

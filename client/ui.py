@@ -12,7 +12,9 @@ Escape waits at most 50 ms for the rest of a sequence). One task receives
 server messages into the model (and reconnects when the link drops), one
 sends the commands keys produced in order, and one repaints at most
 :data:`MAX_FPS` times a second, only when something changed, and only the
-rows that changed.
+rows that changed. That repaint task also drives ray and projectile
+animations (:mod:`client.animate`) frame by frame; keys keep working while
+they play, and the log lines of their tick appear once they have played.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from collections.abc import Iterator
 
 from blessed import Terminal
 
-from client import keys
+from client import keys, menus
+from client.animate import Animator, tracks_from_events
 from client.connection import Connection, ConnectionClosed, load_token, save_token
 from client.model import GameModel
 from client.render import MessageLog, Screen, ViewState
 from client.text import describe_chat, describe_error, describe_event, describe_reject
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.messages import Chat, ChatOut, Delta, Error, Reject, Snapshot, Welcome
+from protocol.messages import Chat, ChatOut, Delta, Error, Info, Look, Reject, Snapshot, Welcome
 
 __all__ = [
     "MAX_FPS",
@@ -54,6 +57,10 @@ MAX_IN_FLIGHT = 2
 """Commands sent but not yet answered (``ack``/``reject``) before further
 movement keys are dropped, so a held key does not pile up actions that run on
 after it is released (the server queues up to 8)."""
+
+REPEATABLE = frozenset({"move", "wait", "rest", "pickup"})
+"""Commands a held key repeats: only these are dropped past :data:`MAX_IN_FLIGHT`
+(a command chosen through a menu is always sent)."""
 
 IN_FLIGHT_EXPIRY = 3.0
 """Seconds after which an unanswered command stops counting as in flight."""
@@ -85,7 +92,9 @@ class PlayApp:
         self._dirty = asyncio.Event()
         self._done: asyncio.Future[tuple[int, str]] = asyncio.get_running_loop().create_future()
         self._tick_seen = time.monotonic()
-        self._outbox: asyncio.Queue[keys.Command | keys.ChatSend] = asyncio.Queue()
+        self._outbox: asyncio.Queue[keys.Command | keys.ChatSend | keys.LookAt] = (
+            asyncio.Queue())
+        self.animator = Animator()
         self._pending: dict[int, float] = {}  # seq -> monotonic send time
         self._welcomed(conn)
         self.log.add("Press ? for help.")
@@ -106,27 +115,39 @@ class PlayApp:
         if not self._done.done():
             self._done.set_result((status, message))
 
+    def say(self, line: str) -> None:
+        """Add a log line, after the lines held back for a playing animation."""
+        if self.animator.held or self.animator.busy(time.monotonic()):
+            self.animator.hold(line)
+        else:
+            self.log.add(line)
+
     def on_message(self, msg: object) -> None:
         """Apply one server message to the model and the log."""
         if isinstance(msg, (Welcome, Snapshot, Delta)):
             events = self.model.apply(msg)
             self._answered(self.model.ack)
+            tracks = tracks_from_events(events, self.model)
+            if tracks:
+                self.animator.add(tracks, time.monotonic())
             for ev in events:
                 line = describe_event(ev, self.model)
                 if line:
-                    self.log.add(line)
+                    self.say(line)
             self._tick_seen = time.monotonic()
+        elif isinstance(msg, Info):
+            self.model.apply(msg)
         elif isinstance(msg, Reject):
             self._answered(msg.seq)
-            self.log.add(describe_reject(msg.reason))
+            self.say(describe_reject(msg.reason))
         elif isinstance(msg, ChatOut):
-            self.log.add(describe_chat(msg.sender, msg.text))
+            self.say(describe_chat(msg.sender, msg.text))
         elif isinstance(msg, Error):
             line = describe_error(msg.code, msg.msg)
             if msg.fatal:
                 self.finish(1, line)
             else:
-                self.log.add(line)
+                self.say(line)
         self.dirty()
 
     # keyboard ------------------------------------------------------------
@@ -152,10 +173,16 @@ class PlayApp:
             self.on_key(keys.Key(str(ks), ks.name))
 
     def on_key(self, key: keys.Key) -> None:
-        self.state.mode, action = keys.translate(self.state.mode, key)
+        ctx = menus.context(self.model)
+        self.state.mode, action = keys.translate(self.state.mode, key, ctx)
         if isinstance(action, keys.Quit):
             self.finish(0)
-        elif isinstance(action, keys.Command) and self._in_flight() >= MAX_IN_FLIGHT:
+        elif isinstance(action, keys.Say):
+            self.say(action.text)
+        elif isinstance(action, keys.LookAt) and action.id is None:
+            self.say(menus.cell_description(self.model, action.x, action.y))
+        elif (isinstance(action, keys.Command) and action.c in REPEATABLE
+              and self._in_flight() >= MAX_IN_FLIGHT):
             pass  # dropped: the server has not caught up with earlier keys
         elif action is not None:
             self._outbox.put_nowait(action)
@@ -186,8 +213,12 @@ class PlayApp:
                 continue
             try:
                 if isinstance(action, keys.Command):
-                    seq = await conn.command(action.c, action.d)
+                    seq = await conn.command(action.c, action.d, item=action.item,
+                                             at=action.at, spell=action.spell, opt=action.opt)
                     self._pending[seq] = time.monotonic()
+                elif isinstance(action, keys.LookAt):
+                    if action.id is not None:
+                        await conn.send(Look(action.id))
                 else:
                     await conn.send(Chat(action.text))
             except ConnectionClosed:
@@ -229,6 +260,7 @@ class PlayApp:
                 continue
             self.conn = conn
             self._pending.clear()
+            self.state.mode = keys.Mode()
             self.model.apply(conn.welcome)
             self._welcomed(conn)
             self.state.note = ""
@@ -243,19 +275,29 @@ class PlayApp:
         return self.model.tick + int((time.monotonic() - self._tick_seen) * rate)
 
     async def draw(self) -> None:
-        """Repaint when dirty, at most MAX_FPS times a second."""
+        """Repaint when dirty, at most MAX_FPS times a second, or when the
+        next animation frame is due (frames may come faster than MAX_FPS)."""
         period = 1.0 / MAX_FPS
         while True:
             dead = bool(self.model.me.get("dead"))
-            try:
-                # while dead, the respawn countdown needs a clock-driven repaint
-                await asyncio.wait_for(self._dirty.wait(), timeout=0.5 if dead else None)
-            except TimeoutError:
-                pass
+            frame = self.animator.next_frame(time.monotonic())
+            # while dead, the respawn countdown needs a clock-driven repaint
+            timeout = min(t for t in (frame, 0.5 if dead else None, 3600.0) if t is not None)
+            if frame is None or frame > 0:
+                try:
+                    await asyncio.wait_for(self._dirty.wait(), timeout=timeout)
+                except TimeoutError:
+                    pass
             self._dirty.clear()
+            now = time.monotonic()
+            for line in self.animator.release(now):
+                self.log.add(line)
+            self.state.marks = self.animator.marks(now)
             self.state.est_tick = self._estimated_tick()
             self.screen.paint(self.screen.rows(self.model, self.state, self.log))
-            await asyncio.sleep(period)
+            busy = self.animator.busy(now)
+            await asyncio.sleep(min(period, self.animator.next_frame(now) or period) if busy
+                                else period)
 
     def on_resize(self) -> None:
         self.screen.invalidate()

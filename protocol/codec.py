@@ -24,9 +24,17 @@ import msgpack  # type: ignore[import-untyped]
 
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import check_fov
-from protocol.limits import MAX_CHAT, MAX_FRAME_BYTES, MAX_SEQ, NAME_RE
+from protocol.limits import (
+    ITEM_LETTER_RE,
+    KEY_RE,
+    MAX_CHAT,
+    MAX_COORD,
+    MAX_FRAME_BYTES,
+    MAX_SEQ,
+    NAME_RE,
+)
 from protocol.messages import (
-    DIRECTED_COMMANDS,
+    COMMAND_ARGS,
     Chat,
     ChatOut,
     ClientMessage,
@@ -35,6 +43,8 @@ from protocol.messages import (
     Delta,
     Error,
     Hello,
+    Info,
+    Look,
     Ping,
     Pong,
     Reject,
@@ -139,7 +149,50 @@ def _decode_hello(obj: dict[Any, Any]) -> Hello:
 
 
 _CMD_REQ = frozenset({"t", "seq", "c"})
-_CMD_OPT = frozenset({"d"})
+_CMD_OPT = frozenset(COMMAND_ARGS)
+
+
+def _direction(d: object) -> tuple[int, int]:
+    if (
+        not isinstance(d, list)
+        or len(d) != 2
+        or not all(_int(x) and x in _DIRECTION_VALUES for x in d)
+        or d[0] == d[1] == 0
+    ):
+        raise _bad("cmd", "d", "[dx, dy] with dx, dy in {-1, 0, 1}, not both 0", d)
+    return (d[0], d[1])
+
+
+def _cell(at: object) -> tuple[int, int]:
+    if not isinstance(at, list) or len(at) != 2 or not all(
+        _int(v) and 0 <= v < MAX_COORD for v in at
+    ):
+        raise _bad("cmd", "at", f"[x, y] with ints 0 <= x, y < {MAX_COORD}", at)
+    return (at[0], at[1])
+
+
+def _letter(item: object) -> str:
+    if not isinstance(item, str) or ITEM_LETTER_RE.fullmatch(item) is None:
+        raise _bad("cmd", "item", "one pack letter a-z or A-Z", item)
+    return item
+
+
+def _key(name: str) -> Callable[[object], str]:
+    def check(value: object) -> str:
+        if not isinstance(value, str) or KEY_RE.fullmatch(value) is None:
+            raise _bad("cmd", name, "1-32 characters of a-z 0-9 _", value)
+        return value
+
+    return check
+
+
+_ARG_CHECKS: dict[str, Callable[[object], Any]] = {
+    "d": _direction,
+    "item": _letter,
+    "at": _cell,
+    "spell": _key("spell"),
+    "opt": _key("opt"),
+}
 
 
 def _decode_command(obj: dict[Any, Any]) -> Command:
@@ -150,21 +203,19 @@ def _decode_command(obj: dict[Any, Any]) -> Command:
     name = _COMMANDS.get(c) if isinstance(c, str) else None
     if name is None:
         raise _bad("cmd", "c", "a command name", c)
-    if name in DIRECTED_COMMANDS:
-        if "d" not in obj:
-            raise ProtocolError(ErrorCode.BAD_FIELD, f"cmd: {name} needs a direction d")
-        d = obj["d"]
-        if (
-            not isinstance(d, list)
-            or len(d) != 2
-            or not all(_int(x) and x in _DIRECTION_VALUES for x in d)
-            or d[0] == d[1] == 0
-        ):
-            raise _bad("cmd", "d", "[dx, dy] with dx, dy in {-1, 0, 1}, not both 0", d)
-        return Command(seq=seq, c=name, d=(d[0], d[1]))
-    if "d" in obj:
-        raise ProtocolError(ErrorCode.BAD_FIELD, f"cmd: {name} takes no direction d")
-    return Command(seq=seq, c=name)
+    rule = name.key_rule
+    present = obj.keys() & _CMD_OPT
+    missing = rule.required - present
+    if missing:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"cmd: {name} needs {', '.join(sorted(missing))}")
+    extra = present - rule.allowed
+    if extra:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"cmd: {name} takes no {', '.join(sorted(extra))}")
+    if len(present & rule.one_of) > 1:
+        keys = " / ".join(sorted(rule.one_of))
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"cmd: {name} takes at most one of {keys}")
+    args = {key: _ARG_CHECKS[key](obj[key]) for key in COMMAND_ARGS if key in present}
+    return Command(seq=seq, c=name, **args)
 
 
 _CHAT_REQ = frozenset({"t", "text"})
@@ -191,11 +242,23 @@ def _decode_ping(obj: dict[Any, Any]) -> Ping:
     return Ping(id=ident)
 
 
+_LOOK_REQ = frozenset({"t", "id"})
+
+
+def _decode_look(obj: dict[Any, Any]) -> Look:
+    _check_keys(obj, "look", _LOOK_REQ)
+    ident = obj["id"]
+    if not _int(ident) or not 0 <= ident < MAX_SEQ:
+        raise _bad("look", "id", "an int in [0, 2**31)", ident)
+    return Look(id=ident)
+
+
 _CLIENT_DECODERS: dict[str, Callable[[dict[Any, Any]], ClientMessage]] = {
     "hello": _decode_hello,
     "cmd": _decode_command,
     "chat": _decode_chat,
     "ping": _decode_ping,
+    "look": _decode_look,
 }
 
 
@@ -245,6 +308,16 @@ def encode_client(msg: ClientMessage) -> bytes:
         obj = {"t": "cmd", "seq": msg.seq, "c": str(msg.c)}
         if msg.d is not None:
             obj["d"] = list(msg.d)
+        if msg.item is not None:
+            obj["item"] = msg.item
+        if msg.at is not None:
+            obj["at"] = list(msg.at)
+        if msg.spell is not None:
+            obj["spell"] = msg.spell
+        if msg.opt is not None:
+            obj["opt"] = msg.opt
+    elif isinstance(msg, Look):
+        obj = {"t": "look", "id": msg.id}
     elif isinstance(msg, Ping):
         obj = {"t": "ping", "id": msg.id}
     elif isinstance(msg, Chat):
@@ -310,6 +383,7 @@ def _enc_welcome(m: Welcome) -> dict[str, Any]:
         "t": "welcome", "v": m.v, "id": m.id, "name": m.name, "token": m.token,
         "resumed": m.resumed, "tick": m.tick, "tick_rate": m.tick_rate, "terrain": m.terrain,
         "kinds": m.kinds, "items": m.items, "classes": m.classes, "motd": m.motd,
+        "spells": m.spells, "statuses": m.statuses, "damage_types": m.damage_types,
     }  # fmt: skip
 
 
@@ -329,6 +403,10 @@ def _enc_chat_out(m: ChatOut) -> dict[str, Any]:
     return {"t": "chat", "from": m.sender, "text": m.text, "tick": m.tick}
 
 
+def _enc_info(m: Info) -> dict[str, Any]:
+    return {"t": "info", "id": m.id, "found": m.found, "about": m.about}
+
+
 _SERVER_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {
     Delta: _enc_delta,
     Snapshot: _enc_snapshot,
@@ -337,6 +415,7 @@ _SERVER_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {
     Error: _enc_error,
     Pong: _enc_pong,
     ChatOut: _enc_chat_out,
+    Info: _enc_info,
 }
 
 
@@ -399,7 +478,10 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
             ("kinds", "kinds", _dict), ("items", "items", _dict),
             ("classes", "classes", _list), ("motd", "motd", _str),
         ],
-        [],
+        [
+            ("spells", "spells", _dict), ("statuses", "statuses", _list),
+            ("damage_types", "damage_types", _list),
+        ],
     ),
     "snap": (
         Snapshot,
@@ -424,14 +506,16 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
     "error": (Error, [("code", "code", _str), ("msg", "msg", _str), ("fatal", "fatal", _bool)], []),
     "pong": (Pong, [("id", "id", _int), ("tick", "tick", _int)], []),
     "chat": (ChatOut, [("from", "sender", _str), ("text", "text", _str), ("tick", "tick", _int)], []),
+    "info": (Info, [("id", "id", _int), ("found", "found", _bool), ("about", "about", _dict)], []),
 }  # fmt: skip
 
 
 def decode_server(data: bytes) -> ServerMessage:
     """Decode one frame a server sent, checking its shape.
 
-    Required keys must be present with the right types; optional ``delta``
-    keys may be absent or nil; unknown keys are ignored. A ``snap``'s ``map``
+    Required keys must be present with the right types; optional keys (of
+    ``delta``, and ``welcome``'s version-2 tables) may be absent or nil;
+    unknown keys are ignored. A ``snap``'s ``map``
     must hold ``w * h`` bytes and every ``fov`` must be well formed. Records
     inside lists are not checked here.
 

@@ -37,3 +37,15 @@ HELLO_TIMEOUT_S = 10.0
 
 MAX_SEQ = 2**31
 """Command sequence numbers satisfy ``0 <= seq < MAX_SEQ``."""
+
+MAX_COORD = 2**16
+"""A ``cmd``'s target cell ``at = [x, y]`` satisfies ``0 <= x, y < MAX_COORD``."""
+
+ITEM_LETTER_RE = re.compile(r"[A-Za-z]", re.ASCII)
+"""A pack letter (``cmd.item``); use with ``fullmatch``."""
+
+MAX_KEY = 32
+"""Longest spell or option key (``cmd.spell``, ``cmd.opt``), in characters."""
+
+KEY_RE = re.compile(rf"[a-z0-9_]{{1,{MAX_KEY}}}", re.ASCII)
+"""A spell or option key; use with ``fullmatch``."""

@@ -11,7 +11,7 @@ and :func:`protocol.codec.decode_server` do, for input from the network.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeAlias
 
@@ -19,7 +19,7 @@ from protocol.errors import ProtocolError
 
 
 class CommandName(StrEnum):
-    """The ``c`` of a ``cmd`` message."""
+    """The ``c`` of a ``cmd`` message (docs/protocol.md, "Commands")."""
 
     MOVE = "move"
     OPEN = "open"
@@ -29,17 +29,100 @@ class CommandName(StrEnum):
     PICKUP = "pickup"
     DOWN = "down"
     UP = "up"
+    DROP = "drop"
+    WIELD = "wield"
+    WEAR = "wear"
+    REMOVE = "remove"
+    EAT = "eat"
+    QUAFF = "quaff"
+    READ = "read"
+    THROW = "throw"
+    ZAP = "zap"
+    CAST = "cast"
+    CHOOSE = "choose"
+    UPGRADE = "upgrade"
+
+    @property
+    def key_rule(self) -> CommandKeys:
+        """Which optional ``cmd`` keys this command requires and allows."""
+        return COMMAND_KEYS[self]
 
     @property
     def needs_direction(self) -> bool:
-        """Whether this command takes (and requires) a direction ``d``."""
-        return self in DIRECTED_COMMANDS
+        """Whether this command requires a direction ``d``."""
+        return "d" in COMMAND_KEYS[self].required
 
+
+COMMAND_ARGS: tuple[str, ...] = ("d", "item", "at", "spell", "opt")
+"""The optional keys of a ``cmd`` (besides ``t``, ``seq`` and ``c``), in wire order."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandKeys:
+    """The key rule of one command, a row of :data:`COMMAND_KEYS`.
+
+    Attributes:
+        required: keys of :data:`COMMAND_ARGS` that must be present.
+        one_of: keys of which at most one may be present (``cast``'s ``d`` or
+            ``at``); every key in neither set must be absent.
+    """
+
+    required: frozenset[str] = frozenset()
+    one_of: frozenset[str] = frozenset()
+
+    @property
+    def allowed(self) -> frozenset[str]:
+        """Every key this command may carry."""
+        return self.required | self.one_of
+
+
+_D = CommandKeys(frozenset({"d"}))
+_NONE = CommandKeys()
+_ITEM = CommandKeys(frozenset({"item"}))
+
+COMMAND_KEYS: dict[CommandName, CommandKeys] = {
+    CommandName.MOVE: _D,
+    CommandName.OPEN: _D,
+    CommandName.CLOSE: _D,
+    CommandName.WAIT: _NONE,
+    CommandName.REST: _NONE,
+    CommandName.PICKUP: _NONE,
+    CommandName.DOWN: _NONE,
+    CommandName.UP: _NONE,
+    CommandName.DROP: _ITEM,
+    CommandName.WIELD: _ITEM,
+    CommandName.WEAR: _ITEM,
+    CommandName.REMOVE: _ITEM,
+    CommandName.EAT: _ITEM,
+    CommandName.QUAFF: _ITEM,
+    CommandName.READ: _ITEM,
+    CommandName.THROW: CommandKeys(frozenset({"item", "at"})),
+    CommandName.ZAP: CommandKeys(frozenset({"item", "d"})),
+    CommandName.CAST: CommandKeys(frozenset({"spell"}), frozenset({"d", "at"})),
+    CommandName.CHOOSE: CommandKeys(frozenset({"opt"})),
+    CommandName.UPGRADE: CommandKeys(frozenset({"spell"})),
+}
+"""The per-command key table (docs/protocol.md, "Commands"), in the h11 style:
+a ``cmd`` whose keys do not fit its row is a ``bad_field``."""
 
 DIRECTED_COMMANDS: frozenset[CommandName] = frozenset(
-    {CommandName.MOVE, CommandName.OPEN, CommandName.CLOSE}
+    c for c, rule in COMMAND_KEYS.items() if "d" in rule.required
 )
-"""Commands whose ``d`` is required; every other command must omit it."""
+"""Commands whose ``d`` is required (move, open, close, zap)."""
+
+ITEM_COMMANDS: frozenset[CommandName] = frozenset(
+    c for c, rule in COMMAND_KEYS.items() if "item" in rule.required
+)
+"""Commands that name a pack letter ``item``."""
+
+REJECT_REASONS: tuple[str, ...] = (
+    "blocked", "occupied", "no_door", "door_blocked", "no_stairs", "sealed", "nothing_here",
+    "dead", "monster_in_view", "lava", "queue_full",
+    "no_item", "pack_full", "wrong_item", "cursed", "full", "no_energy", "cannot_cast",
+    "unknown_spell", "no_target", "no_choice", "confused", "afraid", "no_altar",
+)  # fmt: skip
+"""The ``reject`` reasons docs/protocol.md documents (a reason is just a string
+on the wire; clients show unknown ones as they are)."""
 
 
 # --- client -> server -------------------------------------------------------
@@ -57,11 +140,25 @@ class Hello:
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """``cmd``: an action; ``d`` is ``(dx, dy)`` for move/open/close, else None."""
+    """``cmd``: an action. Keys a command does not take are None.
+
+    Attributes:
+        seq: the client's sequence number.
+        c: the command.
+        d: direction ``(dx, dy)``.
+        item: a pack letter (``a``-``z``, ``A``-``Z``).
+        at: a target cell ``(x, y)``.
+        spell: a spell key (``welcome.spells``).
+        opt: a level-up reward key (``me.options``).
+    """
 
     seq: int
     c: CommandName
     d: tuple[int, int] | None = None
+    item: str | None = None
+    at: tuple[int, int] | None = None
+    spell: str | None = None
+    opt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +175,17 @@ class Ping:
     id: int
 
 
-ClientMessage: TypeAlias = Hello | Command | Chat | Ping
+@dataclass(frozen=True, slots=True)
+class Look:
+    """``look``: ask about the actor ``id`` in view; answered by :class:`Info`.
+
+    Not an action: it takes no time and has no ``seq``.
+    """
+
+    id: int
+
+
+ClientMessage: TypeAlias = Hello | Command | Chat | Ping | Look
 
 
 # --- server -> client -------------------------------------------------------
@@ -86,7 +193,11 @@ ClientMessage: TypeAlias = Hello | Command | Chat | Ping
 
 @dataclass(frozen=True, slots=True)
 class Welcome:
-    """``welcome``: the session is accepted; carries the code tables."""
+    """``welcome``: the session is accepted; carries the code tables.
+
+    ``spells``, ``statuses`` and ``damage_types`` are new in version 2; a
+    server always sends them, the decoder leaves them empty when absent.
+    """
 
     v: int
     id: int
@@ -100,6 +211,9 @@ class Welcome:
     items: dict[str, Any]
     classes: list[Any]
     motd: str
+    spells: dict[str, Any] = field(default_factory=dict)
+    statuses: list[Any] = field(default_factory=list)
+    damage_types: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,4 +291,17 @@ class ChatOut:
     tick: int
 
 
-ServerMessage: TypeAlias = Welcome | Snapshot | Delta | Reject | Error | Pong | ChatOut
+@dataclass(frozen=True, slots=True)
+class Info:
+    """``info``: the answer to a :class:`Look`.
+
+    ``found`` is False (and ``about`` empty) when actor ``id`` is not in the
+    asker's view; ``about`` holds the keys of docs/protocol.md, "info".
+    """
+
+    id: int
+    found: bool
+    about: dict[str, Any]
+
+
+ServerMessage: TypeAlias = Welcome | Snapshot | Delta | Reject | Error | Pong | ChatOut | Info

@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import Enum
 
 from protocol.errors import ErrorCode, LocalProtocolError, ProtocolError
-from protocol.messages import Chat, ClientMessage, Command, Hello, Ping
+from protocol.messages import Chat, ClientMessage, Command, Hello, Look, Ping
 
 
 class SessionState(Enum):
@@ -31,6 +31,7 @@ CLIENT_TRANSITIONS: dict[tuple[SessionState, type], SessionState] = {
     (SessionState.PLAYING, Command): SessionState.PLAYING,
     (SessionState.PLAYING, Chat): SessionState.PLAYING,
     (SessionState.PLAYING, Ping): SessionState.PLAYING,
+    (SessionState.PLAYING, Look): SessionState.PLAYING,
 }
 """(state, client message type) -> next state, for every legal client message.
 

@@ -12,12 +12,12 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.messages import ChatOut, Reject, ServerMessage, Welcome
+from protocol.messages import ChatOut, Info, Reject, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
 from server.game.index import TickIndex
 from server.game.store import Store, hash_token
 from server.game.views import PlayerView
-from server.game.wire import to_command, welcome_tables
+from server.game.wire import describe_actor, to_command, welcome_tables
 from server.sim.world import World
 
 AUTOSAVE_TICKS = 300
@@ -124,6 +124,8 @@ class Game:
             resumed=resumed, tick=self.world.tick, tick_rate=self.tick_rate,
             terrain=self._tables["terrain"], kinds=self._tables["kinds"],
             items=self._tables["items"], classes=self._tables["classes"], motd=self.motd,
+            spells=self._tables["spells"], statuses=self._tables["statuses"],
+            damage_types=self._tables["damage_types"],
         )
 
     def leave(self, actor_id: int, session: object) -> None:
@@ -140,13 +142,26 @@ class Game:
         del self.by_name[seat.name]
         self.store.save_players([(seat.name, seat.token_hash, record, self.world.tick)])
 
-    def command(self, actor_id: int, seq: int, name: str, d: tuple[int, int] | None) -> None:
+    def command(self, actor_id: int, seq: int, name: str, d: tuple[int, int] | None = None, *,
+                item: str | None = None, at: tuple[int, int] | None = None,
+                spell: str | None = None, opt: str | None = None) -> None:
         """Queue a protocol command for the player (a full queue is rejected later).
 
         Raises:
-            ValueError: The command and direction do not form a valid command.
+            ValueError: The command and its keys do not form a valid command.
         """
-        self.world.submit(actor_id, to_command(name, d), seq)
+        self.world.submit(actor_id, to_command(name, d, item=item, at=at, spell=spell, opt=opt),
+                          seq)
+
+    def look(self, actor_id: int, target_id: int) -> Info:
+        """The ``info`` answer to a ``look`` at actor ``target_id`` (seed 001's
+        look command): found only if that actor is in the asker's view."""
+        me = self.world.actors.get(actor_id)
+        target = self.world.actors.get(target_id)
+        if (me is None or target is None or not target.alive
+                or target_id not in self.world.sees.get(actor_id, ())):
+            return Info(id=target_id, found=False, about={})
+        return Info(id=target_id, found=True, about=describe_actor(target, me, self.world.content))
 
     def chat(self, actor_id: int, text: str) -> ChatOut:
         """The chat message to send to everyone for ``text`` said by the player."""

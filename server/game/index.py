@@ -16,14 +16,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from server.game.wire import FLAG_YOU, actor_flags, event_to_wire
+from server.game.wire import FLAG_YOU, actor_flags, event_to_wire, span_to_wire, status_bits
 from server.sim.events import (
     Attacked,
     Died,
+    Equipped,
     Event,
+    Flew,
     GainedXp,
+    Harmed,
     Joined,
+    Learned,
     Left,
+    Notice,
+    RayFired,
     Rejected,
     Respawned,
     TookStairs,
@@ -35,9 +41,11 @@ BUCKET = 32
 """Side of the squares items and events are bucketed in, in cells (>= the
 17-cell view window, so a window overlaps at most 2×2 buckets)."""
 
-ActorState = tuple[int, int, int, int, int]
-"""``(x, y, hp, max_hp, flags)`` of an actor as sent in ``upd`` (flags without
-the viewer-specific "you" bit)."""
+ActorState = tuple[int, int, int, int, int, int]
+"""``(x, y, hp, max_hp, flags, sts)`` of an actor as sent in ``upd`` (flags
+without the viewer-specific "you" bit)."""
+PRIVATE = (GainedXp, Equipped, Learned, Notice)
+"""Events told only to the player they concern."""
 Witnessed = tuple[int, list[Any]]
 """An event's position in the tick's order, and its wire form."""
 
@@ -73,6 +81,7 @@ class TickIndex:
         self._placed: dict[int, dict[tuple[int, int], list[tuple[int, int, int, list[Any]]]]] = (
             defaultdict(lambda: defaultdict(list)))
         self._items: dict[int, dict[tuple[int, int], list[tuple[int, int, str]]]] = {}
+        self._spans: dict[int, list[tuple[int, RayFired | Flew]]] = defaultdict(list)
         for order, event in enumerate(events):
             if isinstance(event, Rejected):
                 self.rejections[event.actor].append(event)
@@ -80,16 +89,25 @@ class TickIndex:
             if isinstance(event, (Joined, Left)):
                 self.shared.append((order, event))
                 continue
+            if isinstance(event, (RayFired, Flew)):
+                self._spans[event.depth].append((order, event))
+                continue
             wire = event_to_wire(event)
             if wire is None:
                 continue
-            if isinstance(event, GainedXp):
+            if isinstance(event, PRIVATE):
                 self.involving[event.actor].append((order, wire))
                 continue
             if isinstance(event, (Respawned, TookStairs)):
                 self.snapshot_for.add(event.actor)
-            involved = {event.actor} if not isinstance(event, Attacked) else {
-                event.attacker, event.target}
+            if isinstance(event, Attacked):
+                involved = {event.attacker, event.target}
+            elif isinstance(event, Harmed):
+                involved = {event.target} | ({event.source} if event.source is not None else set())
+            elif hasattr(event, "actor"):
+                involved = {event.actor}
+            else:
+                involved = set()
             if isinstance(event, Died) and event.killer is not None:
                 involved.add(event.killer)
             for aid in involved:
@@ -104,10 +122,11 @@ class TickIndex:
         active = [d for d in world.levels if world.players_on(d) > 0]
         for a in world.actors.values():
             if a.alive and world.players_on(a.depth) > 0:
-                self.states[a.id] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1))
+                self.states[a.id] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1),
+                                     status_bits(a))
                 self.where[a.id] = (a.depth, a.x, a.y)
         self.tops: dict[int, dict[tuple[int, int], str]] = {
-            d: {pos: pile[-1] for pos, pile in world.levels[d].items.items() if pile}
+            d: {pos: pile[-1].key for pos, pile in world.levels[d].items.items() if pile}
             for d in active}
         """Top floor item by cell, per level with players."""
         self._all_dirty = previous is None
@@ -128,6 +147,10 @@ class TickIndex:
         for depth, placed in self._placed.items():
             for entries in placed.values():
                 for x, y, _, _ in entries:
+                    mark(depth, x, y)
+        for depth, spans in self._spans.items():
+            for _, span in spans:
+                for x, y in span.cells:
                     mark(depth, x, y)
         for depth, level in self.world.levels.items():
             for x, y in level.changed:
@@ -187,6 +210,13 @@ class TickIndex:
     def witnessed(self, actor_id: int, depth: int, fov: FieldOfView | None) -> list[list[Any]]:
         """Wire forms of the events a player saw or took part in, in tick order."""
         found: dict[int, list[Any]] = {o: w for o, w in self.involving.get(actor_id, ())}
+        for order, span in self._spans.get(depth, ()):
+            concerned = self._concerns(span, actor_id)
+            if fov is None and not concerned:
+                continue
+            wire = span_to_wire(span, fov.contains if fov is not None else _nowhere)
+            if wire[3] or concerned:
+                found[order] = wire
         for order, event in self.shared:
             if event.actor != actor_id:
                 found[order] = ["join" if isinstance(event, Joined) else "leave", event.name]
@@ -200,7 +230,19 @@ class TickIndex:
         return [found[o] for o in sorted(found)]
 
 
+    @staticmethod
+    def _concerns(span: RayFired | Flew, actor_id: int) -> bool:
+        """Whether the player ``actor_id`` fired the ray or was hit by it."""
+        if isinstance(span, Flew):
+            return False
+        return span.source == actor_id or any(aid == actor_id for aid, _ in span.hits)
+
+
+def _nowhere(x: int, y: int) -> bool:
+    return False
+
+
 def with_you(state: ActorState) -> ActorState:
     """``state`` with the "you" flag set (the viewer's own record)."""
-    return (*state[:4], state[4] | FLAG_YOU)
+    return (*state[:4], state[4] | FLAG_YOU, state[5])
 

@@ -18,6 +18,7 @@ from protocol.messages import Delta, Snapshot
 from server.game.index import ActorState, TickIndex, with_you
 from server.game.wire import actor_record, me_fields
 from server.sim.actors import Actor, xp_for_level
+from server.sim.casting import MEMORY_STEP
 from server.sim.fov import FieldOfView
 
 
@@ -61,8 +62,8 @@ class PlayerView:
         seen = self._visible_objs(index, actor)
         self.objs = dict(seen)
         self.fov = actor.fov
-        self.me = me_fields(actor, xp_for_level(actor.level + 1))
-        self.me_key = _me_key(actor)
+        self.me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
+        self.me_key = _me_key(actor, world.tick)
         self.ack = actor.last_tag
         return Snapshot(
             tick=world.tick, depth=actor.depth, w=level.width, h=level.height, map=raw,
@@ -90,7 +91,7 @@ class PlayerView:
         fov = actor.fov if actor.alive else None
         if (fov is self.fov and actor.last_tag == self.ack and not actor.seen_tiles
                 and index.quiet(self.actor_id, actor.depth, fov)
-                and _me_key(actor) == self.me_key):
+                and _me_key(actor, world.tick) == self.me_key):
             return None
         fields: dict[str, Any] = {}
         if actor.last_tag != self.ack:
@@ -131,10 +132,10 @@ class PlayerView:
         ev = index.witnessed(self.actor_id, actor.depth, fov)
         if ev:
             fields["ev"] = ev
-        me_key = _me_key(actor)
+        me_key = _me_key(actor, world.tick)
         if me_key != self.me_key:
             self.me_key = me_key
-            me = me_fields(actor, xp_for_level(actor.level + 1))
+            me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
             diff = {k: v for k, v in me.items() if self.me.get(k) != v}
             if diff:
                 self.me = me
@@ -144,11 +145,20 @@ class PlayerView:
         return Delta(tick=world.tick, **fields)
 
 
-def _me_key(actor: Actor) -> tuple[Any, ...]:
-    """A cheap fingerprint of the ``me`` fields: rebuild them only when it changes."""
+def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
+    """A cheap fingerprint of the ``me`` fields: rebuild them only when it changes.
+
+    Spell failure rates and forgetting depend on time only through whole
+    rounds of :data:`server.sim.casting.MEMORY_STEP` ticks, so the key holds
+    that quotient rather than the tick."""
     return (actor.hp, actor.en, actor.x, actor.y, actor.depth, actor.level, actor.xp,
             actor.max_hp, actor.max_en, actor.power, actor.defence, actor.accuracy,
-            actor.dodge, actor.speed, actor.respawn_tick, len(actor.inventory))
+            actor.dodge, actor.speed, actor.respawn_tick, actor.bonus, actor.strength,
+            tuple((i.letter, i.key, i.count, i.charges, i.known) for i in actor.inventory),
+            tuple(id(i) for i in actor.equipment.values()), actor.statuses.snapshot(),
+            actor.food.nourishment, actor.food.hunger, tuple(actor.known_spells.items()),
+            tuple(sorted(actor.skills.items())), actor.choices_owed,
+            tick // MEMORY_STEP if actor.known_spells else 0)
 
 
 def _same_fov(a: FieldOfView | None, b: FieldOfView | None) -> bool:

@@ -2,56 +2,118 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from server.content import Content
+from server.content import DAMAGE_TYPES, Content, ItemDef
+from server.content.spells import default_spells
+from server.content.statuses import StatusKind
 from server.sim.actors import Actor, Mind
-from server.sim.combat import AttackOutcome
+from server.sim.casting import AIMS, choice_options, spell_menu
+from server.sim.combat import CRITICAL_CHANCE, AttackOutcome, hit_chance
 from server.sim.commands import (
     Ascend,
+    Cast,
+    Choose,
     CloseDoor,
     Command,
     Descend,
+    Drop,
+    Eat,
     Move,
     OpenDoor,
     PickUp,
+    Quaff,
+    Read,
     Rest,
+    TakeOff,
+    Throw,
+    Upgrade,
     Wait,
+    Wear,
+    Wield,
+    Zap,
 )
 from server.sim.events import (
     Attacked,
     Died,
     DoorChanged,
+    Dropped,
+    Equipped,
     Event,
+    Exploded,
     Fled,
+    Flew,
     GainedXp,
+    Harmed,
+    ItemDestroyed,
     Joined,
+    Landed,
+    Learned,
     Left,
     LevelledUp,
+    Notice,
     Noticed,
     PickedUp,
+    RayFired,
     Respawned,
+    StatusChanged,
+    TerrainChanged,
+    Thrown,
     TookStairs,
+    Used,
 )
+from server.sim.events import Cast as CastSpell
 
 FLAG_ASLEEP, FLAG_FLEEING, FLAG_HUNTING, FLAG_YOU, FLAG_PLAYER = 1, 2, 4, 8, 16
+INV_CURSED, INV_BLESSED, INV_KNOWN = 1, 2, 4
 OUTCOME_NAMES = {
     AttackOutcome.MISS: "miss", AttackOutcome.HIT: "hit",
     AttackOutcome.CRITICAL: "crit", AttackOutcome.LUCKY: "lucky",
 }
 
 
-def to_command(name: str, d: tuple[int, int] | None) -> Command:
-    """Turn a wire command (``c``, ``d``) into a simulation command.
+def to_command(name: str, d: tuple[int, int] | None = None, *, item: str | None = None,
+               at: tuple[int, int] | None = None, spell: str | None = None,
+               opt: str | None = None) -> Command:
+    """Turn a wire command (``c`` and its keys) into a simulation command.
+
+    The codec has already checked which keys each command carries
+    (docs/protocol.md); this only builds the command.
 
     Raises:
-        ValueError: Unknown name, or a missing or bad direction.
+        ValueError: Unknown name, or a missing or bad key.
     """
     simple: dict[str, Command] = {
         "wait": Wait(), "rest": Rest(), "pickup": PickUp(), "down": Descend(), "up": Ascend(),
     }
     if name in simple:
         return simple[name]
+    if name in _ITEM_COMMANDS:
+        if item is None:
+            raise ValueError(f"command {name!r} needs an item")
+        if name == "throw":
+            if at is None:
+                raise ValueError("throw needs a target cell")
+            return Throw(item, *at)
+        if name == "zap":
+            if d is None:
+                raise ValueError("zap needs a direction")
+            return Zap(item, *d)
+        command: Command = _ITEM_COMMANDS[name](item)
+        return command
+    if name == "cast":
+        if spell is None:
+            raise ValueError("cast needs a spell")
+        return Cast(spell, d, at)
+    if name == "choose":
+        if opt is None:
+            raise ValueError("choose needs an option")
+        return Choose(opt)
+    if name == "upgrade":
+        if spell is None:
+            raise ValueError("upgrade needs a spell")
+        return Upgrade(spell)
     if d is None:
         raise ValueError(f"command {name!r} needs a direction")
     if name == "move":
@@ -61,6 +123,12 @@ def to_command(name: str, d: tuple[int, int] | None) -> Command:
     if name == "close":
         return CloseDoor(*d)
     raise ValueError(f"unknown command {name!r}")
+
+
+_ITEM_COMMANDS: dict[str, Any] = {
+    "drop": Drop, "wield": Wield, "wear": Wear, "remove": TakeOff, "eat": Eat, "quaff": Quaff,
+    "read": Read, "throw": Throw, "zap": Zap,
+}
 
 
 def actor_flags(actor: Actor, viewer: int) -> int:
@@ -90,31 +158,60 @@ def wire_kind(actor: Actor, content: Content) -> str:
     return "player" if cls is None or cls.hidden else f"player.{cls.key}"
 
 
+def status_bits(actor: Actor) -> int:
+    """The ``sts`` bit mask of an actor record: bit k set iff status k is active."""
+    bits = 0
+    for kind in actor.statuses.active():
+        bits |= 1 << int(kind)
+    return bits
+
+
 def actor_record(actor: Actor, viewer: int, content: Content) -> list[Any]:
-    """``[id, kind, name, x, y, hp, max_hp, flags]``."""
+    """``[id, kind, name, x, y, hp, max_hp, flags, sts]``."""
     return [actor.id, wire_kind(actor, content), actor.name, actor.x, actor.y, actor.hp,
-            actor.max_hp, actor_flags(actor, viewer)]
+            actor.max_hp, actor_flags(actor, viewer), status_bits(actor)]
 
 
-def me_fields(actor: Actor, next_xp: int) -> dict[str, Any]:
+def inventory_record(actor: Actor) -> list[list[Any]]:
+    """``me.inv``: ``[letter, key, count, slot, charges, flags]`` per stack."""
+    slots = {id(item): slot for slot, item in actor.equipment.items()}
+    out = []
+    for item in actor.inventory:
+        flags = ((INV_CURSED if item.cursed and item.known else 0)
+                 | (INV_BLESSED if item.blessed and item.known else 0)
+                 | (INV_KNOWN if item.known else 0))
+        charges = item.charges if item.charges is not None and item.known else -1
+        out.append([item.letter, item.key, item.count, slots.get(id(item), ""), charges, flags])
+    return out
+
+
+def me_fields(actor: Actor, next_xp: int, content: Content, tick: int) -> dict[str, Any]:
     """The complete ``me`` map for the owner of ``actor``."""
-    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    counts: dict[str, int] = {}
-    for key in actor.inventory:
-        counts[key] = counts.get(key, 0) + 1
-    inv = [[letters[i % len(letters)], key, n] for i, (key, n) in enumerate(counts.items())]
     return {
         "name": actor.name, "class": actor.cls or "", "level": actor.level, "xp": actor.xp,
         "next_xp": next_xp, "hp": actor.hp, "max_hp": actor.max_hp, "en": actor.en,
-        "max_en": actor.max_en, "power": actor.power, "defence": actor.defence,
-        "accuracy": float(actor.accuracy), "dodge": float(actor.dodge), "speed": actor.speed,
-        "depth": actor.depth, "x": actor.x, "y": actor.y, "dead": not actor.alive,
-        "respawn": actor.respawn_tick, "inv": inv,
+        "max_en": actor.max_en, "power": actor.eff_power, "defence": actor.eff_defence,
+        "accuracy": float(actor.eff_accuracy), "dodge": float(actor.dodge),
+        "speed": actor.speed, "depth": actor.depth, "x": actor.x, "y": actor.y,
+        "dead": not actor.alive, "respawn": actor.respawn_tick,
+        "inv": inventory_record(actor),
+        "sts": [[int(k), r] for k, r, _ in actor.statuses.snapshot()],
+        "food": [actor.food.nourishment, actor.food.hunger],
+        "spells": [list(row) for row in spell_menu(actor, content, tick)],
+        "resist": {t: level for t in DAMAGE_TYPES if (level := actor.resistance(t)) != 0},
+        "strength": actor.strength,
+        "choice": actor.choices_owed,
+        "options": list(choice_options(actor, content)) if actor.choices_owed else [],
     }
 
 
 def event_to_wire(event: Event) -> list[Any] | None:
-    """The ``ev`` list form of an event, or None for events not sent as ``ev``."""
+    """The ``ev`` list form of an event, or None for events not sent as ``ev``.
+
+    Rays and projectile flights are cut to each viewer's sight by the index
+    (:meth:`server.game.index.TickIndex.witnessed`), which calls
+    :func:`span_to_wire` instead.
+    """
     if isinstance(event, Attacked):
         return ["atk", event.attacker, event.target, OUTCOME_NAMES[event.outcome],
                 event.damage, event.surprise]
@@ -140,11 +237,80 @@ def event_to_wire(event: Event) -> list[Any] | None:
         return ["join", event.name]
     if isinstance(event, Left):
         return ["leave", event.name]
+    if isinstance(event, Dropped):
+        return ["drop", event.actor, event.item]
+    if isinstance(event, Used):
+        return ["use", event.actor, event.verb, event.item]
+    if isinstance(event, Thrown):
+        return ["throw", event.actor, event.item, list(event.target)]
+    if isinstance(event, Landed):
+        return ["land", event.projectile, event.item, event.x, event.y, event.shattered]
+    if isinstance(event, Harmed):
+        return ["harm", event.target, event.source, event.damage_type, event.damage,
+                event.cause, OUTCOME_NAMES[event.outcome]]
+    if isinstance(event, Exploded):
+        return ["boom", event.source, event.kind, event.x, event.y, event.radius]
+    if isinstance(event, StatusChanged):
+        return ["status", event.actor, event.status, event.on]
+    if isinstance(event, TerrainChanged):
+        return ["terrain", event.x, event.y, event.terrain]
+    if isinstance(event, ItemDestroyed):
+        return ["burn", event.x, event.y, event.item, event.damage_type]
+    if isinstance(event, CastSpell):
+        return ["cast", event.actor, event.spell, event.success]
+    if isinstance(event, Equipped):
+        return ["equip", event.letter, event.item, event.slot, event.on]
+    if isinstance(event, Learned):
+        return ["learn", event.spell]
+    if isinstance(event, Notice):
+        return ["note", event.code, *event.args]
+    if isinstance(event, (RayFired, Flew)):
+        return span_to_wire(event, None)
     return None
 
 
+def span_to_wire(event: RayFired | Flew, seen: Callable[[int, int], bool] | None) -> list[Any]:
+    """The wire form of a ray or a projectile's flight, keeping only the cells
+    ``seen(x, y)`` accepts (all of them when ``seen`` is None)."""
+    def keep(cells: tuple[tuple[int, int], ...]) -> list[list[int]]:
+        return [[x, y] for x, y in cells if seen is None or seen(x, y)]
+
+    if isinstance(event, Flew):
+        return ["fly", event.projectile, event.item, keep(event.cells)]
+    return ["ray", event.source, event.kind, keep(event.cells), keep(event.bounces),
+            [[aid, reflected] for aid, reflected in event.hits], event.beam]
+
+
+def item_about(idef: ItemDef) -> dict[str, Any]:
+    """The ``about`` map of a ``welcome.items`` entry: only the keys that apply."""
+    about: dict[str, Any] = {}
+    if idef.power is not None:
+        about["power"] = idef.power
+    if idef.defence:
+        about["defence"] = idef.defence
+    if idef.resist:
+        about["resist"] = dict(idef.resist)
+    if idef.enchant is not None:
+        about["enchant"] = idef.enchant
+    if idef.nutrition:
+        about["nutrition"] = idef.nutrition
+    if idef.throw_range is not None:
+        about["range"] = idef.throw_range
+    for flag in ("fragile", "vegetarian", "rustproof", "acidproof", "metallic"):
+        if getattr(idef, flag):
+            about[flag] = True
+    about["weight"] = idef.weight
+    if idef.slot is not None:
+        about["slot"] = idef.slot
+    if idef.description:
+        about["description"] = idef.description
+    return about
+
+
 def welcome_tables(content: Content) -> dict[str, Any]:
-    """The ``terrain``, ``kinds``, ``items`` and ``classes`` tables of ``welcome``."""
+    """The code tables of ``welcome``: terrain, kinds, items, classes, spells,
+    statuses and damage types."""
+    spells = default_spells().spells
     return {
         "terrain": [[t.key, t.name, t.glyph, t.colour, t.passable, t.transparent]
                     for t in content.terrain],
@@ -152,6 +318,41 @@ def welcome_tables(content: Content) -> dict[str, Any]:
         | {f"player.{c.key}": [c.name, "@", c.colour]
            for c in content.classes.values() if not c.hidden}
         | {m.key: [m.name, m.glyph, m.colour] for m in content.monsters.values()},
-        "items": {i.key: [i.name, i.glyph, i.colour] for i in content.items.values()},
+        "items": {i.key: [i.name, i.glyph, i.colour, i.category, item_about(i)]
+                  for i in content.items.values()},
         "classes": [[c.key, c.name] for c in content.classes.values() if not c.hidden],
+        "spells": {s.key: [s.name, s.level, s.school, AIMS[s.targeting]]
+                   for s in spells.values()},
+        "statuses": [[k.name.lower(), k.name.lower().replace("_", " ")] for k in StatusKind],
+        "damage_types": list(DAMAGE_TYPES),
     }
+
+
+def describe_actor(target: Actor, viewer: Actor, content: Content) -> dict[str, Any]:
+    """The ``about`` map of an ``info`` answer (seed 001's look: level, health,
+    energy, power, defence, courage unless immobile, resistances, abilities,
+    statuses, and the miss and critical chances each way)."""
+    about: dict[str, Any] = {
+        "name": target.name or (content.monsters[target.kind].name
+                                if target.kind in content.monsters else target.kind),
+        "kind": wire_kind(target, content), "level": target.level, "hp": target.hp,
+        "max_hp": target.max_hp, "en": target.en, "max_en": target.max_en,
+        "power": target.eff_power, "defence": target.eff_defence,
+        "resist": {t: level for t in DAMAGE_TYPES if (level := target.resistance(t)) != 0},
+        "abilities": sorted(target.abilities),
+        "sts": [[int(k), r] for k, r, _ in target.statuses.snapshot()],
+        "you_miss": 1.0 - hit_chance(viewer.eff_accuracy, target.dodge),
+        "you_crit": CRITICAL_CHANCE,
+        "it_miss": 1.0 - hit_chance(target.eff_accuracy, viewer.dodge),
+        "it_crit": CRITICAL_CHANCE,
+    }
+    if not target.immobile:
+        about["courage"] = float(target.courage)
+    mdef = content.monsters.get(target.kind)
+    if mdef is not None:
+        about["abilities"] = sorted(set(mdef.abilities) | target.abilities)
+        if mdef.spells:
+            about["spells"] = list(mdef.spells)
+        if mdef.breath is not None:
+            about["breath"] = mdef.breath
+    return about

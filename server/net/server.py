@@ -25,7 +25,7 @@ from websockets.exceptions import ConnectionClosed
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.limits import FLOOD_FACTOR, HELLO_TIMEOUT_S, MAX_FRAME_BYTES, RATE_BURST, RATE_PER_S
-from protocol.messages import Chat, Command, Error, Hello, Ping, Pong, ServerMessage
+from protocol.messages import Chat, Command, Error, Hello, Look, Ping, Pong, ServerMessage
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.game.game import Game, GameError
@@ -284,7 +284,8 @@ class GameServer:
             return not await self._error(ws, exc)
         if isinstance(msg, Command):
             try:
-                self.game.command(client.actor_id, msg.seq, msg.c.value, msg.d)
+                self.game.command(client.actor_id, msg.seq, msg.c.value, msg.d, item=msg.item,
+                                  at=msg.at, spell=msg.spell, opt=msg.opt)
             except (ValueError, KeyError) as exc:
                 await self._error(ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
         elif isinstance(msg, Chat):
@@ -292,4 +293,6 @@ class GameServer:
             broadcast([c.ws for c in self.clients.values()], data)
         elif isinstance(msg, Ping):
             broadcast([ws], encode_server(Pong(id=msg.id, tick=self.game.world.tick)))
+        elif isinstance(msg, Look):
+            broadcast([ws], encode_server(self.game.look(client.actor_id, msg.id)))
         return True

@@ -137,6 +137,6 @@ def _hunger(world: World, actor: Actor, events: list[Event]) -> None:
     if health:
         dealt = min(health, actor.hp)
         actor.hp -= dealt
-        events.append(Harmed(actor.depth, actor.x, actor.y, actor.id, None, "hunger", dealt,
+        events.append(Harmed(actor.depth, actor.x, actor.y, actor.id, None, "physical", dealt,
                              "hunger"))
         world.after_harm(actor, None, events)

@@ -17,6 +17,7 @@ import pytest
 
 from client.botpolicy import (
     CROWD_COST,
+    RANGED_CHANCE,
     STAIRS_CHANCE,
     Action,
     Policy,
@@ -40,7 +41,7 @@ _TERRAIN = [
 ]  # fmt: skip
 _CODES = {"#": 1, ".": 2, "+": 3, "=": 6, "<": 11, ">": 12, "?": 255, " ": 0}
 _WELCOME = Welcome(
-    v=1, id=1, name="bot0", token="t", resumed=False, tick=0, tick_rate=10,
+    v=2, id=1, name="bot0", token="t", resumed=False, tick=0, tick_rate=10,
     terrain=[[key, key, "x", "white", passable, passable] for _, key, passable in _TERRAIN],
     kinds={"player": ["you", "@", "white"], "rat": ["rat", "r", "white"]},
     items={}, classes=[["warrior", "Warrior"]], motd="",
@@ -259,3 +260,84 @@ def test_decisions_depend_only_on_the_seed(seed: int) -> None:
     a = [Policy(np.random.default_rng([seed, i])).decide(model_from_ascii(rows)) for i in range(8)]
     b = [Policy(np.random.default_rng([seed, i])).decide(model_from_ascii(rows)) for i in range(8)]
     assert a == b
+
+
+# --- ranged attacks -------------------------------------------------------------------
+
+_ITEMS = {
+    "dart": ["dart", ")", "white", "thrown", {}],
+    "wand_of_fire": ["wand of fire", "/", "red", "wand", {}],
+    "apple": ["apple", "%", "red", "food", {}],
+}
+
+
+def armed(rows: list[str], inv: list[list[Any]], objs: dict[tuple[int, int], str] | None = None
+          ) -> GameModel:
+    model = model_from_ascii(rows)
+    model.items = dict(_ITEMS)
+    model.me["inv"] = inv
+    model.objs.update(objs or {})
+    return model
+
+
+DARTS = [["a", "dart", 3, "", -1, 0]]
+WAND = [["b", "wand_of_fire", 1, "", 2, 0]]
+OPEN_ROOM = ["########", "#@..r..#", "#......#", "########"]
+
+
+def test_throws_at_a_monster_in_line_with_the_ranged_chance() -> None:
+    model = armed(OPEN_ROOM, DARTS)
+    trials = 400
+    actions = [Policy(np.random.default_rng([5, s])).decide(model) for s in range(trials)]
+    throws = sum(a == Action("throw", item="a", at=(4, 1)) for a in actions)
+    others = {a for a in actions if a is not None and a.c != "throw"}
+    assert others == {Action("move", (1, 0))}  # otherwise it walks up to the rat
+    mean = trials * RANGED_CHANCE
+    sd = math.sqrt(trials * RANGED_CHANCE * (1 - RANGED_CHANCE))
+    assert abs(throws - mean) <= 4.5 * sd
+
+
+def test_zaps_along_a_line_and_prefers_the_wand() -> None:
+    model = armed(["########", "#@.....#", "#......#", "#..r...#", "########"], DARTS + WAND)
+    actions = {Policy(np.random.default_rng(s)).decide(model) for s in range(40)}
+    assert Action("zap", (1, 1), item="b") in actions
+    assert not any(a is not None and a.c == "throw" for a in actions)
+    # off the eight lines a wand is useless: the darts are thrown instead
+    model = armed(["########", "#@.....#", "#......#", "#...r..#", "########"], DARTS + WAND)
+    actions = {Policy(np.random.default_rng(s)).decide(model) for s in range(40)}
+    assert Action("throw", item="a", at=(4, 3)) in actions
+    assert not any(a is not None and a.c == "zap" for a in actions)
+
+
+def test_no_shot_through_walls_other_monsters_or_from_too_close() -> None:
+    walled = armed(["########", "#@.#r..#", "#......#", "########"], DARTS)
+    crowded = armed(["########", "#@.rr..#", "#......#", "########"], DARTS)
+    near = armed(["########", "#@r....#", "#......#", "########"], DARTS)
+    far = armed(["########", "#@....r#", "#......#", "########"], DARTS)
+    for model in (walled, near, far):
+        for s in range(30):
+            action = Policy(np.random.default_rng(s)).decide(model)
+            assert action is None or action.c != "throw"
+    # behind the first rat the second is not a target, the first one is
+    targets_hit = {Policy(np.random.default_rng(s)).decide(crowded) for s in range(40)}
+    assert Action("throw", item="a", at=(3, 1)) in targets_hit
+    assert Action("throw", item="a", at=(4, 1)) not in targets_hit
+
+
+def test_without_missiles_the_decisions_do_not_change() -> None:
+    plain = model_from_ascii(OPEN_ROOM)
+    fed = armed(OPEN_ROOM, [["c", "apple", 2, "", -1, 0]])
+    for s in range(20):
+        a, b = Policy(np.random.default_rng(s)), Policy(np.random.default_rng(s))
+        assert [a.decide(plain) for _ in range(3)] == [b.decide(fed) for _ in range(3)]
+
+
+def test_picks_up_missiles_it_stands_on() -> None:
+    model = armed(["#####", "#@..#", "#...?", "#####"], [], {(1, 1): "dart"})
+    assert decide_model(model) == Action("pickup")
+    model = armed(["#####", "#@..#", "#...?", "#####"], [], {(1, 1): "apple"})
+    assert decide_model(model) != Action("pickup")
+
+
+def decide_model(model: GameModel) -> Action | None:
+    return Policy(np.random.default_rng(0)).decide(model)

@@ -25,16 +25,20 @@ from protocol.messages import (
     Delta,
     Error,
     Hello,
+    Info,
+    Look,
     Ping,
     Pong,
     Snapshot,
     Welcome,
 )
+from protocol.version import PROTOCOL_VERSION
 
 
 def welcome_for(hello: Hello) -> Welcome:
     return Welcome(
-        v=1, id=3, name=hello.name, token="tok-" + hello.name, resumed=hello.token is not None,
+        v=PROTOCOL_VERSION, id=3, name=hello.name, token="tok-" + hello.name,
+        resumed=hello.token is not None,
         tick=10, tick_rate=10, terrain=[], kinds={}, items={}, classes=[["warrior", "Warrior"]],
         motd="welcome",
     )  # fmt: skip
@@ -54,6 +58,7 @@ class FakeServer:
 
     def __init__(self) -> None:
         self.hellos: list[Hello] = []
+        self.commands: list[Command] = []
         self.server: Server | None = None
         self.url = ""
 
@@ -76,9 +81,12 @@ class FakeServer:
             msg = decode_client(data)
             tick += 1
             if isinstance(msg, Command):
+                self.commands.append(msg)
                 await ws.send(encode_server(Delta(tick, ack=msg.seq)))
             elif isinstance(msg, Ping):
                 await ws.send(encode_server(Pong(msg.id, tick)))
+            elif isinstance(msg, Look):
+                await ws.send(encode_server(Info(msg.id, False, {})))
             elif isinstance(msg, Chat) and msg.text == "text":
                 await ws.send("not msgpack")
             elif isinstance(msg, Chat) and msg.text == "close":
@@ -101,7 +109,7 @@ async def fake() -> AsyncIterator[FakeServer]:
 
 async def test_open_and_play(fake: FakeServer) -> None:
     conn = await Connection.open(fake.url, "ann", cls_key="mage", open_timeout=2)
-    assert fake.hellos == [Hello(1, "ann", None, "mage")]
+    assert fake.hellos == [Hello(PROTOCOL_VERSION, "ann", None, "mage")]
     assert conn.welcome.name == "ann" and conn.welcome.token == "tok-ann"
     assert await conn.recv() == SNAP
     assert await conn.command("move", (1, 0)) == 0
@@ -126,7 +134,7 @@ async def test_open_and_play(fake: FakeServer) -> None:
 async def test_resume_sends_the_token(fake: FakeServer) -> None:
     async with await Connection.open(fake.url, "ann", token="tok-ann", open_timeout=2) as conn:
         assert conn.welcome.resumed
-    assert fake.hellos[-1] == Hello(1, "ann", "tok-ann", None)
+    assert fake.hellos[-1] == Hello(PROTOCOL_VERSION, "ann", "tok-ann", None)
 
 
 async def test_command_arguments(fake: FakeServer) -> None:
@@ -137,6 +145,23 @@ async def test_command_arguments(fake: FakeServer) -> None:
             await conn.command("move", (1,))
         assert await conn.command("move", [0, -1]) == 0  # any two-number sequence
         assert conn.sent_at.keys() == {0}
+        with pytest.raises(ValueError):
+            await conn.command("throw", item="a", at=(1, 2, 3))
+        assert await conn.command("throw", item="a", at=[4, 5]) == 1
+        assert await conn.command("cast", (1, 1), spell="spark") == 2
+        assert await conn.command("choose", opt="health") == 3
+        assert await conn.command("zap", (0, 1), item="q") == 4
+        await conn.send(Look(77))
+        while not isinstance(msg := await conn.recv(), Info):
+            pass
+        assert msg == Info(77, False, {})
+    assert fake.commands == [
+        Command(0, CommandName.MOVE, (0, -1)),
+        Command(1, CommandName.THROW, item="a", at=(4, 5)),
+        Command(2, CommandName.CAST, (1, 1), spell="spark"),
+        Command(3, CommandName.CHOOSE, opt="health"),
+        Command(4, CommandName.ZAP, (0, 1), item="q"),
+    ]
 
 
 async def test_sent_at_is_bounded(fake: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,12 +6,19 @@ import pytest
 
 from client.keys import (
     CHAT_MAX,
+    HELP_LINES,
+    ITEM_VERBS,
     ChatSend,
     Command,
+    Context,
     InputMode,
     Key,
+    LookAt,
     Mode,
     Quit,
+    Say,
+    SpellChoice,
+    Target,
     prompt_text,
     translate,
 )
@@ -106,7 +113,7 @@ def test_escape_or_other_key_cancels_direction_prompt() -> None:
 
 
 def test_quit_asks_for_confirmation() -> None:
-    mode, action = translate(NORMAL, Key("q"))
+    mode, action = translate(NORMAL, Key("Q"))
     assert action is None and mode.kind is InputMode.QUIT
     assert prompt_text(mode) == "Really quit? (y/n)"
     assert translate(mode, Key("y")) == (NORMAL, Quit())
@@ -149,8 +156,163 @@ def test_chat_text_is_capped_and_printable() -> None:
 
 
 @pytest.mark.parametrize(
-    "key", [Key("x"), Key("\x1b", "KEY_ESCAPE"), Key("\x1bOP", "KEY_F1"), Key("Q")]
+    "key", [Key("X"), Key("\x1b", "KEY_ESCAPE"), Key("\x1bOP", "KEY_F1"), Key("!")]
 )
 def test_unbound_keys_do_nothing(key: Key) -> None:
     assert translate(NORMAL, key) == (NORMAL, None)
     assert prompt_text(NORMAL) == ""
+
+
+# --- version 2: item menus, aiming, spells, look, rewards ----------------------------
+
+ESC = Key("\x1b", "KEY_ESCAPE")
+ENTER = Key("\r", "KEY_ENTER")
+TAB = Key("\t", "KEY_TAB")
+CTX = Context(
+    position=(5, 5),
+    size=(20, 10),
+    letters=frozenset("abcde"),
+    menus={"drop": ("a", "b", "c", "d", "e"), "wield": ("a",), "wear": ("b",), "remove": (),
+           "eat": ("c",), "quaff": ("d",), "read": ("e",), "throw": ("a", "c", "d", "e"),
+           "zap": ()},
+    spells=(SpellChoice("a", "spark", "dir"), SpellChoice("b", "fireball", "cell"),
+            SpellChoice("c", "heal", "self")),
+    targets=(Target(30, 7, 5), Target(31, 2, 8)),
+    actors_at={(5, 5): 1, (7, 5): 30, (2, 8): 31},
+    options=("health", "resist_fire"),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("char", "verb", "letter"),
+    [("d", "drop", "b"), ("w", "wield", "a"), ("W", "wear", "b"), ("E", "eat", "c"),
+     ("q", "quaff", "d"), ("r", "read", "e")],
+)  # fmt: skip
+def test_item_commands_open_a_menu_then_send_the_letter(char: str, verb: str, letter: str) -> None:
+    mode, action = translate(NORMAL, Key(char), CTX)
+    assert action is None and mode.kind is InputMode.ITEM_MENU and mode.verb == verb
+    assert "?" in prompt_text(mode) and "Escape" in prompt_text(mode)
+    assert translate(mode, Key(letter), CTX) == (NORMAL, Command(verb, item=letter))
+
+
+def test_item_menu_keeps_waiting_on_other_keys_and_escape_cancels() -> None:
+    mode, _ = translate(NORMAL, Key("W"), CTX)
+    assert translate(mode, Key("z"), CTX) == (mode, None)  # not in the pack
+    assert translate(mode, Key("\x1b[A", "KEY_UP"), CTX) == (mode, None)
+    # a held item that does not look as if it fits is still sent: the server judges
+    assert translate(mode, Key("a"), CTX) == (NORMAL, Command("wear", item="a"))
+    assert translate(mode, ESC, CTX) == (NORMAL, None)
+
+
+def test_nothing_to_choose_says_so() -> None:
+    assert translate(NORMAL, Key("T"), CTX) == (
+        NORMAL, Say("You are not wearing or wielding anything."))
+    assert translate(NORMAL, Key("z"), CTX) == (NORMAL, Say("You have nothing to zap."))
+    assert translate(NORMAL, Key("Z")) == (
+        NORMAL, Say("You do not know any spells you can cast."))
+    assert translate(NORMAL, Key("C")) == (NORMAL, Say("You have no reward to choose."))
+
+
+def test_throw_aims_at_the_nearest_monster_and_tab_cycles() -> None:
+    mode, _ = translate(NORMAL, Key("t"), CTX)
+    mode, action = translate(mode, Key("a"), CTX)
+    assert action is None and mode.kind is InputMode.TARGET
+    assert (mode.verb, mode.item, mode.cursor) == ("throw", "a", (7, 5))
+    assert "Throw where? (7, 5)" in prompt_text(mode)
+    mode, _ = translate(mode, TAB, CTX)
+    assert mode.cursor == (2, 8)
+    mode, _ = translate(mode, TAB, CTX)
+    assert mode.cursor == (7, 5)  # wraps round
+    mode, _ = translate(mode, Key("\x1b[Z", "KEY_BTAB"), CTX)
+    assert mode.cursor == (2, 8)
+    mode, _ = translate(mode, Key("l"), CTX)
+    mode, _ = translate(mode, Key("u"), CTX)
+    assert mode.cursor == (4, 7)
+    assert translate(mode, ENTER, CTX) == (NORMAL, Command("throw", item="a", at=(4, 7)))
+    assert translate(mode, Key("."), CTX) == (NORMAL, Command("throw", item="a", at=(4, 7)))
+    assert translate(mode, ESC, CTX) == (NORMAL, None)
+
+
+def test_cursor_stays_on_the_level_and_moves_far_with_shift() -> None:
+    mode = Mode(InputMode.TARGET, verb="throw", item="a", cursor=(5, 5))
+    mode, _ = translate(mode, Key("L"), CTX)
+    assert mode.cursor == (13, 5)
+    mode, _ = translate(mode, Key("L"), CTX)
+    assert mode.cursor == (19, 5)  # the level is 20 wide
+    mode, _ = translate(mode, Key("K"), CTX)
+    assert mode.cursor == (19, 0)
+    for _ in range(30):
+        mode, _ = translate(mode, Key("b"), CTX)
+    assert mode.cursor == (0, 9)
+    assert translate(mode, Key("?"), CTX) == (mode, None)  # other keys do nothing
+
+
+def test_aiming_without_monsters_starts_on_oneself() -> None:
+    ctx = Context(position=(3, 4), size=(9, 9), letters=frozenset("a"), menus={"throw": ("a",)})
+    mode, _ = translate(NORMAL, Key("t"), ctx)
+    mode, _ = translate(mode, Key("a"), ctx)
+    assert mode.cursor == (3, 4)
+    assert translate(mode, TAB, ctx) == (mode, None)
+
+
+def test_zap_asks_for_a_direction() -> None:
+    ctx = Context(position=(1, 1), size=(5, 5), letters=frozenset("f"), menus={"zap": ("f",)})
+    mode, _ = translate(NORMAL, Key("z"), ctx)
+    mode, action = translate(mode, Key("f"), ctx)
+    assert action is None and prompt_text(mode) == "In what direction? (Escape cancels)"
+    assert translate(mode, Key("j"), ctx) == (NORMAL, Command("zap", (0, 1), item="f"))
+    assert translate(mode, Key("\x1b[A", "KEY_UP"), ctx) == (
+        NORMAL, Command("zap", (0, -1), item="f"))
+    assert translate(mode, ESC, ctx) == (NORMAL, None)
+
+
+def test_spells_by_their_aim() -> None:
+    mode, action = translate(NORMAL, Key("Z"), CTX)
+    assert action is None and mode.kind is InputMode.SPELL_MENU
+    assert translate(mode, Key("z"), CTX) == (mode, None)
+    direction, _ = translate(mode, Key("a"), CTX)
+    assert direction.kind is InputMode.DIRECTION
+    assert translate(direction, Key("y"), CTX) == (
+        NORMAL, Command("cast", (-1, -1), spell="spark"))
+    cell, _ = translate(mode, Key("b"), CTX)
+    assert cell.kind is InputMode.TARGET and cell.cursor == (7, 5)
+    assert "Cast where?" in prompt_text(cell)
+    assert translate(cell, ENTER, CTX) == (NORMAL, Command("cast", spell="fireball", at=(7, 5)))
+    assert translate(mode, Key("c"), CTX) == (NORMAL, Command("cast", spell="heal"))
+    assert translate(mode, ESC, CTX) == (NORMAL, None)
+
+
+@pytest.mark.parametrize("char", [";", "x"])
+def test_look_sends_look_for_the_actor_under_the_cursor(char: str) -> None:
+    mode, _ = translate(NORMAL, Key(char), CTX)
+    assert mode.kind is InputMode.TARGET and mode.verb == "look" and mode.cursor == (7, 5)
+    info, action = translate(mode, ENTER, CTX)
+    assert action == LookAt(7, 5, 30)
+    assert info.kind is InputMode.INFO and info.looked == 30
+    assert translate(info, Key("h"), CTX) == (NORMAL, None)  # any key closes the panel
+    empty, _ = translate(mode, Key("j"), CTX)
+    assert translate(empty, ENTER, CTX) == (NORMAL, LookAt(7, 6, None))
+
+
+def test_choose_a_reward() -> None:
+    mode, action = translate(NORMAL, Key("C"), CTX)
+    assert action is None and mode.kind is InputMode.CHOOSE
+    assert translate(mode, Key("c"), CTX) == (mode, None)
+    assert translate(mode, Key("b"), CTX) == (NORMAL, Command("choose", opt="resist_fire"))
+    assert translate(mode, ESC, CTX) == (NORMAL, None)
+
+
+def test_inventory_screen_closes_on_any_key() -> None:
+    mode, action = translate(NORMAL, Key("i"), CTX)
+    assert action is None and mode.kind is InputMode.INVENTORY
+    assert translate(mode, Key("d"), CTX) == (NORMAL, None)
+
+
+def test_help_lists_every_key() -> None:
+    text = "\n".join(HELP_LINES)
+    for word in ("inventory", "drop", "wield", "wear", "take off", "eat", "quaff", "read",
+                 "throw", "zap", "cast", "look", "choose", "Tab", "Q"):
+        assert word in text, word
+    tokens = set(text.split())
+    for char in [*ITEM_VERBS, "i", "Z", ";", "x", "C", "o", "c", "R", "g", ">", "<", "?"]:
+        assert char in tokens, char

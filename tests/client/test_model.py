@@ -9,11 +9,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from client.model import ActorView, GameModel
+from client.model import INFO_KEPT, ActorView, GameModel
 from protocol.codec import decode_server, encode_server
 from protocol.errors import ProtocolError
 from protocol.fov import pack_fov, pack_level_fov
-from protocol.messages import ChatOut, Delta, Pong, Reject, Snapshot, Welcome
+from protocol.messages import ChatOut, Delta, Info, Pong, Reject, Snapshot, Welcome
 
 TERRAIN = [
     ["rock", "rock", " ", "white", False, False],
@@ -23,7 +23,7 @@ TERRAIN = [
     ["open_door", "open door", "'", "yellow", True, True],
 ]
 WELCOME = Welcome(
-    v=1, id=7, name="ann", token="s3cret", resumed=False, tick=100, tick_rate=10,
+    v=2, id=7, name="ann", token="s3cret", resumed=False, tick=100, tick_rate=10,
     terrain=TERRAIN, kinds={"player": ["player", "@", "white"], "rat": ["giant rat", "r", "red"]},
     items={"potion": ["potion", "!", "magenta"]}, classes=[["warrior", "Warrior"]], motd="hi",
 )  # fmt: skip
@@ -204,7 +204,7 @@ def test_actor_view_from_record() -> None:
 
 
 def test_welcome_with_odd_tables() -> None:
-    odd = Welcome(1, 7, "ann", "t", False, 0, 0, [None, ["x"], ["y", "y", "y", "y", "yes"]],
+    odd = Welcome(2, 7, "ann", "t", False, 0, 0, [None, ["x"], ["y", "y", "y", "y", "yes"]],
                   {"rat": None}, {}, [], "")  # fmt: skip
     m = GameModel(odd)
     assert m.tick_rate == 10  # a non-positive rate is ignored
@@ -250,3 +250,160 @@ def test_decodable_junk_never_crashes(delta: Delta) -> None:
     assert m.known.shape == (3, 5) and m.visible.shape == (3, 5)
     m.passable()
     _ = m.position
+
+
+# --- version 2 fields ----------------------------------------------------------
+
+WELCOME_2 = replace(
+    WELCOME,
+    items={
+        "dagger": ["dagger", ")", "cyan", "weapon", {"power": 4, "slot": "weapon", "range": 5}],
+        "scroll_of_spark": ["scroll of spark", "?", "bright_yellow", "scroll", {"weight": 1}],
+        "wand_of_fire": ["wand of fire", "/", "red", "wand", {}],
+        "potion": ["potion", "!", "magenta"],  # a version-1 entry
+    },
+    spells={"spark": ["spark", 1, "evocation", "dir"], "fireball": ["fireball", 3, "fire", "cell"],
+            "heal": ["heal wounds", 2, "healing", "self"], "odd": ["odd", "x", 3, "sideways"]},
+    statuses=[["frozen", "frozen"], ["on_fire", "on fire"], ["poisoned", "poisoned"]],
+    damage_types=["fire", "cold", 7],
+)
+ME_2 = {
+    **ME,
+    "inv": [["a", "dagger", 1, "weapon", -1, 4], ["b", "scroll_of_spark", 2, "", -1, 1],
+            ["c", "wand_of_fire", 1, "", 5, 6], ["d", "potion", 3], ["e", 5, 1], "junk",
+            ["f", "potion", 1, 3, -1, 0]],
+    "sts": [[1, 4], [2, 9], [5], "x"],
+    "food": [320, 45],
+    "spells": [["a", "spark", 12.5, 5, False], ["b", "fireball", 40, 15, True],
+               ["c", "heal", 0, 10, False], ["d", "odd", 5, 5, False], ["e", "bad", "x", 1, 0]],
+    "resist": {"fire": 2, "cold": 0, "acid": -1, "x": "y"},
+    "strength": 14,
+    "choice": 1,
+    "options": ["health", "resist_fire", 3],
+}  # fmt: skip
+
+
+def model_2() -> GameModel:
+    m = GameModel(WELCOME_2)
+    m.apply(snapshot(me=dict(ME_2),
+                     actors=[[7, "player", "ann", 1, 1, 20, 20, 8 | 16, 0],
+                             [9, "rat", "", 2, 1, 5, 5, 1, 0b101]]))  # fmt: skip
+    return m
+
+
+def test_welcome_tables_of_version_2() -> None:
+    m = model_2()
+    assert m.spells["fireball"][3] == "cell" and m.damage_types == ["fire", "cold"]
+    assert [m.status_name(c) for c in (0, 1, 2, 3, -1)] == [
+        "frozen", "on fire", "poisoned", "status 3", "status -1"]
+    assert m.item_entry("dagger") == ("dagger", ")", "cyan", "weapon",
+                                      {"power": 4, "slot": "weapon", "range": 5})
+    assert m.item_entry("potion") == ("potion", "!", "magenta", "", {})
+    assert m.item_entry("mystery_box") == ("mystery box", "?", "white", "", {})
+    assert m.spell_name("heal") == "heal wounds" and m.spell_name("no_such") == "no such"
+
+
+def test_actor_statuses_from_records_and_updates() -> None:
+    m = model_2()
+    rat = m.actors[9]
+    assert rat.sts == 0b101 and m.status_names(rat.sts) == ["frozen", "poisoned"]
+    assert m.actors[7].sts == 0
+    m.apply(Delta(tick=102, upd=[[9, 2, 1, 4, 5, 1, 0b10]]))
+    assert m.status_names(m.actors[9].sts) == ["on fire"] and m.actors[9].hp == 4
+    m.apply(Delta(tick=103, upd=[[9, 3, 1, 4, 5, 1]]))  # no sts: unchanged
+    assert m.actors[9].sts == 0b10 and m.actors[9].x == 3
+    m.apply(Delta(tick=104, upd=[[9, 3, 1, 4, 5, 1, "x"]], add=[[12, "rat", "", 0, 0, 1, 1, 0, -2]]))
+    assert m.actors[9].sts == 0b10 and m.actors[12].sts == 0
+
+
+def test_inventory_records() -> None:
+    inv = model_2().inventory()
+    assert [i.letter for i in inv] == ["a", "b", "c", "d"]
+    dagger, scrolls, wand, potions = inv
+    assert dagger.slot == "weapon" and dagger.identified and not dagger.cursed
+    assert scrolls.count == 2 and scrolls.cursed and not scrolls.blessed
+    assert wand.charges == 5 and wand.blessed and wand.identified
+    assert (potions.slot, potions.charges, potions.flags) == ("", -1, 0)  # version-1 shape
+
+
+def test_spells_statuses_food_resist_and_choice() -> None:
+    m = model_2()
+    spells = m.known_spells()
+    assert [(s.letter, s.key, s.fail_pct, s.energy_cost, s.forgotten, s.aim) for s in spells] == [
+        ("a", "spark", 12, 5, False, "dir"), ("b", "fireball", 40, 15, True, "cell"),
+        ("c", "heal", 0, 10, False, "self"), ("d", "odd", 5, 5, False, "dir")]
+    assert (spells[0].name, spells[0].level, spells[0].school) == ("spark", 1, "evocation")
+    assert (spells[3].level, spells[3].school) == (0, "")  # malformed table row
+    assert m.my_statuses() == [(1, 4), (2, 9)]
+    assert m.food() == (320, 45)
+    assert m.resistances() == {"fire": 2, "acid": -1}
+    assert m.choice_options() == ["health", "resist_fire"]
+    m.apply(Delta(tick=102, me={"choice": 0, "options": [], "food": [500, 200]}))
+    assert m.choice_options() == [] and m.food() == (500, 200)
+    assert m.me["strength"] == 14 and m.me["spells"] == ME_2["spells"]  # merged, not replaced
+
+
+def test_missing_version_2_fields_read_as_empty() -> None:
+    m = model()
+    assert (m.inventory(), m.known_spells(), m.my_statuses(), m.food()) == ([], [], [], None)
+    assert m.resistances() == {} and m.choice_options() == []
+    m.apply(Delta(tick=102, me={"inv": "x", "spells": 3, "sts": {}, "food": [1],
+                                "resist": [], "choice": 2, "options": "health"}))
+    assert (m.inventory(), m.known_spells(), m.my_statuses(), m.food()) == ([], [], [], None)
+    assert m.resistances() == {} and m.choice_options() == []
+
+
+def test_info_is_kept_for_the_look_screen() -> None:
+    m = model_2()
+    assert m.looked_at(9) is None
+    about = {"name": "", "kind": "rat", "level": 2, "hp": 4, "max_hp": 5, "en": 1, "max_en": 3,
+             "power": 3, "defence": 1, "courage": 0.3, "resist": {"fire": -1, "cold": 0},
+             "abilities": ["regenerate", 5], "sts": [[2, 3], "x"], "you_miss": 0.1,
+             "you_crit": 0.1, "it_miss": 0.45, "it_crit": 2.0}  # fmt: skip
+    assert m.apply(Info(9, True, about)) == []
+    seen = m.looked_at(9)
+    assert seen is not None
+    found, info = seen
+    assert found and info.kind_name == "giant rat" and info.level == 2 and info.hp == 4
+    assert info.courage == 0.3 and info.resist == {"fire": -1}
+    assert info.abilities == ("regenerate",) and info.statuses == ((2, 3),)
+    assert (info.you_miss, info.it_miss, info.it_crit) == (0.1, 0.45, None)
+    m.apply(Info(9, False, {}))
+    seen = m.looked_at(9)
+    assert seen is not None and seen[0] is False and seen[1].courage is None
+    for ident in range(100, 100 + INFO_KEPT):
+        m.apply(Info(ident, False, {}))
+    assert len(m.info) == INFO_KEPT and 9 not in m.info
+
+
+def test_replaced_tiles_remember_the_old_terrain_for_one_delta() -> None:
+    m = model_2()
+    m.apply(Delta(tick=102, tiles=[3, 1, 2, 3, 1, 4]))
+    assert m.replaced_tiles == {(3, 1): 3} and m.known[1, 3] == 4
+    m.apply(Delta(tick=103))
+    assert m.replaced_tiles == {}
+
+
+ME_KEYS = ("inv", "sts", "food", "spells", "resist", "choice", "options", "x", "y")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    me=st.dictionaries(st.sampled_from(ME_KEYS), junk | junk_lists, max_size=6),
+    about=st.dictionaries(
+        st.sampled_from(["name", "kind", "level", "courage", "resist", "abilities", "sts",
+                         "you_miss", "it_crit"]),
+        junk | st.floats(allow_nan=False) | st.dictionaries(st.text(max_size=3), junk),
+        max_size=6,
+    ),
+    upd=junk_lists,
+)
+def test_version_2_junk_never_crashes(me: dict[str, Any], about: dict[str, Any],
+                                      upd: list[Any]) -> None:
+    m = model_2()
+    m.apply(decode_server(encode_server(Delta(tick=200, me=me, upd=upd))))
+    m.apply(decode_server(encode_server(Info(9, True, about))))
+    m.inventory(), m.known_spells(), m.my_statuses(), m.food(), m.resistances()
+    m.choice_options(), m.looked_at(9), m.position
+    for view in m.actors.values():
+        m.status_names(view.sts)

@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
+from server.content import default_content
 from tests.serverproc import running_server
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 UNDERHALL = Path(sys.executable).parent / "underhall"
 WIDTH, HEIGHT = 100, 30
-SCREEN_TIMEOUT = 15.0
+SCREEN_TIMEOUT = 30.0
 
 _TICK = re.compile(r"Tick (\d+)")
 _EXIT = re.compile(r"EXIT=(\d+)")
@@ -194,15 +195,105 @@ def test_play_in_tmux(tmux: Tmux, server_url: str) -> None:
     tmux.keys("?")
     tmux.wait_for("Underhall keys")
     help_screen = tmux.screen()
-    assert "quit" in help_screen and "rest" in help_screen
+    for word in ("quit", "rest", "inventory", "throw", "zap", "cast a spell", "look"):
+        assert word in help_screen, word
     tmux.keys("Space")
     tmux.wait(lambda s: "Underhall keys" not in s and "@" in "".join(_map_rows(s)), "help to close")
 
-    tmux.keys("q")
+    # the inventory screen lists a new warrior's starting items (classes.toml)
+    tmux.keys("i")
+    inventory = tmux.wait_for("Inventory")
+    content = default_content()
+    for key in content.classes["warrior"].start_items:
+        assert content.items[key].name in inventory, inventory
+    tmux.keys("Space")
+    tmux.wait(lambda s: "Inventory" not in s and "@" in "".join(_map_rows(s)), "the pack to close")
+
+    tmux.keys("q")  # quaff: a warrior has nothing to drink, which the log says
+    tmux.wait_for("You have nothing to drink.")
+
+    tmux.keys("Q")
     tmux.wait_for("Really quit? (y/n)")
     tmux.keys("n")
     tmux.wait(lambda s: "Really quit" not in s, "the quit prompt to go")
-    tmux.keys("q")
+    tmux.keys("Q")
+    tmux.wait_for("Really quit? (y/n)")
+    tmux.keys("y")
+    _assert_shell_restored(tmux, 0)
+
+
+_SCROLL_LETTER = re.compile(r"\b([a-zA-Z]) - (?:an? |\d+ )?(?:\w+ )?scrolls? of spark")
+_BOOK_LETTER = re.compile(r"\b([a-zA-Z]) - an? (?:\w+ )?(?:\w+ )?spellbook")
+_NO_SPELLS = re.compile(r"know any spells you can cast\.(?: \(x(\d+)\))?")
+
+
+def _no_spells(screen: str) -> int:
+    """How many times the log says (so far) that there is no spell to cast."""
+    counts = [int(m.group(1) or 1) for m in _NO_SPELLS.finditer(screen)]
+    return max(counts, default=0)
+
+
+_WHERE = re.compile(r"Throw where\? \((\d+), (\d+)\)")
+_DAGGER_LETTER = re.compile(r"\b([a-zA-Z]) - an? (?:\w+ )?dagger")
+
+
+@needs_tmux
+def test_mage_reads_casts_aims_and_looks_in_tmux(tmux: Tmux, server_url: str) -> None:
+    """A mage's spell menu shows spark (after reading a scroll of spark if the
+    class does not start knowing it); throwing opens the targeting cursor; look
+    too; Escape cancels each."""
+    tmux.type_line(f"{UNDERHALL} play --url {server_url} --name magus --class mage; echo EXIT=$?")
+    tmux.wait(lambda s: "magus" in s and "@" in "".join(_map_rows(s)), "the map")
+
+    # Z shows the spells the character can cast now: learn spark from the
+    # scroll, and hold the spellbook, if the class does not start that way
+    steps = [("r", "What do you want to read?", _SCROLL_LETTER, "You learn the spell"),
+             ("W", "What do you want to wear?", _BOOK_LETTER, "You now hold")]
+    while True:
+        said = _no_spells(tmux.screen())
+        tmux.keys("Z")
+        screen = tmux.wait(lambda s, n=said: "Spells" in s or _no_spells(s) > n, "the spell menu")
+        if "Spells" in screen:
+            break
+        assert steps, f"no spell to cast after reading and wearing:\n{screen}"
+        key, question, pattern, effect = steps.pop(0)
+        tmux.keys(key)
+        menu = tmux.wait_for(question)
+        letter = pattern.search(menu)
+        assert letter, menu
+        tmux.keys(letter.group(1))
+        tmux.wait_for(effect)  # the server carried it out
+    spells = "\n".join(_map_rows(screen))
+    assert "spark" in spells.lower() and "Fail" in spells and "Cost" in spells, screen
+    spark = re.search(r"\b([a-z]) - spark", spells, re.IGNORECASE)
+    assert spark, spells
+    tmux.keys(spark.group(1))
+    tmux.wait_for("In what direction?")
+    before_log = _log_rows(tmux.screen())
+    tmux.keys("l")
+    tmux.wait(lambda s: _log_rows(s) != before_log and any(
+        w in "".join(_log_rows(s)) for w in ("cast", "spell", "energy")), "the cast's outcome")
+
+    tmux.keys("t")
+    menu = tmux.wait_for("What do you want to throw?")
+    letter = _DAGGER_LETTER.search(menu)
+    assert letter, menu
+    tmux.keys(letter.group(1))
+    aiming = tmux.wait_for("Throw where?")
+    where = _WHERE.search(aiming)
+    assert where, aiming
+    tmux.keys("h")  # the cursor moves one cell left (it starts off the left wall)
+    moved = f"Throw where? ({int(where.group(1)) - 1}, {where.group(2)})"
+    tmux.wait_for(moved)
+    tmux.keys("Escape")
+    tmux.wait(lambda s: "Throw where?" not in s, "aiming to be cancelled")
+
+    tmux.keys("x")  # look (";" too, but tmux takes a lone ";" for a command separator)
+    tmux.wait_for("Look where?")
+    tmux.keys("Escape")
+    tmux.wait(lambda s: "Look where?" not in s, "looking to be cancelled")
+
+    tmux.keys("Q")
     tmux.wait_for("Really quit? (y/n)")
     tmux.keys("y")
     _assert_shell_restored(tmux, 0)

@@ -6,16 +6,18 @@
 //
 // It joins, keeps its own state exactly as the document describes, plays a
 // fixed script of about forty commands (moves, a wait, a rest, door commands,
-// a pickup) mixed with a ping, a chat, one malformed frame and one unknown
-// message type, applies every delta, checks what it receives against the
-// document, then reconnects with its token and compares the state it built
-// from deltas with the server's fresh `snap`. It prints one JSON object to
-// stdout and exits 0, or prints the problem to stderr and exits 1.
+// a pickup, and version 2's item commands: eat, wield, remove, drop, throw,
+// cast when it knows a spell) mixed with a ping, a chat, looks (`look` /
+// `info`), one malformed frame and one unknown message type, applies every
+// delta, checks what it receives against the document, then reconnects with
+// its token and compares the state it built from deltas with the server's
+// fresh `snap`. It prints one JSON object to stdout and exits 0, or prints the
+// problem to stderr and exits 1.
 
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = 2;
 const WAIT_MS = 3000; // bound on any single wait for the server
 const RUN_MS = 15000; // bound on the whole run
 const MAX_FRAME = 4096;
@@ -202,6 +204,7 @@ class Game {
     this.events = 0;
     this.eventKinds = {};
     this.pongs = new Map(); // id -> tick
+    this.infos = new Map(); // id -> {found, about}
     this.chats = [];
     this.lastDeltaTick = null;
     this.deaths = 0;
@@ -232,6 +235,9 @@ class Game {
         check(isStr(msg.from) && isStr(msg.text) && isInt(msg.tick), `bad chat ${show(msg)}`);
         this.chats.push([msg.from, msg.text]);
         return;
+      case "info":
+        this.onInfo(msg);
+        return;
       default:
         // "clients ignore keys and events they do not know" -- a new message
         // type, though, would be a new protocol version.
@@ -257,8 +263,28 @@ class Game {
     });
     check(m.terrain[2][4] && !m.terrain[1][4] && !m.terrain[0][4], "floor passable, wall and rock not");
     for (const [k, v] of Object.entries(m.kinds)) check(isList(v) && v.length >= 3 && v.every(isStr), `kinds.${k}`);
-    for (const [k, v] of Object.entries(m.items)) check(isList(v) && v.length >= 3 && v.every(isStr), `items.${k}`);
+    // items: [name, glyph, colour, category, about]
+    const categories = ["food", "potion", "scroll", "spellbook", "weapon", "thrown", "armour", "shield",
+      "robe", "helmet", "gloves", "boots", "wand", "horn", "misc"];
+    for (const [k, v] of Object.entries(m.items)) {
+      check(isList(v) && v.length >= 5 && v.slice(0, 4).every(isStr) && isMap(v[4]), `items.${k} = ${show(v)}`);
+      check(categories.includes(v[3]), `items.${k} has category ${show(v[3])}`);
+      const about = v[4];
+      const aboutTypes = { power: isInt, defence: isInt, resist: isMap, enchant: isStr, nutrition: isInt,
+        range: isInt, fragile: isBool, vegetarian: isBool, rustproof: isBool, acidproof: isBool,
+        metallic: isBool, weight: isInt, slot: isStr, description: isStr };
+      for (const [key, value] of Object.entries(about)) {
+        if (key in aboutTypes) check(aboutTypes[key](value), `items.${k} about.${key} = ${show(value)}`);
+      }
+    }
     for (const c of m.classes) check(isList(c) && c.length >= 2 && isStr(c[0]) && isStr(c[1]), "classes");
+    check(isMap(m.spells) && isList(m.statuses) && isList(m.damage_types), "welcome spells / statuses / damage_types");
+    for (const [k, v] of Object.entries(m.spells)) {
+      check(isList(v) && v.length >= 4 && isStr(v[0]) && isInt(v[1]) && isStr(v[2])
+        && ["dir", "cell", "self"].includes(v[3]), `spells.${k} = ${show(v)}`);
+    }
+    for (const e of m.statuses) check(isList(e) && e.length >= 2 && isStr(e[0]) && isStr(e[1]), `statuses entry ${show(e)}`);
+    check(m.damage_types.every(isStr), "damage_types are strings");
     this.welcome = m;
     this.id = m.id;
     this.terrain = m.terrain;
@@ -321,11 +347,12 @@ class Game {
     if ("upd" in m) {
       check(isList(m.upd), "delta.upd");
       for (const u of m.upd) {
-        check(isList(u) && u.length >= 6 && u.slice(0, 6).every(isInt), `delta.upd record ${show(u)}`);
-        const [id, x, y, hp, maxHp, flags] = u;
+        check(isList(u) && u.length >= 7 && u.slice(0, 7).every(isInt), `delta.upd record ${show(u)}`);
+        const [id, x, y, hp, maxHp, flags, sts] = u;
         const a = this.actors.get(id);
         check(a !== undefined, `delta.upd of unknown actor ${id}`);
-        Object.assign(a, { x, y, hp, max_hp: maxHp, flags });
+        this.checkSts(sts, `delta.upd of ${id}`);
+        Object.assign(a, { x, y, hp, max_hp: maxHp, flags, sts });
       }
     }
     if ("objs" in m) this.applyObjs(m.objs, "delta");
@@ -369,12 +396,18 @@ class Game {
   }
 
   addActor(rec, where) {
-    check(isList(rec) && rec.length >= 8, `${where} actor record ${show(rec)}`);
-    const [id, kind, aname, x, y, hp, maxHp, flags] = rec;
-    check([id, x, y, hp, maxHp, flags].every(isInt) && isStr(kind) && isStr(aname), `${where} actor ${show(rec)}`);
+    check(isList(rec) && rec.length >= 9, `${where} actor record ${show(rec)}`);
+    const [id, kind, aname, x, y, hp, maxHp, flags, sts] = rec;
+    check([id, x, y, hp, maxHp, flags, sts].every(isInt) && isStr(kind) && isStr(aname), `${where} actor ${show(rec)}`);
     check(kind in this.welcome.kinds, `${where} actor kind ${kind} is not in welcome.kinds`);
     check(!this.actors.has(id), `${where} adds actor ${id} that is already in view`);
-    this.actors.set(id, { id, kind, name: aname, x, y, hp, max_hp: maxHp, flags });
+    this.checkSts(sts, `${where} actor ${id}`);
+    this.actors.set(id, { id, kind, name: aname, x, y, hp, max_hp: maxHp, flags, sts });
+  }
+
+  // "bit k set iff status code k is active": only codes of welcome.statuses
+  checkSts(sts, where) {
+    check(sts >= 0 && sts < 2 ** this.welcome.statuses.length, `${where}: sts ${sts} names unknown statuses`);
   }
 
   setFov(fov) {
@@ -402,6 +435,8 @@ class Game {
       // documented as floats; a msgpack encoder may send a whole number as an int
       accuracy: isNum, dodge: isNum,
       speed: isInt, depth: isInt, x: isInt, y: isInt, dead: isBool, respawn: isInt, inv: isList,
+      sts: isList, food: isList, spells: isList, resist: isMap, strength: isInt, choice: isInt,
+      options: isList,
     };
     if (!complete && me.dead === true && !this.me.dead) this.deaths += 1;
     for (const [k, v] of Object.entries(me)) {
@@ -411,9 +446,42 @@ class Game {
     if (complete) {
       for (const k of Object.keys(types)) check(k in me, `snap.me lacks ${k}`);
     }
+    const slots = ["", "weapon", "body", "cloak", "shield", "head", "hands", "feet", "book"];
+    const letters = new Set();
     for (const it of this.me.inv) {
-      check(isList(it) && isStr(it[0]) && isStr(it[1]) && isInt(it[2]), `me.inv entry ${show(it)}`);
+      check(isList(it) && it.length >= 6 && isStr(it[0]) && isStr(it[1]) && isInt(it[2]) && isStr(it[3])
+        && isInt(it[4]) && isInt(it[5]), `me.inv entry ${show(it)}`);
+      check(/^[a-zA-Z]$/.test(it[0]) && !letters.has(it[0]), `me.inv letter ${show(it[0])} (one letter, each once)`);
+      letters.add(it[0]);
+      check(it[1] in this.welcome.items && it[2] >= 1, `me.inv entry ${show(it)}: item or count`);
+      check(slots.includes(it[3]) && it[4] >= -1 && it[5] >= 0 && it[5] < 8, `me.inv entry ${show(it)}: slot, charges, flags`);
     }
+    for (const s of this.me.sts) check(isList(s) && s.length >= 2 && isInt(s[0]) && isInt(s[1]), `me.sts entry ${show(s)}`);
+    check(this.me.food.length >= 2 && isInt(this.me.food[0]) && isInt(this.me.food[1]), `me.food ${show(this.me.food)}`);
+    this.me.spells.forEach((sp, i) => {
+      check(isList(sp) && sp.length >= 5 && sp[0] === String.fromCharCode(97 + i) && sp[1] in this.welcome.spells
+        && isNum(sp[2]) && sp[2] >= 0 && sp[2] <= 100 && isInt(sp[3]) && isBool(sp[4]), `me.spells entry ${show(sp)}`);
+    });
+    for (const [k, v] of Object.entries(this.me.resist)) {
+      check(this.welcome.damage_types.includes(k) && isInt(v) && v !== 0 && v >= -3 && v <= 3, `me.resist.${k} = ${show(v)}`);
+    }
+    check(this.me.options.every(isStr) && (this.me.choice > 0 || this.me.options.length === 0),
+      `me.options ${show(this.me.options)} with choice ${this.me.choice}`);
+  }
+
+  onInfo(m) {
+    check(isInt(m.id) && isBool(m.found) && isMap(m.about), `bad info ${show(m)}`);
+    if (!m.found) check(Object.keys(m.about).length === 0, `info not found but about ${show(m.about)}`);
+    else {
+      const a = m.about;
+      for (const k of ["name", "kind"]) check(isStr(a[k]), `info.about.${k} ${show(a[k])}`);
+      for (const k of ["level", "hp", "max_hp", "en", "max_en", "power", "defence"]) check(isInt(a[k]), `info.about.${k} ${show(a[k])}`);
+      for (const k of ["you_miss", "you_crit", "it_miss", "it_crit"]) check(isNum(a[k]) && a[k] >= 0 && a[k] <= 1, `info.about.${k} ${show(a[k])}`);
+      check(!("courage" in a) || isNum(a.courage), "info.about.courage");
+      check(isMap(a.resist) && isList(a.abilities) && isList(a.sts), `info.about tables ${show(a)}`);
+      check(a.kind in this.welcome.kinds, `info.about.kind ${a.kind} not in welcome.kinds`);
+    }
+    this.infos.set(m.id, { found: m.found, about: m.about });
   }
 
   onEvent(e) {
@@ -421,9 +489,35 @@ class Game {
     this.events += 1;
     this.eventKinds[e[0]] = (this.eventKinds[e[0]] || 0) + 1;
     const arity = { atk: 6, die: 3, door: 5, pick: 3, wake: 2, flee: 2, lvl: 3, stairs: 3, respawn: 2,
-      xp: 3, join: 2, leave: 2 };
+      xp: 3, join: 2, leave: 2, drop: 3, use: 4, throw: 4, fly: 4, land: 6, harm: 7, ray: 7, boom: 6,
+      status: 4, terrain: 4, burn: 5, cast: 4, equip: 5, learn: 2, note: 2 };
     if (e[0] in arity) check(e.length >= arity[e[0]], `event ${show(e)} is too short`);
-    if (e[0] === "atk") check(["miss", "hit", "crit", "lucky"].includes(e[3]) && isInt(e[4]) && isBool(e[5]), `event ${show(e)}`);
+    const outcomes = ["miss", "hit", "crit", "lucky"];
+    const isCell = (c) => isList(c) && c.length === 2 && c.every(isInt);
+    const isCells = (cs) => isList(cs) && cs.every(isCell);
+    if (e[0] === "atk") check(outcomes.includes(e[3]) && isInt(e[4]) && isBool(e[5]), `event ${show(e)}`);
+    if (e[0] === "drop" || e[0] === "pick") check(isStr(e[2]), `event ${show(e)}`);
+    if (e[0] === "use") check(["eat", "quaff", "read", "zap", "blow"].includes(e[2]) && isStr(e[3]), `event ${show(e)}`);
+    if (e[0] === "throw") check(isStr(e[2]) && isCell(e[3]), `event ${show(e)}`);
+    if (e[0] === "fly") check(isInt(e[1]) && isStr(e[2]) && isCells(e[3]), `event ${show(e)}`);
+    if (e[0] === "land") check(isInt(e[1]) && isStr(e[2]) && isInt(e[3]) && isInt(e[4]) && isBool(e[5]), `event ${show(e)}`);
+    if (e[0] === "harm") {
+      const causes = ["throw", "ray", "beam", "bolt", "ball", "spell", "breath", "status", "hunger", "shield", "potion"];
+      check(isInt(e[1]) && (e[2] === null || isInt(e[2])) && isStr(e[3]) && isInt(e[4]) && causes.includes(e[5])
+        && outcomes.includes(e[6]), `event ${show(e)}`);
+    }
+    if (e[0] === "ray") {
+      check((e[1] === null || isInt(e[1])) && isStr(e[2]) && isCells(e[3]) && isCells(e[4]) && isList(e[5])
+        && e[5].every((h) => isList(h) && isInt(h[0]) && isBool(h[1])) && isBool(e[6]), `event ${show(e)}`);
+    }
+    if (e[0] === "boom") check(isStr(e[2]) && isInt(e[3]) && isInt(e[4]) && isInt(e[5]), `event ${show(e)}`);
+    if (e[0] === "status") check(isInt(e[2]) && e[2] >= 0 && e[2] < this.welcome.statuses.length && isBool(e[3]), `event ${show(e)}`);
+    if (e[0] === "terrain") check(isInt(e[1]) && isInt(e[2]) && isInt(e[3]) && e[3] < this.terrain.length, `event ${show(e)}`);
+    if (e[0] === "burn") check(isInt(e[1]) && isInt(e[2]) && isStr(e[3]) && isStr(e[4]), `event ${show(e)}`);
+    if (e[0] === "cast") check(isStr(e[2]) && isBool(e[3]), `event ${show(e)}`);
+    if (e[0] === "equip") check(isStr(e[1]) && isStr(e[2]) && isStr(e[3]) && isBool(e[4]), `event ${show(e)}`);
+    if (e[0] === "learn") check(isStr(e[1]) && e[1] in this.welcome.spells, `event ${show(e)}`);
+    if (e[0] === "note") check(isStr(e[1]), `event ${show(e)}`);
     if (e[0] === "die") check(e[2] === null || isInt(e[2]), `event ${show(e)}`);
     if (e[0] === "door") check(isInt(e[2]) && isInt(e[3]) && isBool(e[4]), `event ${show(e)}`);
     if (e[0] === "join" || e[0] === "leave") check(isStr(e[1]), `event ${show(e)}`);
@@ -463,6 +557,10 @@ class Game {
     }
     if (!me.dead) {
       const s = this.self();
+      if (s !== undefined) {
+        const bits = me.sts.reduce((b, [code]) => b | (2 ** code), 0);
+        check(s.sts === bits, `${where}: my record's sts ${s.sts} but me.sts ${show(me.sts)}`);
+      }
       check(s !== undefined, `${where}: my own actor ${this.id} is not among the actors in view`);
       check(s.x === me.x && s.y === me.y, `${where}: my actor record at (${s.x}, ${s.y}) but me at (${me.x}, ${me.y})`);
       check(s.hp === me.hp && s.max_hp === me.max_hp, `${where}: my actor record hp ${s.hp}/${s.max_hp} but me hp ${me.hp}/${me.max_hp}`);
@@ -497,9 +595,10 @@ async function main() {
 
   let seq = 0;
   const sentSeqs = [];
-  async function command(c, d) {
+  // `keys`: the other keys the command takes (item, at, spell, opt)
+  async function command(c, d, keys = {}) {
     const s = seq++;
-    const msg = { t: "cmd", seq: s, c };
+    const msg = { t: "cmd", seq: s, c, ...keys };
     if (d) msg.d = d;
     const rejectsBefore = game.rejects.length;
     const deathsBefore = game.deaths;
@@ -586,6 +685,50 @@ async function main() {
   log("wait", await command("wait"));
   log("rest", await command("rest"));
 
+  // 3b. version 2: look at ourselves and at an id nobody has, then use items
+  // from the pack, as the document describes them
+  async function look(id) {
+    conn.send({ t: "look", id });
+    await conn.waitFor(`info ${id}`, (m) => m.t === "info" && m.id === id);
+    return game.infos.get(id);
+  }
+  const mine = await look(game.id);
+  check(mine.found && mine.about.name === name, `looking at myself: ${show(mine)}`);
+  const nobody = await look(2 ** 31 - 1);
+  check(!nobody.found, "looking at an id nobody has");
+  const monster = [...game.actors.values()].find((a) => (a.flags & 16) === 0);
+  if (monster) {
+    const seen = await look(monster.id);
+    check(!seen.found || seen.about.kind === monster.kind, `looking at ${monster.id}: ${show(seen)}`);
+  }
+  const category = (it) => game.welcome.items[it[1]][3];
+  const food = game.me.inv.find((it) => category(it) === "food");
+  if (food) log("eat", await command("eat", null, { item: food[0] }));
+  const weapon = game.me.inv.find((it) => it[3] === "weapon");
+  if (weapon) {
+    log("remove", await command("remove", null, { item: weapon[0] }));
+    log("wield", await command("wield", null, { item: weapon[0] }));
+  }
+  const spare = game.me.inv.find((it) => it[3] === "");
+  if (spare) {
+    log("drop", await command("drop", null, { item: spare[0] }));
+    log("pickup", await command("pickup"));
+  }
+  const missile = game.me.inv.find((it) => it[3] === "");
+  if (missile) {
+    const [dx, dy] = DIRS[heading];
+    const at = [Math.max(0, game.me.x + 3 * dx), Math.max(0, game.me.y + 3 * dy)];
+    log("throw", await command("throw", null, { item: missile[0], at }));
+  }
+  if (game.me.spells.length > 0) {
+    const [, key] = game.me.spells[0];
+    const aim = game.welcome.spells[key][3];
+    if (aim === "dir") log("cast", await command("cast", DIRS[heading], { spell: key }));
+    else if (aim === "cell") log("cast", await command("cast", null, { spell: key, at: [game.me.x + 1, game.me.y] }));
+    else log("cast", await command("cast", null, { spell: key }));
+  }
+  if (game.me.choice > 0) log("choose", await command("choose", null, { opt: game.me.options[0] }));
+
   // 4. a malformed frame: 0xc1 is never used in msgpack
   const errorsBefore = game.errors.length;
   conn.sendRaw(Uint8Array.of(0xc1));
@@ -671,6 +814,7 @@ async function main() {
     deaths: game.deaths,
     dropped: game.dropped,
     pong: game.pongs.has(4242) && game.pongs.has(4243),
+    infos: game.infos.size,
     chat_echo: game.chats.some(([f, t]) => f === name && t === text),
     script: moves,
   };

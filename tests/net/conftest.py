@@ -12,6 +12,7 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
+from protocol.version import PROTOCOL_VERSION
 from server.game.game import Game
 from server.game.store import Store
 from server.net.server import GameServer
@@ -84,7 +85,7 @@ async def join(server: GameServer, name: str, token: str | None = None,
                ) -> tuple[ClientConnection, dict[str, Any], dict[str, Any]]:
     """Connect and join; return the socket, the welcome and the first snapshot."""
     ws = await connect(server)
-    hello: dict[str, Any] = {"t": "hello", "v": 1, "name": name}
+    hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION, "name": name}
     if token:
         hello["token"] = token
     await send(ws, hello)

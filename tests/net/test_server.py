@@ -11,6 +11,7 @@ import msgpack
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from protocol.version import PROTOCOL_VERSION
 from server.net import server as net_server
 from tests.net.conftest import (
     Started,
@@ -33,7 +34,7 @@ async def _still_served(ws: object) -> None:
 async def test_join_move_and_ack(start_server: Started) -> None:
     server = await start_server(populate=False)
     ws, welcome, snap = await join(server, "ann")
-    assert welcome["v"] == 1 and welcome["token"] and snap["w"] * snap["h"] == len(snap["map"])
+    assert welcome["v"] == PROTOCOL_VERSION and welcome["token"] and snap["w"] * snap["h"] == len(snap["map"])
     me = snap["me"]
     for seq, d in enumerate([[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [-1, -1]]):
         await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": d})
@@ -51,7 +52,7 @@ async def test_join_move_and_ack(start_server: Started) -> None:
     (msgpack.packb({"t": "cmd", "seq": "one", "c": "move", "d": [1, 0]}), "bad_field"),
     (msgpack.packb({"t": "cmd", "seq": 1, "c": "move", "d": [2, 0]}), "bad_field"),
     (msgpack.packb({"t": "cmd", "seq": 1, "c": "wait", "extra": 1}), "bad_field"),
-    (msgpack.packb({"t": "hello", "v": 1, "name": "again"}), "not_allowed"),
+    (msgpack.packb({"t": "hello", "v": PROTOCOL_VERSION, "name": "again"}), "not_allowed"),
     ("a text frame", "bad_message"),
 ])
 async def test_bad_input_gets_an_error_and_disturbs_nobody(
@@ -82,14 +83,14 @@ async def test_oversized_frame_closes_only_that_connection(start_server: Started
 async def test_version_and_name_rules(start_server: Started) -> None:
     server = await start_server(populate=False)
     ws = await connect(server)
-    await send(ws, {"t": "hello", "v": 2, "name": "old"})
+    await send(ws, {"t": "hello", "v": PROTOCOL_VERSION + 1, "name": "old"})
     err = await recv(ws)
     assert err["code"] == "version" and err["fatal"] is True
     with pytest.raises(ConnectionClosed):
         await recv(ws)
     await join(server, "ann")
     ws = await connect(server)
-    await send(ws, {"t": "hello", "v": 1, "name": "ann"})
+    await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "ann"})
     assert (await recv(ws))["code"] == "name_taken"
     ws = await connect(server)
     await send(ws, {"t": "cmd", "seq": 1, "c": "wait"})
@@ -199,7 +200,7 @@ async def test_a_client_that_stops_reading_is_skipped_then_dropped(
     await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
     stuck = await websockets.connect(f"ws://127.0.0.1:{server.port}", sock=sock,
                                      compression=None, max_queue=1)
-    await send(stuck, {"t": "hello", "v": 1, "name": "stuck"})
+    await send(stuck, {"t": "hello", "v": PROTOCOL_VERSION, "name": "stuck"})
     talker, _, _ = await join(server, "talker")
     async with asyncio.timeout(5):
         while "stuck" not in server.game.by_name:
@@ -248,7 +249,7 @@ async def test_sighup_saves_every_character_before_closing(tmp_path: Path) -> No
 
     with running_server(tmp_path, seed=2) as url:
         ws = await websockets.connect(url, compression=None)
-        await send(ws, {"t": "hello", "v": 1, "name": "slow"})
+        await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "slow"})
         snap = await recv_until(ws, lambda m: m["t"] == "snap")
         me: dict[str, object] = dict(snap["me"])
         start = (me["x"], me["y"])

@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from protocol.codec import decode_client, decode_server, encode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import pack_fov
-from protocol.limits import MAX_CHAT, MAX_FRAME_BYTES, MAX_SEQ, NAME_RE
+from protocol.limits import KEY_RE, MAX_CHAT, MAX_COORD, MAX_FRAME_BYTES, MAX_SEQ, NAME_RE
 from protocol.messages import (
+    COMMAND_ARGS,
+    COMMAND_KEYS,
     DIRECTED_COMMANDS,
     Chat,
     ChatOut,
@@ -25,6 +27,8 @@ from protocol.messages import (
     Delta,
     Error,
     Hello,
+    Info,
+    Look,
     Ping,
     Pong,
     Reject,
@@ -48,11 +52,26 @@ directions = st.tuples(st.sampled_from((-1, 0, 1)), st.sampled_from((-1, 0, 1)))
 )
 
 
+letters = st.sampled_from(string.ascii_letters)
+keys = st.from_regex(KEY_RE, fullmatch=True)
+cells = st.tuples(st.integers(0, MAX_COORD - 1), st.integers(0, MAX_COORD - 1))
+ARG_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "d": directions, "item": letters, "at": cells, "spell": keys, "opt": keys,
+}  # fmt: skip
+
+
 @st.composite
 def commands(draw: st.DrawFn) -> Command:
+    """A valid command: its required keys, and at most one of its ``one_of`` keys."""
     c = draw(st.sampled_from(list(CommandName)))
-    d = draw(directions) if c in DIRECTED_COMMANDS else None
-    return Command(seq=draw(st.integers(0, MAX_SEQ - 1)), c=c, d=d)
+    rule = COMMAND_KEYS[c]
+    present = set(rule.required)
+    if rule.one_of:
+        choice = draw(st.sampled_from([None, *sorted(rule.one_of)]))
+        if choice is not None:
+            present.add(choice)
+    args = {key: draw(ARG_VALUES[key]) for key in COMMAND_ARGS if key in present}
+    return Command(seq=draw(st.integers(0, MAX_SEQ - 1)), c=c, **args)
 
 
 client_messages: st.SearchStrategy[ClientMessage] = st.one_of(
@@ -66,6 +85,7 @@ client_messages: st.SearchStrategy[ClientMessage] = st.one_of(
     commands(),
     st.builds(Chat, text=chat_texts),
     st.builds(Ping, id=st.integers(min_value=0, max_value=2**31 - 1)),
+    st.builds(Look, id=st.integers(min_value=0, max_value=2**31 - 1)),
 )
 
 # Values msgpack carries unchanged (lists, not tuples; no NaN, which is != itself).
@@ -127,6 +147,9 @@ server_messages: st.SearchStrategy[ServerMessage] = st.one_of(
         items=dicts,
         classes=lists,
         motd=st.text(),
+        spells=dicts,
+        statuses=lists,
+        damage_types=lists,
     ),
     snapshots(),
     st.builds(
@@ -146,21 +169,29 @@ server_messages: st.SearchStrategy[ServerMessage] = st.one_of(
     st.builds(Error, code=st.text(), msg=st.text(), fatal=st.booleans()),
     st.builds(Pong, id=wire_ints, tick=wire_ints),
     st.builds(ChatOut, sender=st.text(), text=st.text(), tick=wire_ints),
+    st.builds(Info, id=wire_ints, found=st.booleans(), about=dicts),
 )
 
 # Maps that look like client messages: a valid "t" with arbitrary fields.
+_NEAR_CLIENT_VALUES = [
+    1, -1, 0, "move", "wait", "throw", "cast", "zap", "choose", "a", "spark",
+    [1, 0], [0, 0], [3, 4], [70000, 1], "bob",
+]  # fmt: skip
+_NEAR_CLIENT_KEYS = (
+    "v", "name", "token", "class", "seq", "c", "d", "item", "at", "spell", "opt", "text", "id",
+    "extra",
+)  # fmt: skip
 near_client_maps = st.fixed_dictionaries(
-    {"t": st.sampled_from(["hello", "cmd", "chat", "ping", "welcome", "x"])},
-    optional={
-        k: values | st.sampled_from([1, -1, 0, "move", "wait", [1, 0], [0, 0], "bob"])
-        for k in ("v", "name", "token", "class", "seq", "c", "d", "text", "id", "extra")
-    },
+    {"t": st.sampled_from(["hello", "cmd", "chat", "ping", "look", "welcome", "x"])},
+    optional={k: values | st.sampled_from(_NEAR_CLIENT_VALUES) for k in _NEAR_CLIENT_KEYS},
 )
 near_server_maps = st.fixed_dictionaries(
-    {"t": st.sampled_from(["welcome", "snap", "delta", "reject", "error", "pong", "chat"])},
+    {"t": st.sampled_from(
+        ["welcome", "snap", "delta", "reject", "error", "pong", "chat", "info"])},
     optional={
-        k: values | st.sampled_from([0, [0, 0, 1, 1, b"\x01"], b"", []])
-        for k in ("tick", "depth", "w", "h", "map", "fov", "ack", "tiles", "seq", "code", "id")
+        k: values | st.sampled_from([0, [0, 0, 1, 1, b"\x01"], b"", [], {}, True])
+        for k in ("tick", "depth", "w", "h", "map", "fov", "ack", "tiles", "seq", "code", "id",
+                  "found", "about", "spells", "statuses", "damage_types")
     },
 )
 
@@ -314,16 +345,17 @@ def test_bad_message(data: bytes | str) -> None:
     assert code_of(data) == ErrorCode.BAD_MESSAGE
 
 
-@pytest.mark.parametrize("t", ["welcome", "snap", "pong", "", "PING"])
+@pytest.mark.parametrize("t", ["welcome", "snap", "pong", "info", "", "PING", "LOOK"])
 def test_unknown_type(t: str) -> None:
     assert code_of(pack({"t": t})) == ErrorCode.UNKNOWN_TYPE
 
 
 VALID: dict[str, dict[str, Any]] = {
-    "hello": {"t": "hello", "v": 1, "name": "Bob_the-2nd"},
+    "hello": {"t": "hello", "v": 2, "name": "Bob_the-2nd"},
     "cmd": {"t": "cmd", "seq": 0, "c": "move", "d": [1, -1]},
     "chat": {"t": "chat", "text": "hello all"},
     "ping": {"t": "ping", "id": 5},
+    "look": {"t": "look", "id": 5},
 }
 
 
@@ -393,6 +425,13 @@ BAD_FIELDS = [
     _with("ping", id=None),
     _with("ping", id=True),
     _with("ping", id=[1]),
+    # look
+    _with("look", id=-1),
+    _with("look", id=MAX_SEQ),
+    _with("look", id="3"),
+    _with("look", id=1.0),
+    _with("look", extra=1),
+    _with("look", id=_DROP),
 ]
 
 
@@ -413,7 +452,141 @@ def test_limits_of_valid_fields() -> None:
     assert NAME_RE.fullmatch(all_chars[:16]) is not None
 
 
+# One minimal valid cmd per command name (docs/protocol.md, "Commands").
+MINIMAL: dict[str, dict[str, Any]] = {
+    "move": {"d": [1, 0]}, "open": {"d": [0, -1]}, "close": {"d": [-1, 1]},
+    "wait": {}, "rest": {}, "pickup": {}, "down": {}, "up": {},
+    "drop": {"item": "a"}, "wield": {"item": "b"}, "wear": {"item": "Z"},
+    "remove": {"item": "c"}, "eat": {"item": "d"}, "quaff": {"item": "e"}, "read": {"item": "f"},
+    "throw": {"item": "g", "at": [3, 4]}, "zap": {"item": "h", "d": [1, 1]},
+    "cast": {"spell": "spark"}, "choose": {"opt": "resist_fire"}, "upgrade": {"spell": "spark"},
+}  # fmt: skip
+SAMPLE_ARGS: dict[str, Any] = {
+    "d": [1, 0], "item": "a", "at": [2, 2], "spell": "spark", "opt": "health",
+}  # fmt: skip
+
+
+def cmd(c: str, **args: Any) -> bytes:
+    return pack({"t": "cmd", "seq": 9, "c": c, **args})
+
+
+def test_minimal_table_covers_every_command() -> None:
+    assert set(MINIMAL) == {c.value for c in CommandName}
+    assert DIRECTED_COMMANDS == {CommandName(c) for c in ("move", "open", "close", "zap")}
+    assert CommandName.ZAP.needs_direction and not CommandName.CAST.needs_direction
+
+
+@pytest.mark.parametrize("c", sorted(MINIMAL))
+def test_each_command_with_its_required_keys(c: str) -> None:
+    msg = decode_client(cmd(c, **MINIMAL[c]))
+    assert isinstance(msg, Command) and msg.c == CommandName(c)
+    expected = {
+        "d": tuple(MINIMAL[c]["d"]) if "d" in MINIMAL[c] else None,
+        "item": MINIMAL[c].get("item"),
+        "at": tuple(MINIMAL[c]["at"]) if "at" in MINIMAL[c] else None,
+        "spell": MINIMAL[c].get("spell"),
+        "opt": MINIMAL[c].get("opt"),
+    }
+    assert {k: getattr(msg, k) for k in COMMAND_ARGS} == expected
+
+
+@pytest.mark.parametrize("c", sorted(MINIMAL))
+def test_each_command_refuses_missing_and_foreign_keys(c: str) -> None:
+    for key in MINIMAL[c]:  # every required key is required
+        args = {k: v for k, v in MINIMAL[c].items() if k != key}
+        assert code_of(cmd(c, **args)) == ErrorCode.BAD_FIELD, (c, "without", key)
+    allowed = COMMAND_KEYS[CommandName(c)].allowed
+    for key in COMMAND_ARGS:  # every other key must be absent
+        if key not in allowed:
+            assert code_of(cmd(c, **MINIMAL[c], **{key: SAMPLE_ARGS[key]})) == ErrorCode.BAD_FIELD
+
+
+def test_cast_takes_at_most_one_of_d_and_at() -> None:
+    assert decode_client(cmd("cast", spell="spark", d=[0, 1])) == Command(
+        9, CommandName.CAST, d=(0, 1), spell="spark"
+    )
+    assert decode_client(cmd("cast", spell="fireball", at=[7, 8])) == Command(
+        9, CommandName.CAST, at=(7, 8), spell="fireball"
+    )
+    assert code_of(cmd("cast", spell="spark", d=[0, 1], at=[7, 8])) == ErrorCode.BAD_FIELD
+    assert code_of(cmd("cast", d=[0, 1])) == ErrorCode.BAD_FIELD
+
+
+@pytest.mark.parametrize("item", ["a", "z", "A", "Z"])
+def test_item_letters(item: str) -> None:
+    assert decode_client(cmd("eat", item=item)) == Command(9, CommandName.EAT, item=item)
+
+
+@pytest.mark.parametrize("item", ["", "ab", "1", "_", "é", "ä", " ", 5, None, True, ["a"], b"a"])
+def test_bad_item_letters(item: object) -> None:
+    assert code_of(cmd("eat", item=item)) == ErrorCode.BAD_FIELD
+
+
+@pytest.mark.parametrize("at", [[0, 0], [MAX_COORD - 1, MAX_COORD - 1], [5, 0]])
+def test_target_cells(at: list[int]) -> None:
+    msg = decode_client(cmd("throw", item="a", at=at))
+    assert isinstance(msg, Command) and msg.at == (at[0], at[1])
+
+
+@pytest.mark.parametrize(
+    "at",
+    [[-1, 0], [0, -1], [MAX_COORD, 0], [0, MAX_COORD], [1.0, 2], [True, 2], [1], [1, 2, 3],
+     None, "1,2", {"x": 1}],
+)  # fmt: skip
+def test_bad_target_cells(at: object) -> None:
+    assert code_of(cmd("throw", item="a", at=at)) == ErrorCode.BAD_FIELD
+
+
+@pytest.mark.parametrize("key", ["spark", "a", "x" * 32, "resist_fire", "0_9"])
+def test_spell_and_option_keys(key: str) -> None:
+    assert decode_client(cmd("cast", spell=key)) == Command(9, CommandName.CAST, spell=key)
+    assert decode_client(cmd("choose", opt=key)) == Command(9, CommandName.CHOOSE, opt=key)
+
+
+@pytest.mark.parametrize("key", ["", "x" * 33, "Spark", "sp ark", "spärk", "a-b", 3, None, ["a"]])
+def test_bad_spell_and_option_keys(key: object) -> None:
+    assert code_of(cmd("cast", spell=key)) == ErrorCode.BAD_FIELD
+    assert code_of(cmd("choose", opt=key)) == ErrorCode.BAD_FIELD
+
+
+def test_command_wire_form() -> None:
+    raw = msgpack.unpackb(encode_client(Command(3, CommandName.THROW, item="b", at=(4, 5))))
+    assert raw == {"t": "cmd", "seq": 3, "c": "throw", "item": "b", "at": [4, 5]}
+    raw = msgpack.unpackb(encode_client(Command(4, CommandName.CAST, d=(1, 0), spell="spark")))
+    assert raw == {"t": "cmd", "seq": 4, "c": "cast", "d": [1, 0], "spell": "spark"}
+    assert msgpack.unpackb(encode_client(Look(12))) == {"t": "look", "id": 12}
+
+
+def test_welcome_without_the_version_2_tables() -> None:
+    raw = {
+        "t": "welcome", "v": 2, "id": 1, "name": "a", "token": "t", "resumed": False,
+        "tick": 0, "tick_rate": 10, "terrain": [], "kinds": {}, "items": {}, "classes": [],
+        "motd": "",
+    }  # fmt: skip
+    msg = decode_server(pack(raw))
+    assert isinstance(msg, Welcome)
+    assert (msg.spells, msg.statuses, msg.damage_types) == ({}, [], [])
+    full = decode_server(pack({**raw, "spells": {"spark": ["spark", 1, "evocation", "dir"]},
+                               "statuses": [["frozen", "frozen"]], "damage_types": ["fire"]}))
+    assert isinstance(full, Welcome) and full.spells["spark"][3] == "dir"
+    assert full.statuses == [["frozen", "frozen"]] and full.damage_types == ["fire"]
+
+
+def test_info_wire_form() -> None:
+    about = {"name": "", "kind": "rat", "level": 1, "courage": 0.25, "resist": {"fire": -1}}
+    data = encode_server(Info(5, True, about))
+    assert msgpack.unpackb(data) == {"t": "info", "id": 5, "found": True, "about": about}
+    assert decode_server(data) == Info(5, True, about)
+
+
 SERVER_BAD = [
+    ({"t": "info", "id": 1, "found": 1, "about": {}}, ErrorCode.BAD_FIELD),
+    ({"t": "info", "id": 1, "found": False, "about": []}, ErrorCode.BAD_FIELD),
+    ({"t": "info", "id": "1", "found": False, "about": {}}, ErrorCode.BAD_FIELD),
+    ({"t": "info", "id": 1, "found": False}, ErrorCode.BAD_FIELD),
+    ({"t": "welcome", "v": 2, "id": 1, "name": "a", "token": "t", "resumed": False, "tick": 0,
+      "tick_rate": 10, "terrain": [], "kinds": {}, "items": {}, "classes": [], "motd": "",
+      "spells": []}, ErrorCode.BAD_FIELD),
     ({"t": "pong", "id": 1}, ErrorCode.BAD_FIELD),
     ({"t": "pong", "id": 1, "tick": "2"}, ErrorCode.BAD_FIELD),
     ({"t": "error", "code": "x", "msg": "y", "fatal": 1}, ErrorCode.BAD_FIELD),
@@ -457,3 +630,25 @@ def test_ping_id_out_of_range_is_bad_field(ident: int) -> None:
     with pytest.raises(ProtocolError) as info:
         decode_client(msgpack.packb({"t": "ping", "id": ident}))
     assert info.value.code == ErrorCode.BAD_FIELD and not info.value.fatal
+
+
+@FAST
+@given(
+    st.sampled_from(list(CommandName)),
+    st.sets(st.sampled_from(COMMAND_ARGS)),
+    st.data(),
+)
+def test_key_sets_are_accepted_exactly_when_they_fit_the_table(
+    c: CommandName, present: set[str], data: st.DataObject
+) -> None:
+    args = {key: list(v) if isinstance(v := data.draw(ARG_VALUES[key]), tuple) else v
+            for key in present}  # fmt: skip
+    rule = COMMAND_KEYS[c]
+    fits = rule.required <= present <= rule.allowed and len(present & rule.one_of) <= 1
+    frame = cmd(c.value, **args)
+    if fits:
+        msg = decode_client(frame)
+        assert isinstance(msg, Command) and msg.c is c
+        assert {k for k in COMMAND_ARGS if getattr(msg, k) is not None} == present
+    else:
+        assert code_of(frame) == ErrorCode.BAD_FIELD

@@ -40,11 +40,12 @@ def test_protocol_error() -> None:
 
 
 def test_version() -> None:
-    assert PROTOCOL_VERSION == 1
-    check_version(1)
-    try:
-        check_version(2)
-    except ProtocolError as exc:
-        assert exc.code == ErrorCode.VERSION and exc.fatal
-    else:
-        raise AssertionError("version 2 accepted")
+    assert PROTOCOL_VERSION == 2
+    check_version(2)
+    for other in (1, 3):
+        try:
+            check_version(other)
+        except ProtocolError as exc:
+            assert exc.code == ErrorCode.VERSION and exc.fatal
+        else:
+            raise AssertionError(f"version {other} accepted")

@@ -5,21 +5,22 @@ from __future__ import annotations
 import pytest
 
 from protocol.errors import ErrorCode, LocalProtocolError, ProtocolError
-from protocol.messages import Chat, ClientMessage, Command, CommandName, Hello, Ping
+from protocol.messages import Chat, ClientMessage, Command, CommandName, Hello, Look, Ping
 from protocol.session import CLIENT_TRANSITIONS, ServerSession, SessionState
 
 EXAMPLES: list[ClientMessage] = [
-    Hello(1, "bob"),
+    Hello(2, "bob"),
     Command(0, CommandName.WAIT),
     Chat("hi"),
     Ping(1),
+    Look(4),
 ]
 
 # docs/protocol.md, "Session": in connected only hello and ping; in playing
-# cmd, chat and ping; nothing once closed.
+# cmd, chat, ping and look; nothing once closed.
 ALLOWED = {
     SessionState.CONNECTED: {Hello, Ping},
-    SessionState.PLAYING: {Command, Chat, Ping},
+    SessionState.PLAYING: {Command, Chat, Ping, Look},
     SessionState.CLOSED: set(),
 }
 
@@ -56,7 +57,7 @@ def test_every_pair(state: SessionState, msg: ClientMessage) -> None:
 def test_life_cycle() -> None:
     session = ServerSession()
     states = [session.state]
-    session.receive(Hello(1, "bob"))
+    session.receive(Hello(2, "bob"))
     session.welcomed()
     states.append(session.state)
     session.receive(Command(3, CommandName.MOVE, (1, 0)))
