@@ -472,6 +472,14 @@ def _burn(ev: Sequence[Any], model: GameModel) -> str | None:
     return f"{_the(with_article(model.item_name(item)))} {how}!"
 
 
+def _poly(ev: Sequence[Any], model: GameModel) -> str | None:
+    kind = ev[3]
+    if not isinstance(kind, str):
+        return None
+    who = _who(model, ev[1])
+    return f"{who.name[:1].upper()}{who.name[1:]} changes into {with_article(_kind_name(model, kind))}!"
+
+
 def _cast(ev: Sequence[Any], model: GameModel) -> str | None:
     a = _who(model, ev[1])
     spell = _spell(model, ev[2])
@@ -555,6 +563,7 @@ _EVENTS: Mapping[str, tuple[_Describer, int]] = {
     "status": (_status, 4),
     "terrain": (_terrain, 4),
     "burn": (_burn, 5),
+    "poly": (_poly, 4),
     "cast": (_cast, 4),
     "equip": (_equip, 5),
     "learn": (_learn, 2),

@@ -103,7 +103,7 @@ class TickIndex:
             if isinstance(event, Attacked):
                 involved = {event.attacker, event.target}
             elif isinstance(event, Harmed):
-                involved = {event.target} | ({event.source} if event.source is not None else set())
+                involved = {event.target}  # the source learns of it only if it sees it
             elif hasattr(event, "actor"):
                 involved = {event.actor}
             else:
@@ -214,7 +214,7 @@ class TickIndex:
             concerned = self._concerns(span, actor_id)
             if fov is None and not concerned:
                 continue
-            wire = span_to_wire(span, fov.contains if fov is not None else _nowhere)
+            wire = span_to_wire(span, fov.contains if fov is not None else _nowhere, actor_id)
             if wire[3] or concerned:
                 found[order] = wire
         for order, event in self.shared:
@@ -235,7 +235,7 @@ class TickIndex:
         """Whether the player ``actor_id`` fired the ray or was hit by it."""
         if isinstance(span, Flew):
             return False
-        return span.source == actor_id or any(aid == actor_id for aid, _ in span.hits)
+        return span.source == actor_id or any(hit[0] == actor_id for hit in span.hits)
 
 
 def _nowhere(x: int, y: int) -> bool:

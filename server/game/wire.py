@@ -55,6 +55,7 @@ from server.sim.events import (
     Notice,
     Noticed,
     PickedUp,
+    Polymorphed,
     RayFired,
     Respawned,
     StatusChanged,
@@ -256,6 +257,8 @@ def event_to_wire(event: Event) -> list[Any] | None:
         return ["terrain", event.x, event.y, event.terrain]
     if isinstance(event, ItemDestroyed):
         return ["burn", event.x, event.y, event.item, event.damage_type]
+    if isinstance(event, Polymorphed):
+        return ["poly", event.actor, event.new_actor, event.kind]
     if isinstance(event, CastSpell):
         return ["cast", event.actor, event.spell, event.success]
     if isinstance(event, Equipped):
@@ -269,16 +272,25 @@ def event_to_wire(event: Event) -> list[Any] | None:
     return None
 
 
-def span_to_wire(event: RayFired | Flew, seen: Callable[[int, int], bool] | None) -> list[Any]:
-    """The wire form of a ray or a projectile's flight, keeping only the cells
-    ``seen(x, y)`` accepts (all of them when ``seen`` is None)."""
+def span_to_wire(event: RayFired | Flew, seen: Callable[[int, int], bool] | None,
+                 viewer: int | None = None) -> list[Any]:
+    """The wire form of a ray or a projectile's flight, cut to what a viewer
+    sees: only the cells ``seen(x, y)`` accepts, the hits that landed on such
+    cells, and the firer's id only if it stood on one (or is the viewer).
+    With ``seen`` None nothing is cut."""
+    def visible(x: int, y: int) -> bool:
+        return seen is None or seen(x, y)
+
     def keep(cells: tuple[tuple[int, int], ...]) -> list[list[int]]:
-        return [[x, y] for x, y in cells if seen is None or seen(x, y)]
+        return [[x, y] for x, y in cells if visible(x, y)]
 
     if isinstance(event, Flew):
         return ["fly", event.projectile, event.item, keep(event.cells)]
-    return ["ray", event.source, event.kind, keep(event.cells), keep(event.bounces),
-            [[aid, reflected] for aid, reflected in event.hits], event.beam]
+    source = event.source if (
+        event.source == viewer or visible(event.x, event.y)) else None
+    hits = [[aid, reflected] for aid, reflected, x, y in event.hits
+            if aid == viewer or visible(x, y)]
+    return ["ray", source, event.kind, keep(event.cells), keep(event.bounces), hits, event.beam]
 
 
 def item_about(idef: ItemDef) -> dict[str, Any]:

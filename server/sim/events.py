@@ -268,7 +268,7 @@ class RayFired:
     the wall cells where it bounced, and whom it hit (seed 000).
 
     ``kind`` is the damage type (``"dig"`` for digging); ``hits`` holds
-    ``(actor id, reflected)`` in order.
+    ``(actor id, reflected, x, y)`` in order, ``(x, y)`` where the hit landed.
     """
 
     depth: int
@@ -278,7 +278,7 @@ class RayFired:
     kind: str
     cells: tuple[tuple[int, int], ...]
     bounces: tuple[tuple[int, int], ...]
-    hits: tuple[tuple[int, bool], ...]
+    hits: tuple[tuple[int, bool, int, int], ...]
     beam: bool = False
 
 
@@ -325,6 +325,18 @@ class ItemDestroyed:
     y: int
     item: str
     damage_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Polymorphed:
+    """The monster ``actor`` at ``(x, y)`` became ``new_actor``, of kind ``kind`` (seed 003)."""
+
+    depth: int
+    x: int
+    y: int
+    actor: int
+    new_actor: int
+    kind: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +387,6 @@ class Notice:
 PlacedEvent = (
     Attacked | Died | DoorChanged | PickedUp | Noticed | Fled | TookStairs | Respawned
     | LevelledUp | Dropped | Used | Thrown | Flew | Landed | Harmed | RayFired | Exploded
-    | StatusChanged | TerrainChanged | ItemDestroyed | Cast
+    | StatusChanged | TerrainChanged | ItemDestroyed | Cast | Polymorphed
 )
 Event = PlacedEvent | GainedXp | Rejected | Joined | Left | Equipped | Learned | Notice

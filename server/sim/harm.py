@@ -23,9 +23,9 @@ from server.content import DAMAGE_TYPES, MONSTER_FLAGS, Terrain
 from server.content.damage import SideEffect
 from server.content.statuses import StatusKind
 from server.sim import damage as dmg
-from server.sim.actors import Actor, Mind
+from server.sim.actors import Actor, Mind, new_monster
 from server.sim.combat import AttackOutcome
-from server.sim.events import Event, Harmed, ItemDestroyed, TerrainChanged
+from server.sim.events import Event, Harmed, ItemDestroyed, Polymorphed, TerrainChanged
 
 if TYPE_CHECKING:
     from server.sim.world import World
@@ -110,7 +110,60 @@ def _side_effect(world: World, target: Actor, source: Actor | None, effect: Side
         _teleport(world, target, amount)
     elif effect == SideEffect.KNOCK_BACK and source is not None:
         _knock_back(world, target, source, amount)
-    # Polymorph and clone: Underhall's decision, not yet played (docs/rules.md).
+    elif effect == SideEffect.POLYMORPH:
+        polymorph(world, target, events)
+    elif effect == SideEffect.CLONE:
+        clone(world, target)
+
+
+POLYMORPH_DEPTHS: Final = 3
+"""A polymorphed monster becomes a kind found within this many levels of its
+own kind's depth range (Underhall's decision; Angband picks by level too)."""
+
+
+def polymorph(world: World, target: Actor, events: list[Event]) -> Actor | None:
+    """Turn a monster into another kind (seed 003 note w; the save is made by
+    :func:`server.sim.damage.roll_side_effects`). Players and uniques never
+    change. The new creature takes the old one's cell, keeps its fraction of
+    health and its mind, and gets a new id (so clients see one leave and the
+    other appear). Draws: one ``rng.integers`` over the candidate kinds.
+
+    Returns:
+        The new monster, or None if nothing changed.
+    """
+    old = world.content.monsters.get(target.kind)
+    if target.is_player or old is None or "unique" in old.flags:
+        return None
+    lo, hi = old.depth_min - POLYMORPH_DEPTHS, old.depth_max + POLYMORPH_DEPTHS
+    kinds = [m for m in world.content.monsters.values()
+             if m.key != old.key and "unique" not in m.flags
+             and m.depth_min <= hi and m.depth_max >= lo]
+    if not kinds:
+        return None
+    mdef = kinds[int(world.rng.integers(len(kinds)))]
+    fraction = target.hp / max(1, target.max_hp)
+    depth, x, y, mind = target.depth, target.x, target.y, target.mind
+    target_of, seen = target.target, target.target_seen
+    world.remove_monster(target)
+    new = world.add_actor(lambda aid: new_monster(aid, mdef, depth, x, y, mind), depth, x, y)
+    new.hp = max(1, round(fraction * new.max_hp))
+    new.target, new.target_seen = target_of, seen
+    events.append(Polymorphed(depth, x, y, target.id, new.id, mdef.key))
+    return new
+
+
+def clone(world: World, target: Actor) -> Actor | None:
+    """Put a fresh copy of a monster on the nearest free cell (seed 003 note x).
+    Players and uniques are never cloned. No draws."""
+    mdef = world.content.monsters.get(target.kind)
+    if target.is_player or mdef is None or "unique" in mdef.flags:
+        return None
+    try:
+        x, y = world.free_cell_near(target.depth, target.x, target.y)
+    except LookupError:
+        return None
+    depth, mind = target.depth, target.mind
+    return world.add_actor(lambda aid: new_monster(aid, mdef, depth, x, y, mind), depth, x, y)
 
 
 def _teleport(world: World, target: Actor, distance: int) -> None:

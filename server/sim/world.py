@@ -340,6 +340,12 @@ class World:
         self._pending.append(Left(actor.id, actor.name))
         return record
 
+    def remove_monster(self, monster: Actor) -> None:
+        """Take a monster out of the world without a death (it changed shape)."""
+        if monster.is_player:
+            raise ValueError("players leave with leave()")
+        self._remove(monster)
+
     def _remove(self, actor: Actor) -> None:
         if self._occ[actor.depth][actor.y, actor.x] == actor.id:
             self._occ[actor.depth][actor.y, actor.x] = -1

@@ -162,7 +162,7 @@ def _apply_trace(world: World, source: Actor | None, depth: int, trace: RayTrace
     events.append(RayFired(
         depth, origin[0], origin[1], None if source is None else source.id, label,
         tuple(trace.cells), tuple(trace.bounces),
-        tuple((h.target_id, h.reflected) for h in trace.hits), beam,
+        tuple((h.target_id, h.reflected, h.x, h.y) for h in trace.hits), beam,
     ))
     for x, y, terrain in trace.terrain_changes:
         if world.levels[depth].terrain_at(x, y) != terrain:

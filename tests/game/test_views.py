@@ -16,6 +16,8 @@ from protocol.fov import unpack_fov
 from protocol.messages import Delta, Snapshot
 from server.game.game import Game, GameError
 from server.game.store import Store
+from server.game.wire import inventory_record, status_bits
+from server.sim.items import add_to_pack, new_item
 from server.sim.world import World
 
 MOVES = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)]
@@ -37,6 +39,13 @@ def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
     objs = msg.objs or []
     for i in range(0, len(objs), 3):
         assert fov.contains(objs[i], objs[i + 1]), "item sent from outside the view"
+    for ev in msg.ev or []:
+        if ev[0] == "ray":
+            for x, y in ev[3] + ev[4]:
+                assert fov.contains(x, y), "ray cell sent from outside the view"
+        elif ev[0] == "fly":
+            for x, y in ev[3]:
+                assert fov.contains(x, y), "projectile cell sent from outside the view"
 
 
 def _check_in_sync(game: Game, pid: int, model: GameModel) -> None:
@@ -52,7 +61,12 @@ def _check_in_sync(game: Game, pid: int, model: GameModel) -> None:
     truth_actors = {a: (world.actors[a].x, world.actors[a].y, world.actors[a].hp)
                     for a in world.sees[pid]}
     assert {a: (v.x, v.y, v.hp) for a, v in model.actors.items()} == truth_actors
+    assert {a: v.sts for a, v in model.actors.items()} == {
+        a: status_bits(world.actors[a]) for a in world.sees[pid]}
     assert model.me["hp"] == actor.hp and (model.me["x"], model.me["y"]) == (actor.x, actor.y)
+    assert model.me["inv"] == inventory_record(actor)
+    assert model.me["food"] == [actor.food.nourishment, actor.food.hunger]
+    assert model.me["en"] == actor.en
     assert model.ack == actor.last_tag
 
 
@@ -69,18 +83,35 @@ def test_many_players_stay_in_sync_and_see_only_their_view(scatter: bool) -> Non
         model = GameModel()
         model.apply(decode_server(encode_server(welcome)))
         models[welcome.id] = model
+        actor = world.actors[welcome.id]
+        for key in ("dart", "dart", "wand_of_fire", "wand_of_sleep"):
+            add_to_pack(actor.inventory, new_item(world.content.items[key], world.rng),
+                        world.content)
         if scatter:
             actor = world.actors[welcome.id]
             room = world.levels[1].rooms[int(rng.integers(len(world.levels[1].rooms)))]
             world.move_actor(actor, *world.free_cell_near(1, *room.center))
     seq = 0
     seen_others = 0
+    ranged = 0
     for tick in range(400):
         for pid in models:
-            if rng.random() < 0.4:
+            roll = rng.random()
+            actor = world.actors[pid]
+            if roll < 0.4:
                 dx, dy = MOVES[int(rng.integers(len(MOVES)))]
                 game.command(pid, seq, "move", (dx, dy))
                 seq += 1
+            elif roll < 0.46 and actor.inventory:
+                item = actor.inventory[int(rng.integers(len(actor.inventory)))]
+                dx, dy = MOVES[int(rng.integers(len(MOVES)))]
+                if item.key.startswith("wand"):
+                    game.command(pid, seq, "zap", (dx, dy), item=item.letter)
+                else:
+                    game.command(pid, seq, "throw", item=item.letter,
+                                 at=(actor.x + 3 * dx, actor.y + 3 * dy))
+                seq += 1
+                ranged += 1
             if tick == 200 and pid % 2:
                 game.command(pid, seq, "down", None)
                 seq += 1
@@ -91,7 +122,7 @@ def test_many_players_stay_in_sync_and_see_only_their_view(scatter: bool) -> Non
                 model.apply(decode_server(encode_server(msg)))
             _check_in_sync(game, pid, model)
             seen_others += sum(1 for a in model.actors.values() if a.id != pid)
-    assert seen_others > 0
+    assert seen_others > 0 and ranged > 0
 
 
 def test_nothing_is_sent_when_nothing_changed() -> None:
