@@ -282,6 +282,43 @@ Effect = Callable[["World", Actor, SpellDef, "tuple[int, int] | None",
                    "tuple[int, int] | None", list[Event]], None]
 
 
+SPELL_HIT_STEP: Final = 0.05
+"""Accuracy change per point of seed 004's spell to-hit bonus: one face of
+NetHack's d20 hit roll (Underhall's decision; our hit test is seed 002's race)."""
+CASTING_DEXTERITY: Final = 10
+"""Dexterity used for the to-hit bonus: Underhall has no dexterity stat, so the
+dexterity term is 0 (NetHack's 8..13 band)."""
+
+
+def _roll(world: World, caster: Actor, dice: int, sides: int) -> int:
+    """A spell's damage roll: dice d sides, plus seed 004's damage bonus from
+    the casting stat and level when a player casts it."""
+    damage = roll_dice(world.rng, dice, sides)
+    cls = world.content.classes.get(caster.cls or "") if caster.is_player else None
+    if cls is None:
+        return damage
+    return sc.apply_spell_damage_bonus(damage, cls.casting_stat, max(1, caster.level))
+
+
+def _bonus(world: World, caster: Actor) -> Callable[[int], int] | None:
+    """Seed 004's damage bonus as a function of the roll, for a player caster."""
+    cls = world.content.classes.get(caster.cls or "") if caster.is_player else None
+    if cls is None:
+        return None
+    stat, xl = cls.casting_stat, max(1, caster.level)
+    return lambda damage: sc.apply_spell_damage_bonus(damage, stat, xl)
+
+
+def spell_accuracy(caster: Actor, spell: SpellDef) -> float:
+    """The caster's accuracy for an attack spell's hit roll: seed 004's to-hit
+    bonus (school skill; dexterity counts as 10) as 5% of accuracy per point."""
+    if not caster.is_player:
+        return caster.eff_accuracy
+    skill = sc.skill_for_practice(caster.skills.get(spell.school, 0))
+    bonus = sc.spell_hit_bonus(skill, CASTING_DEXTERITY)
+    return caster.eff_accuracy * max(SPELL_HIT_STEP, 1.0 + SPELL_HIT_STEP * bonus)
+
+
 def _dice(spell: SpellDef, caster: Actor) -> int:
     return spell.dice if spell.dice is not None else sc.ray_spell_damage_dice(max(1, caster.level))
 
@@ -314,7 +351,7 @@ def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[
     aim = target if target is not None else _ahead(caster, direction or (1, 0), reach)
     path = bolt_path((caster.x, caster.y), aim, world.flight_blocked(caster.depth),
                      past_target=True)[:reach]
-    accuracy = caster.eff_accuracy
+    accuracy = spell_accuracy(caster, spell)
     dice = _dice(spell, caster)
 
     def strike(w: World, proj: Projectile, victim: Actor, evs: list[Event]) -> bool:
@@ -331,7 +368,7 @@ def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[
             proj.reflected = True
             return False
         source = w.actors.get(proj.owner)
-        dealt = w.harm_typed(victim, roll_dice(w.rng, dice, spell.power), spell.damage_type,
+        dealt = w.harm_typed(victim, _roll(w, caster, dice, spell.power), spell.damage_type,
                              source, "bolt", evs)
         if victim.alive:
             _rider(w, victim, spell, dealt, evs)
@@ -365,7 +402,7 @@ def _effect_line(world: World, caster: Actor, spell: SpellDef, direction: tuple[
             break
         victim = world.actor_at(caster.depth, x, y)
         if victim is not None and victim.alive:
-            world.harm_typed(victim, roll_dice(world.rng, _dice(spell, caster), spell.power),
+            world.harm_typed(victim, _roll(world, caster, _dice(spell, caster), spell.power),
                              spell.damage_type, caster, "spell", events)
 
 
@@ -376,8 +413,7 @@ def _effect_ball(world: World, caster: Actor, spell: SpellDef, direction: tuple[
     resistance (fireball) or defence (shockwave, force). Draws: the one roll,
     then each victim's damage-type draws in ring order."""
     assert target is not None
-    explode(world, caster, target, spell.damage_type, roll_dice(world.rng, _dice(spell, caster),
-                                                                 spell.power),
+    explode(world, caster, target, spell.damage_type, _roll(world, caster, _dice(spell, caster), spell.power),
             spell.attenuation, spell.radius, events, by_defence=spell.key == "shockwave")
 
 
@@ -434,7 +470,7 @@ def _effect_tongue(world: World, caster: Actor, spell: SpellDef, direction: tupl
         victim = world.actor_at(caster.depth, x, y)
         if victim is None or not victim.alive or victim is caster:
             continue
-        amount = roll_dice(world.rng, _dice(spell, caster), spell.power)
+        amount = _roll(world, caster, _dice(spell, caster), spell.power)
         if spell.damage_type != "none":
             world.harm_typed(victim, amount, spell.damage_type, caster, "spell", events)
         elif spell.status != "none":
@@ -548,7 +584,7 @@ def _effect_chain(world: World, caster: Actor, spell: SpellDef, direction: tuple
             return
         struck.add(victim.id)
         here = (victim.x, victim.y)
-        world.harm_typed(victim, roll_dice(world.rng, dice, spell.power), spell.damage_type,
+        world.harm_typed(victim, _roll(world, caster, dice, spell.power), spell.damage_type,
                          caster, "spell", events)
         victim = _next_in_chain(world, caster.depth, here, spell.radius or 3, struck)
 
@@ -614,7 +650,8 @@ def _effect_beam(world: World, caster: Actor, spell: SpellDef, direction: tuple[
     """Force bolt: a NetHack beam, 6-13 cells (seed 004), first creature hit."""
     assert direction is not None
     fire_beam(world, caster, direction, spell.damage_type, (_dice(spell, caster), spell.power),
-              events, cause="spell")
+              events, cause="spell", accuracy=spell_accuracy(caster, spell),
+              bonus=_bonus(world, caster))
 
 
 def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
@@ -623,7 +660,8 @@ def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
     ``XL // 2 + 1`` d power per hit."""
     assert direction is not None
     fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
-             (_dice(spell, caster), spell.power), events, cause="spell")
+             (_dice(spell, caster), spell.power), events, cause="spell",
+             accuracy=spell_accuracy(caster, spell), bonus=_bonus(world, caster))
 
 
 def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
@@ -635,7 +673,7 @@ def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
     trace = fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
                      (_dice(spell, caster), spell.power), events, fireball=True, cause="spell")
     explode(world, caster, trace.end, spell.damage_type,
-            roll_dice(world.rng, _dice(spell, caster), spell.power),
+            _roll(world, caster, _dice(spell, caster), spell.power),
             spell.attenuation or 1.0, spell.radius or 2, events)
 
 

@@ -21,6 +21,7 @@ scroll or spellbook on a burnt cell (:meth:`World.burn_floor_items`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from server.content import MONSTER_FLAGS, Terrain
@@ -92,7 +93,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
              direction: tuple[int, int], kind: str, dice: tuple[int, int],
              events: list[Event], *, digging: bool = False, fireball: bool = False,
              cause: str = "ray", accuracy: float | None = None,
-             depth: int | None = None) -> RayTrace:
+             depth: int | None = None,
+             bonus: Callable[[int], int] | None = None) -> RayTrace:
     """Fire a ray of damage type ``kind`` and apply everything it does.
 
     Args:
@@ -107,6 +109,7 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         cause: The ``Harmed`` cause: ``"ray"``, ``"spell"`` or ``"breath"``.
         accuracy: The firer's accuracy for the hit rolls (its own when None).
         depth: Level (the source's when None).
+        bonus: Adjusts each damage roll (a player's spell damage bonus).
 
     Returns:
         The trace (for the caller's explosion, if any).
@@ -128,6 +131,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
                 world.put_to_sleep(victim, rounds, source, events)  # not NO_SLEEP (seed 003)
             return
         raw = roll_dice(world.rng, *dice)
+        if bonus is not None:
+            raw = bonus(raw)
         world.harm_typed(victim, raw, kind, source, cause, events)
 
     trace = trace_ray(level, origin, direction, world.rng, kind=kind,
@@ -139,7 +144,9 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
 
 
 def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str,
-              dice: tuple[int, int], events: list[Event], *, cause: str = "beam") -> RayTrace:
+              dice: tuple[int, int], events: list[Event], *, cause: str = "beam",
+              accuracy: float | None = None,
+              bonus: Callable[[int], int] | None = None) -> RayTrace:
     """Fire a beam (wand of striking, force bolt): straight, no bounce, stops
     at the first creature it hits (:func:`server.sim.rays.trace_beam`)."""
     level = world.levels[source.depth]
@@ -147,10 +154,13 @@ def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str
     def strike(target: RayTarget) -> None:
         victim = world.actors.get(target.id)
         if victim is not None and victim.alive:
-            world.harm_typed(victim, roll_dice(world.rng, *dice), kind, source, cause, events)
+            raw = roll_dice(world.rng, *dice)
+            world.harm_typed(victim, raw if bonus is None else bonus(raw), kind, source, cause,
+                             events)
 
     trace = trace_beam(level, (source.x, source.y), direction, world.rng,
-                       occupant=_occupant(world, source.depth, source.eff_accuracy),
+                       occupant=_occupant(world, source.depth, source.eff_accuracy
+                                          if accuracy is None else accuracy),
                        strike=strike)
     _apply_trace(world, source, source.depth, trace, kind, events, beam=True, label=kind)
     return trace

@@ -501,3 +501,20 @@ def _act(world: World, actor: Actor, command: Command) -> list[RejectReason]:
     for _ in range(4):
         out += [e.reason for e in world.step() if isinstance(e, Rejected) and e.actor == actor.id]
     return out
+
+
+def test_seed_004_spell_bonuses_follow_skill_stat_and_level() -> None:
+    world = make_world(HALL, seed=2)
+    mage = world.join("ann", "mage")
+    spell = SPELLS["magic_missile"]
+    # unskilled: -4 on NetHack's d20, 5% of accuracy a point
+    assert casting.spell_accuracy(mage, spell) == mage.eff_accuracy * (1 - 4 * 0.05)
+    mage.skills[spell.school] = 180  # expert: +3
+    assert casting.spell_accuracy(mage, spell) == mage.eff_accuracy * (1 + 3 * 0.05)
+    bonus = casting._bonus(world, mage)
+    assert bonus is not None and bonus(10) == 10  # level 1: below 5, no bonus
+    mage.level = 5  # Int 18 at level 5: +1
+    bonus = casting._bonus(world, mage)
+    assert bonus is not None and bonus(10) == 11
+    rat = spawn(world, "rat", 5, 5)
+    assert casting._bonus(world, rat) is None
