@@ -134,6 +134,11 @@ class Actor:
         """Resistance level against ``damage_type``, equipment included, in -3..3."""
         return clamp_resist(self.resist.get(damage_type, 0) + self.bonus.resist.get(damage_type, 0))
 
+    def resistances(self) -> dict[str, int]:
+        """Every non-zero resistance level, equipment included, by damage type (sorted)."""
+        types = self.resist.keys() | self.bonus.resist.keys()
+        return {t: level for t in sorted(types) if (level := self.resistance(t)) != 0}
+
     @property
     def immobile(self) -> bool:
         """True for monsters that cannot move (they have no courage)."""

@@ -91,7 +91,7 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
 
 
 def _resist_map(actor: Actor) -> dict[str, int]:
-    return {t: level for t in DAMAGE_TYPES if (level := actor.resistance(t)) != 0}
+    return actor.resistances()
 
 
 def _side_effect(world: World, target: Actor, source: Actor | None, effect: SideEffect,

@@ -141,10 +141,14 @@ class Statuses:
 
     def active(self) -> tuple[StatusKind, ...]:
         """The active statuses in ascending ``StatusKind`` order."""
+        if not self._rounds:
+            return ()
         return tuple(sorted(self._rounds))
 
     def snapshot(self) -> tuple[tuple[StatusKind, int, int], ...]:
         """``(kind, rounds, magnitude)`` of every active status, in kind order (for views, saves)."""
+        if not self._rounds:
+            return ()
         return tuple((k, self._rounds[k], self._magnitude.get(k, 0)) for k in self.active())
 
     def has_flag(self, flag: str) -> bool:
