@@ -121,6 +121,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
     acc = accuracy if accuracy is not None else (source.eff_accuracy if source else 10.0)
     level = world.levels[depth]
 
+    struck: list[Event] = []
+
     def strike(target: RayTarget) -> None:
         victim = world.actors.get(target.id)
         if victim is None or not victim.alive:
@@ -128,17 +130,17 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         if kind == "sleep":
             rounds = roll_dice(world.rng, *dice)  # a sleep ray's dice are rounds asleep
             if SideEffect.SLEEP not in dmg.status_immunities({}, victim.flags & _FLAGS):
-                world.put_to_sleep(victim, rounds, source, events)  # not NO_SLEEP (seed 003)
+                world.put_to_sleep(victim, rounds, source, struck)  # not NO_SLEEP (seed 003)
             return
         raw = roll_dice(world.rng, *dice)
         if bonus is not None:
             raw = bonus(raw)
-        world.harm_typed(victim, raw, kind, source, cause, events)
+        world.harm_typed(victim, raw, kind, source, cause, struck)
 
     trace = trace_ray(level, origin, direction, world.rng, kind=kind,
                       occupant=None if digging else _occupant(world, depth, acc),
                       strike=None if digging else strike, digging=digging, fireball=fireball)
-    _apply_trace(world, source, depth, trace, kind, events, beam=False,
+    _apply_trace(world, source, depth, trace, kind, events, struck, beam=False,
                  label="dig" if digging else kind)
     return trace
 
@@ -151,29 +153,35 @@ def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str
     at the first creature it hits (:func:`server.sim.rays.trace_beam`)."""
     level = world.levels[source.depth]
 
+    struck: list[Event] = []
+
     def strike(target: RayTarget) -> None:
         victim = world.actors.get(target.id)
         if victim is not None and victim.alive:
             raw = roll_dice(world.rng, *dice)
             world.harm_typed(victim, raw if bonus is None else bonus(raw), kind, source, cause,
-                             events)
+                             struck)
 
     trace = trace_beam(level, (source.x, source.y), direction, world.rng,
                        occupant=_occupant(world, source.depth, source.eff_accuracy
                                           if accuracy is None else accuracy),
                        strike=strike)
-    _apply_trace(world, source, source.depth, trace, kind, events, beam=True, label=kind)
+    _apply_trace(world, source, source.depth, trace, kind, events, struck, beam=True,
+                 label=kind)
     return trace
 
 
 def _apply_trace(world: World, source: Actor | None, depth: int, trace: RayTrace, kind: str,
-                 events: list[Event], *, beam: bool, label: str) -> None:
+                 events: list[Event], struck: list[Event], *, beam: bool, label: str) -> None:
+    """Report the ray, then what it did to creatures (``struck``, gathered
+    while it flew), then what it did to terrain and floor items."""
     origin = trace.origin
     events.append(RayFired(
         depth, origin[0], origin[1], None if source is None else source.id, label,
         tuple(trace.cells), tuple(trace.bounces),
         tuple((h.target_id, h.reflected, h.x, h.y) for h in trace.hits), beam,
     ))
+    events.extend(struck)
     for x, y, terrain in trace.terrain_changes:
         if world.levels[depth].terrain_at(x, y) != terrain:
             world.set_terrain(depth, x, y, Terrain(terrain))
