@@ -6,8 +6,9 @@ may offer, built from the model by :func:`client.menus.context`) and returns
 the next mode plus at most one action. It never sends anything or touches the
 screen; :mod:`client.ui` carries the actions out.
 
-Classic roguelike keys: ``i`` inventory; ``d`` drop, ``w`` wield, ``W`` wear,
-``T`` take off, ``E`` eat, ``q`` quaff, ``r`` read (each opens an item menu);
+Classic roguelike keys: ``i`` inventory; ``e`` / ``[`` equipment; ``d`` drop,
+``w`` wield, ``W`` wear, ``T`` take off, ``E`` eat, ``q`` quaff, ``r`` read
+(each opens an item menu);
 ``t`` throw (item menu, then the targeting cursor); ``z`` zap (item menu, then
 a direction); ``U`` upgrade a spell (standing on an altar);
 ``Z`` cast (spell menu, then a direction or the cursor, as the
@@ -134,7 +135,7 @@ HELP_LINES: tuple[str, ...] = (
     "  wait  .  5      rest  R       pick up  g  ,                 h . l",
     "  stairs  >  <    open / close  o  c  then a direction        b j n",
     "  inventory  i    drop  d       wield  w    wear  W    take off  T",
-    "  eat  E          quaff  q      read  r",
+    "  eat  E          quaff  q      read  r     equipment  e  [",
     "  throw  t  then aim            zap  z  then a direction",
     "  cast a spell  Z  then a direction or aim      look  ;  x  then aim",
     "  upgrade a spell at an altar  U",
@@ -170,6 +171,7 @@ class InputMode(Enum):
     HELP = "help"
     CHAT = "chat"
     INVENTORY = "inventory"  # the inventory screen; any key closes it
+    EQUIPMENT = "equipment"  # the equipment screen; any key closes it
     ITEM_MENU = "item_menu"  # pick a pack letter for ``Mode.verb``
     SPELL_MENU = "spell_menu"  # pick a spell to cast
     DIRECTION = "direction"  # "In what direction?" for zap / cast
@@ -343,6 +345,7 @@ def _normal(key: Key, ctx: Context) -> tuple[Mode, Action | None]:
     simple_modes = {
         "'": InputMode.CHAT, '"': InputMode.CHAT, "o": InputMode.OPEN, "c": InputMode.CLOSE,
         "?": InputMode.HELP, "Q": InputMode.QUIT, "i": InputMode.INVENTORY,
+        "e": InputMode.EQUIPMENT, "[": InputMode.EQUIPMENT,
     }  # fmt: skip
     if ch in simple_modes:
         return Mode(simple_modes[ch]), None
@@ -481,7 +484,7 @@ def translate(mode: Mode, key: Key, ctx: Context = EMPTY) -> tuple[Mode, Action 
         return _normal(key, ctx)
     if kind is InputMode.CHAT:
         return _chat(mode, key)
-    if kind in (InputMode.HELP, InputMode.INVENTORY, InputMode.INFO):
+    if kind in (InputMode.HELP, InputMode.INVENTORY, InputMode.EQUIPMENT, InputMode.INFO):
         return NORMAL, None
     if kind is InputMode.QUIT:
         if key.char in ("y", "Y"):
@@ -533,6 +536,6 @@ def prompt_text(mode: Mode) -> str:
                 f"Enter: {act.lower()}, Escape: cancel")
     if kind is InputMode.CHOOSE:
         return "Choose your reward [a letter, or Escape]"
-    if kind in (InputMode.INVENTORY, InputMode.INFO):
+    if kind in (InputMode.INVENTORY, InputMode.EQUIPMENT, InputMode.INFO):
         return "Press any key to continue."
     return ""

@@ -3,9 +3,9 @@
 Pure functions of a :class:`~client.model.GameModel`: :func:`context` gives
 :func:`client.keys.translate` what a menu or the targeting cursor may offer;
 the ``*_rows`` functions give :mod:`client.render` the lines of the inventory,
-item, spell, reward and look screens. Nothing here decides a game rule: a menu
-lists the items that look as if they fit (the server has the last word and
-answers ``wrong_item`` otherwise).
+equipment, item, spell, reward and look screens. Nothing here decides a game
+rule: a menu lists the items that look as if they fit (the server has the last
+word and answers ``wrong_item`` otherwise).
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from typing import Any
 
 from client.keys import Context, SpellChoice, Target
 from client.model import GameModel, InfoAbout, InvItem
+from client.records import EQUIPMENT_SLOTS, is_int
 from client.text import option_label, with_article
 
 __all__ = [
     "cell_description",
     "context",
+    "equipment_rows",
     "fits",
     "info_rows",
     "item_label",
@@ -36,6 +38,12 @@ _CATEGORY_SLOT: Mapping[str, str] = {
     "helmet": "head", "gloves": "hands", "boots": "feet", "spellbook": "book",
 }  # fmt: skip
 """The slot of each equippable category, when ``about.slot`` does not say."""
+
+SLOT_LABELS: Mapping[str, str] = {
+    "weapon": "Weapon", "shield": "Shield", "head": "Helmet", "body": "Body armour",
+    "cloak": "Cloak", "hands": "Gloves", "feet": "Boots", "book": "Spellbook",
+}  # fmt: skip
+"""The equipment screen's label for each wire slot name."""
 
 WORN_SLOTS = frozenset({"shield", "head", "body", "cloak", "hands", "feet", "book"})
 """Slots filled by wearing (``W``), not wielding (``w``)."""
@@ -105,11 +113,14 @@ def plural(name: str) -> str:
     return head + sep + tail
 
 
-def item_label(model: GameModel, item: InvItem) -> str:
+_WHERE: Mapping[str, str] = {"weapon": "weapon in hand", "book": "spellbook in use"}
+
+
+def item_label(model: GameModel, item: InvItem, *, where: bool = True) -> str:
     """``"a - 2 cursed scrolls of spark"``, ``"b - a dagger (weapon in hand)"`` ...
 
     Shows the count, what is known of curses (cursed / blessed / uncursed once
-    identified), charges when known, and where it is equipped.
+    identified), charges when known, and (if ``where``) where it is equipped.
     """
     name = model.item_name(item.key)
     buc = ""
@@ -126,12 +137,8 @@ def item_label(model: GameModel, item: InvItem) -> str:
     notes = []
     if item.charges >= 0:
         notes.append(f"{item.charges} charge{'' if item.charges == 1 else 's'}")
-    if item.slot == "weapon":
-        notes.append("weapon in hand")
-    elif item.slot == "book":
-        notes.append("spellbook in use")
-    elif item.slot:
-        notes.append("being worn")
+    if where and item.slot:
+        notes.append(_WHERE.get(item.slot, "being worn"))
     extra = "".join(f" ({note})" for note in notes)
     return f"{item.letter} - {phrase}{extra}"
 
@@ -152,6 +159,31 @@ def inventory_rows(model: GameModel, verb: str | None = None) -> list[str]:
         for it in group:
             rows.append("  " + item_label(model, it))
             placed.add(it.letter)
+    return rows
+
+
+def equipment_rows(model: GameModel) -> list[str]:
+    """The equipment screen: one line per slot (weapon first, spellbook last),
+    the item in it or "(nothing)", then what one's power, defence and
+    resistances come to with it (``me``)."""
+    worn: dict[str, InvItem] = {}
+    for it in model.inventory():
+        if it.slot:
+            worn.setdefault(it.slot, it)  # the first if a server sends two
+    slots = [*EQUIPMENT_SLOTS, *(s for s in worn if s not in EQUIPMENT_SLOTS)]
+    rows = []
+    for slot in slots:
+        label = SLOT_LABELS.get(slot, slot.replace("_", " ").capitalize())
+        item = worn.get(slot)
+        what = item_label(model, item, where=False) if item else "(nothing)"
+        rows.append(f"  {label:<12} {what}")
+    power, defence = (model.me.get(k) for k in ("power", "defence"))
+    resist = ", ".join(f"{k.replace('_', ' ')} {v:+d}"
+                       for k, v in sorted(model.resistances().items()))
+    rows.append("")
+    rows.append(f"  With this equipment: power {power if is_int(power) else '?'}, "
+                f"defence {defence if is_int(defence) else '?'}; "
+                f"resistances: {resist or 'none'}")
     return rows
 
 

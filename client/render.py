@@ -264,6 +264,8 @@ class Screen:
             return self.help_rows()
         if kind is keys.InputMode.INVENTORY:
             return [bold("Inventory"), "", *menus.inventory_rows(model)]
+        if kind is keys.InputMode.EQUIPMENT:
+            return [bold("Equipment"), "", *menus.equipment_rows(model)]
         if kind is keys.InputMode.ITEM_MENU:
             question = keys.prompt_text(mode).split(" [")[0]
             return [bold(question), "", *menus.inventory_rows(model, mode.verb)]

@@ -131,6 +131,7 @@ EFFECT_RULES: Final[Mapping[str, EffectRule]] = MappingProxyType({
     "ray": EffectRule(_ZAP, damage_type=True, dice=True),
     "beam": EffectRule(_ZAP, damage_type=True, dice=True),
     "dig": EffectRule(_ZAP),
+    "bolt": EffectRule(("wand",), spell=True),
     # potions (quaffed, or shattered on whoever they hit when thrown)
     "heal": EffectRule(("potion",), dice=True),
     "energy": EffectRule(("potion",), dice=True),

@@ -42,6 +42,7 @@ from server.sim.commands import Cast
 from server.sim.events import Cast as CastEvent
 from server.sim.events import Event, Exploded, Harmed, Learned, Notice, RejectReason
 from server.sim.projectiles import BOLT_SPEED, Projectile, launch
+from server.sim.rays import draw_beam_range, draw_dig_range, draw_ray_range
 from server.sim.status import can_cast as can_cast_status
 from server.sim.status import freeze_inflicts, frozen_rounds, spark_burn_rounds
 from server.sim.zapping import fire_beam, fire_ray
@@ -68,6 +69,11 @@ def _spell(key: str, actor: Actor | None = None) -> SpellDef | None:
     if spell is not None and actor is not None and key in actor.upgraded:
         spell = fam.upgrade(spell)
     return spell
+
+
+def spell_def(key: str) -> SpellDef | None:
+    """The spell record ``key`` as the data gives it (not upgraded), or None."""
+    return _spell(key)
 
 
 UPGRADE_ENERGY_PER_LEVEL: Final = 10
@@ -342,20 +348,33 @@ def _reaches(blocked: NDArray[np.bool_], origin: tuple[int, int], cell: tuple[in
 
 def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
                  target: tuple[int, int] | None, events: list[Event]) -> None:
-    """Spark, freeze, shock: a bolt flying along seed 002's path past the aimed
-    cell (RULES.md), hitting the first creature whose magic hit test succeeds;
-    damage 2d power (seed 001), then its rider: freeze 40% frozen for a quartic
-    1..6 rounds, spark on fire for damage // 6 rounds above 20 damage.
-    Draws at each creature: 2 floats (hit), dice, then the rider's draws."""
+    """Spark, freeze, shock cast as spells (see :func:`launch_bolt`), with the
+    caster's seed-004 to-hit and damage bonuses."""
+    launch_bolt(world, caster, spell, direction, target, accuracy=spell_accuracy(caster, spell),
+                bonus=True)
+
+
+def launch_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
+                target: tuple[int, int] | None, *, accuracy: float, bonus: bool) -> None:
+    """A bolt flying along seed 002's path past the aimed cell (RULES.md),
+    hitting the first creature whose magic hit test succeeds (a surprised one
+    always is, seed 002); damage dice d power (seed 001: 2d power), then its
+    rider: freeze 40% frozen for a quartic 1..6 rounds, spark on fire for
+    damage // 6 rounds above 20 damage. A creature with reflection sends it
+    back once. Used by bolt spells and by wands that hold a bolt spell.
+
+    Draws at each creature: 2 floats (hit, none on a surprise), dice, then the
+    rider's draws."""
     reach = spell.range or 8
     aim = target if target is not None else _ahead(caster, direction or (1, 0), reach)
     path = bolt_path((caster.x, caster.y), aim, world.flight_blocked(caster.depth),
                      past_target=True)[:reach]
-    accuracy = spell_accuracy(caster, spell)
     dice = _dice(spell, caster)
 
     def strike(w: World, proj: Projectile, victim: Actor, evs: list[Event]) -> bool:
-        if not roll_hit(w.rng, accuracy, victim.dodge, magic=True):
+        source = w.actors.get(proj.owner)
+        surprise = source is not None and w.is_surprise(source, victim)
+        if not surprise and not roll_hit(w.rng, accuracy, victim.dodge, magic=True):
             evs.append(Harmed(victim.depth, victim.x, victim.y, victim.id, proj.owner,
                               spell.damage_type, 0, "bolt", AttackOutcome.MISS))
             return False
@@ -367,9 +386,9 @@ def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[
                                   past_target=True)[:left]
             proj.reflected = True
             return False
-        source = w.actors.get(proj.owner)
-        dealt = w.harm_typed(victim, _roll(w, caster, dice, spell.power), spell.damage_type,
-                             source, "bolt", evs)
+        roll = _roll(w, caster, dice, spell.power) if bonus else roll_dice(w.rng, dice,
+                                                                            spell.power)
+        dealt = w.harm_typed(victim, roll, spell.damage_type, source, "bolt", evs)
         if victim.alive:
             _rider(w, victim, spell, dealt, evs)
         return True
@@ -421,8 +440,9 @@ def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: s
             attenuation: float, radius: int, events: list[Event], *,
             by_defence: bool = False) -> None:
     """A ball of ``damage`` at ``center``: ring by ring (Chebyshev distance
-    r < radius), every creature the blast reaches (not behind a wall,
-    :func:`_reaches`) takes the ring's damage (seed 001)."""
+    r < radius), the items lying in the ring face seed 003's floor-item rules
+    for the ring's damage, then every creature the blast reaches (not behind
+    a wall, :func:`_reaches`) takes it (seed 001)."""
     depth = caster.depth if caster is not None else 1
     level = world.levels[depth]
     blocked = world.flight_blocked(depth)
@@ -430,9 +450,11 @@ def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: s
                            kind, radius))
     amounts = fam.area_damage_by_ring(damage, attenuation, radius)
     for ring, cells in enumerate(fam.ball_cells(center, radius)):
-        for x, y in cells:
-            if not level.in_bounds(x, y) or not _reaches(blocked, center, (x, y)):
-                continue
+        reached = [(x, y) for x, y in cells
+                   if level.in_bounds(x, y) and _reaches(blocked, center, (x, y))]
+        if not by_defence:
+            world.burn_floor_items(depth, reached, kind, events, damage=amounts[ring])
+        for x, y in reached:
             victim = world.actor_at(depth, x, y)
             if victim is None or not victim.alive:
                 continue
@@ -651,7 +673,7 @@ def _effect_beam(world: World, caster: Actor, spell: SpellDef, direction: tuple[
     assert direction is not None
     fire_beam(world, caster, direction, spell.damage_type, (_dice(spell, caster), spell.power),
               events, cause="spell", accuracy=spell_accuracy(caster, spell),
-              bonus=_bonus(world, caster))
+              bonus=_bonus(world, caster), reach=_upgraded_reach(world, spell, draw_beam_range))
 
 
 def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
@@ -661,7 +683,8 @@ def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
     assert direction is not None
     fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
              (_dice(spell, caster), spell.power), events, cause="spell",
-             accuracy=spell_accuracy(caster, spell), bonus=_bonus(world, caster))
+             accuracy=spell_accuracy(caster, spell), bonus=_bonus(world, caster),
+             reach=_upgraded_reach(world, spell, draw_ray_range))
 
 
 def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
@@ -671,7 +694,8 @@ def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
     (seed 000), dice d power over ``radius`` (one roll, attenuated)."""
     assert direction is not None
     trace = fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
-                     (_dice(spell, caster), spell.power), events, fireball=True, cause="spell")
+                     (_dice(spell, caster), spell.power), events, fireball=True, cause="spell",
+                     reach=_upgraded_reach(world, spell, draw_ray_range))
     explode(world, caster, trace.end, spell.damage_type,
             _roll(world, caster, _dice(spell, caster), spell.power),
             spell.attenuation or 1.0, spell.radius or 2, events)
@@ -682,7 +706,17 @@ def _effect_dig(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
     """Dig: a digging ray of 8-25 cells (seed 004)."""
     assert direction is not None
     fire_ray(world, caster, (caster.x, caster.y), direction, "force", (0, 0), events,
-             digging=True, cause="spell")
+             digging=True, cause="spell", reach=_upgraded_reach(world, spell, draw_dig_range))
+
+
+def _upgraded_reach(world: World, spell: SpellDef,
+                    draw: Callable[[np.random.Generator], int]) -> int | None:
+    """An upgraded ray, beam or dig spell flies twice its drawn range (seed 001
+    doubles range); otherwise None, and the tracer draws it. Draws: one range
+    draw for an upgraded spell whose cost is not the thing it halves."""
+    if not spell.upgraded or spell.upgrade == "halve_cost":
+        return None
+    return 2 * draw(world.rng)
 
 
 _EFFECTS: Final[dict[str, Effect]] = {

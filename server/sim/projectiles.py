@@ -129,6 +129,7 @@ def _meet(world: World, proj: Projectile, target: Actor, events: list[Event]) ->
         adjust=adjust if enchant_type is not None else None,
         blessed_vs_undead=proj.item.blessed and "undead" in target.flags,
         victim_level=target.level,
+        surprise=owner is not None and world.is_surprise(owner, target),
     )
     total = result.damage + result.enchant_damage
     dealt = max(0, min(total, target.hp))

@@ -339,6 +339,7 @@ def resolve_throw(
     adjust: Callable[[int], int] | None = None,
     blessed_vs_undead: bool = False,
     victim_level: int = 0,
+    surprise: bool = False,
 ) -> ThrowResult:
     """Resolve one thrown item against one creature in its path.
 
@@ -374,6 +375,9 @@ def resolve_throw(
         blessed_vs_undead: True if the enchantment is blessed and the victim
             is undead.
         victim_level: The victim's level, for the blessed bonus.
+        surprise: A surprise attack (RULES.md, seed 002: the victim is asleep,
+            paralysed or wandering, or the thrower just came into its view):
+            it always hits, and the miss draw is not made.
 
     Returns:
         The outcome, item damage, enchantment damage and energy cost.
@@ -385,7 +389,7 @@ def resolve_throw(
     cost = throw_energy_cost(throw_range(item_range), cursed=cursed)
     if energy < 0:
         raise ValueError(f"energy must be >= 0, got {energy}")
-    if float(rng.random()) < chance:
+    if not surprise and float(rng.random()) < chance:
         return ThrowResult(AttackOutcome.MISS, 0, 0, cost)
 
     damage = thrown_damage_roll(

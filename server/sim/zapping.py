@@ -65,7 +65,13 @@ def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
         events.append(Notice(actor.id, "identified", (item.key,)))
     dice = idef.dice or (2, 6)
     kind = idef.damage_type or "magic_missile"
-    if idef.effect == "beam":
+    if idef.effect == "bolt" and idef.spell is not None:
+        from server.sim.casting import launch_bolt, spell_def  # casting imports this module
+        spell = spell_def(idef.spell)
+        if spell is not None:
+            launch_bolt(world, actor, spell, direction, None, accuracy=actor.eff_accuracy,
+                        bonus=False)
+    elif idef.effect == "beam":
         fire_beam(world, actor, direction, kind, dice, events)
     else:
         fire_ray(world, actor, (actor.x, actor.y), direction, kind, dice, events,
@@ -94,7 +100,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
              events: list[Event], *, digging: bool = False, fireball: bool = False,
              cause: str = "ray", accuracy: float | None = None,
              depth: int | None = None,
-             bonus: Callable[[int], int] | None = None) -> RayTrace:
+             bonus: Callable[[int], int] | None = None,
+             reach: int | None = None) -> RayTrace:
     """Fire a ray of damage type ``kind`` and apply everything it does.
 
     Args:
@@ -110,6 +117,7 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         accuracy: The firer's accuracy for the hit rolls (its own when None).
         depth: Level (the source's when None).
         bonus: Adjusts each damage roll (a player's spell damage bonus).
+        reach: The ray's range in cells; drawn by the rules when None.
 
     Returns:
         The trace (for the caller's explosion, if any).
@@ -137,18 +145,19 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
             raw = bonus(raw)
         world.harm_typed(victim, raw, kind, source, cause, struck)
 
-    trace = trace_ray(level, origin, direction, world.rng, kind=kind,
+    trace = trace_ray(level, origin, direction, world.rng, kind=kind, range=reach,
                       occupant=None if digging else _occupant(world, depth, acc),
                       strike=None if digging else strike, digging=digging, fireball=fireball)
     _apply_trace(world, source, depth, trace, kind, events, struck, beam=False,
-                 label="dig" if digging else kind)
+                 label="dig" if digging else kind, dice=dice)
     return trace
 
 
 def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str,
               dice: tuple[int, int], events: list[Event], *, cause: str = "beam",
               accuracy: float | None = None,
-              bonus: Callable[[int], int] | None = None) -> RayTrace:
+              bonus: Callable[[int], int] | None = None,
+              reach: int | None = None) -> RayTrace:
     """Fire a beam (wand of striking, force bolt): straight, no bounce, stops
     at the first creature it hits (:func:`server.sim.rays.trace_beam`)."""
     level = world.levels[source.depth]
@@ -162,17 +171,18 @@ def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str
             world.harm_typed(victim, raw if bonus is None else bonus(raw), kind, source, cause,
                              struck)
 
-    trace = trace_beam(level, (source.x, source.y), direction, world.rng,
+    trace = trace_beam(level, (source.x, source.y), direction, world.rng, range=reach,
                        occupant=_occupant(world, source.depth, source.eff_accuracy
                                           if accuracy is None else accuracy),
                        strike=strike)
     _apply_trace(world, source, source.depth, trace, kind, events, struck, beam=True,
-                 label=kind)
+                 label=kind, dice=dice)
     return trace
 
 
 def _apply_trace(world: World, source: Actor | None, depth: int, trace: RayTrace, kind: str,
-                 events: list[Event], struck: list[Event], *, beam: bool, label: str) -> None:
+                 events: list[Event], struck: list[Event], *, beam: bool, label: str,
+                 dice: tuple[int, int]) -> None:
     """Report the ray, then what it did to creatures (``struck``, gathered
     while it flew), then what it did to terrain and floor items."""
     origin = trace.origin
@@ -186,8 +196,14 @@ def _apply_trace(world: World, source: Actor | None, depth: int, trace: RayTrace
         if world.levels[depth].terrain_at(x, y) != terrain:
             world.set_terrain(depth, x, y, Terrain(terrain))
             events.append(TerrainChanged(depth, x, y, int(terrain)))
-    if kind == "fire" and trace.burn_cells:
-        world.burn_floor_items(depth, trace.burn_cells, "fire", events)
+    # Seed 003 effects on objects lying in the path: fire burns scrolls and
+    # spellbooks (its burn cells, nethack_ray.md), cold shatters potions, acid
+    # and lightning destroy what they hate, at the ray's average damage.
+    level = world.levels[depth]
+    cells = trace.burn_cells if kind == "fire" else [
+        (x, y) for x, y in trace.cells if level.passable[y, x]]
+    if cells and level.items:
+        world.burn_floor_items(depth, cells, kind, events, damage=dice[0] * (dice[1] + 1) // 2)
 
 
 def breathe(world: World, monster: Actor, target: Actor, events: list[Event]) -> bool:

@@ -308,11 +308,20 @@ def test_inventory_screen_closes_on_any_key() -> None:
     assert translate(mode, Key("d"), CTX) == (NORMAL, None)
 
 
+@pytest.mark.parametrize("char", ["e", "["])
+def test_equipment_screen_opens_and_closes_on_any_key(char: str) -> None:
+    mode, action = translate(NORMAL, Key(char), CTX)
+    assert action is None and mode.kind is InputMode.EQUIPMENT
+    assert prompt_text(mode) == "Press any key to continue."
+    assert translate(mode, ESC, CTX) == (NORMAL, None)
+    assert translate(mode, Key("w"), CTX) == (NORMAL, None)  # closes; wields nothing
+
+
 def test_help_lists_every_key() -> None:
     text = "\n".join(HELP_LINES)
-    for word in ("inventory", "drop", "wield", "wear", "take off", "eat", "quaff", "read",
+    for word in ("inventory", "equipment", "drop", "wield", "wear", "take off", "eat", "quaff", "read",
                  "throw", "zap", "cast", "look", "choose", "Tab", "Q"):
         assert word in text, word
     tokens = set(text.split())
-    for char in [*ITEM_VERBS, "i", "Z", ";", "x", "C", "o", "c", "R", "g", ">", "<", "?"]:
+    for char in [*ITEM_VERBS, "i", "e", "[", "Z", ";", "x", "C", "o", "c", "R", "g", ">", "<", "?"]:
         assert char in tokens, char

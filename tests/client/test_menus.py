@@ -11,6 +11,7 @@ from client.menus import (
     cell_description,
     choice_rows,
     context,
+    equipment_rows,
     info_rows,
     inventory_rows,
     item_label,
@@ -222,3 +223,27 @@ def test_info_title_spells_and_breath() -> None:
     model.apply(Info(20, True, {"name": "Grip", "kind": "rat"}))
     seen = model.looked_at(20)
     assert seen is not None and info_rows(model, seen[1])[0] == "Grip (giant rat)"
+
+
+def test_equipment_rows_list_every_slot_in_order() -> None:
+    inv = [*INV, ["n", "boots", 1, "feet", -1, 1], ["o", "spellbook_of_spark", 1, "book", -1, 0]]
+    model = make_model(inv, power=9, defence=3, resist={"fire": 1, "cold": -2})
+    assert equipment_rows(model) == [
+        "  Weapon       a - an uncursed short sword",
+        "  Shield       (nothing)",
+        "  Helmet       (nothing)",
+        "  Body armour  b - a leather armour",
+        "  Cloak        (nothing)",
+        "  Gloves       (nothing)",
+        "  Boots        n - a cursed pair of boots",
+        "  Spellbook    o - a spellbook of spark",
+        "",
+        "  With this equipment: power 9, defence 3; resistances: cold -2, fire +1",
+    ]
+
+
+def test_equipment_rows_with_nothing_equipped() -> None:
+    rows = equipment_rows(make_model([["a", "dagger", 1, "", -1, 0]], power=4, defence=0))
+    assert rows[:8] == [f"  {label:<12} (nothing)" for label in (
+        "Weapon", "Shield", "Helmet", "Body armour", "Cloak", "Gloves", "Boots", "Spellbook")]
+    assert rows[-1] == "  With this equipment: power 4, defence 0; resistances: none"

@@ -209,6 +209,14 @@ def test_play_in_tmux(tmux: Tmux, server_url: str) -> None:
     tmux.keys("Space")
     tmux.wait(lambda s: "Inventory" not in s and "@" in "".join(_map_rows(s)), "the pack to close")
 
+    # the equipment screen: the warrior starts wielding the long sword
+    tmux.keys("e")
+    equipment = tmux.wait_for("Equipment")
+    assert re.search(r"Weapon +[a-zA-Z] - an? (?:\w+ )?long sword", equipment), equipment
+    tmux.keys("Escape")
+    tmux.wait(lambda s: "Equipment" not in s and "@" in "".join(_map_rows(s)),
+              "the equipment screen to close")
+
     tmux.keys("q")  # quaff: a warrior has nothing to drink, which the log says
     tmux.wait_for("You have nothing to drink.")
 

@@ -20,8 +20,10 @@ from server.sim.events import (
     Exploded,
     Flew,
     Harmed,
+    ItemDestroyed,
     Learned,
     Notice,
+    RayFired,
     Rejected,
     RejectReason,
     StatusChanged,
@@ -518,3 +520,37 @@ def test_seed_004_spell_bonuses_follow_skill_stat_and_level() -> None:
     assert bonus is not None and bonus(10) == 11
     rat = spawn(world, "rat", 5, 5)
     assert casting._bonus(world, rat) is None
+
+
+def test_an_upgraded_ray_spell_flies_twice_its_drawn_range() -> None:
+    world = make_world(HALL, seed=4)
+    caster = world.join("ann", "mage")
+    caster.upgraded.add("magic_missile")
+    spell = casting._spell("magic_missile", caster)
+    assert spell is not None and spell.upgraded
+    events: list[Event] = []
+    lengths = set()
+    for _ in range(40):
+        events.clear()
+        world.move_actor(caster, 1, 4)
+        casting.apply_spell(world, caster, spell, (1, 0), None, events)
+        (ray,) = [e for e in events if isinstance(e, RayFired)]
+        lengths.add(len(ray.cells))
+    # drawn 7..13 and doubled: 14..26 cells, here cut by the hall's far wall and bounces
+    assert max(lengths) > 13
+
+
+def test_a_fireball_burns_scrolls_lying_in_its_blast() -> None:
+    world = make_world(HALL, seed=4)
+    caster = world.join("ann", "mage")
+    world.move_actor(caster, 2, 4)
+    for x in range(8, 11):
+        world.levels[1].items[(x, 4)] = [Item("scroll_of_spark", 5)]
+    events: list[Event] = []
+    burnt = 0
+    for _ in range(20):
+        events.clear()
+        casting.explode(world, caster, (9, 4), "fire", 60, 0.8, 3, events)
+        burnt += sum(isinstance(e, ItemDestroyed) for e in events)
+    assert burnt > 0
+    assert all(e.damage_type == "fire" for e in events if isinstance(e, ItemDestroyed))

@@ -127,7 +127,19 @@ def _throw_at_rats(seed: int, rats: tuple[int, ...], item: str = "dart"
     p = world.join("ann")
     victims = [sturdy(spawn(world, "rat", x, 1, Mind.HUNTING)) for x in rats]
     letter = give(world, p, Item(item))
+    _alert(world, p, victims)
     return world, p, victims, flat(throw_and_fly(world, p, letter, (rats[0], 1)))
+
+
+def _alert(world: World, thrower: Actor, victims: list[Actor]) -> None:
+    """Make the targets awake, hunting the thrower, in its view and rooted to
+    the spot, so a throw at them is no surprise (a surprise always hits)."""
+    for victim in victims:
+        victim.flags = victim.flags | {"immobile"}
+    world.step()
+    for victim in victims:
+        victim.mind, victim.target = Mind.HUNTING, thrower.id
+    assert all(not world.is_surprise(thrower, v) for v in victims)
 
 
 def _throw_harms(events: list[Event], target: int) -> list[Harmed]:
@@ -297,6 +309,7 @@ def _miss_rate(class_key: str, level: int, trials: int, *, marksman: bool = Fals
         p.abilities.add("marksman")
     rat = sturdy(spawn(world, "rat", 2, 1, Mind.HUNTING), hp=10**9)
     letter = give(world, p, Item("dart", trials))
+    _alert(world, p, [rat])
     misses = 0
     for _ in range(trials):
         events: list[Event] = []
@@ -328,3 +341,17 @@ def test_thrown_miss_rate_matches_seed_001() -> None:
     assert _seed_001_miss_chance(0.1, 0, False) == 0.5
     assert math.isclose(_seed_001_miss_chance(0.1, 5, False), 1 / 6)
 
+
+
+def test_a_thrown_dart_always_hits_a_sleeping_monster() -> None:
+    """Seed 002 via RULES.md: surprise attacks always hit, thrown ones too."""
+    for seed in range(30):
+        world = make_world(CORRIDOR, seed=seed)
+        p = world.join("ann")
+        p.level = 0  # a level-0 thrower misses an awake target half the time
+        rat = sturdy(spawn(world, "rat", 4, 1, Mind.ASLEEP))
+        letter = give(world, p, Item("dart"))
+        world.step()
+        events = flat(throw_and_fly(world, p, letter, (4, 1)))
+        (harm,) = _throw_harms(events, rat.id)
+        assert harm.outcome != AttackOutcome.MISS

@@ -10,6 +10,7 @@ from server.content import Terrain, default_content
 from server.content.statuses import StatusKind
 from server.sim import zapping
 from server.sim.actors import Actor, Mind, new_monster
+from server.sim.combat import AttackOutcome
 from server.sim.commands import Zap
 from server.sim.events import (
     Event,
@@ -23,7 +24,7 @@ from server.sim.events import (
     TerrainChanged,
     Used,
 )
-from server.sim.items import Item, add_to_pack
+from server.sim.items import Item, add_to_pack, new_item
 from server.sim.world import World
 from tests.sim.conftest import make_world, spawn
 
@@ -349,3 +350,27 @@ def test_a_wand_of_striking_beam_stops_at_the_first_creature_it_hits() -> None:
     (harm,) = harms(events, front)
     assert (harm.cause, harm.damage_type) == ("beam", "force")
     assert harms(events, back) == []
+
+
+def test_a_wand_of_sparks_fires_a_bolt_along_the_targeting_path() -> None:
+    from server.sim.events import Flew
+    world = make_world(CORRIDOR, seed=9)
+    p = world.join("ann")
+    orc = spawn(world, "rat", 5, 1, Mind.ASLEEP)
+    orc.hp = orc.max_hp = 500
+    item = new_item(world.content.items["wand_of_sparks"], world.rng)
+    held = add_to_pack(p.inventory, item, world.content)
+    assert held is not None
+    charges = held.charges
+    assert charges is not None
+    world.submit(p.id, Zap(held.letter, 1, 0), 1)
+    events: list[Event] = []
+    for _ in range(4):
+        events += world.step()
+    flights = [e for e in events if isinstance(e, Flew)]
+    assert flights and flights[0].item == "bolt:fire"
+    assert [c for f in flights for c in f.cells][:4] == [(2, 1), (3, 1), (4, 1), (5, 1)]
+    hits = [e for e in events if isinstance(e, Harmed) and e.target == orc.id]
+    assert len(hits) == 1 and hits[0].cause == "bolt" and hits[0].damage_type == "fire"
+    assert hits[0].outcome != AttackOutcome.MISS  # asleep: a surprise always hits
+    assert held.charges == charges - 1 and held.known
