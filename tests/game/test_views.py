@@ -238,3 +238,26 @@ def test_players_are_coloured_by_class_and_the_hidden_class_stays_secret() -> No
     delta = game.step()[welcome.id][-1]
     assert isinstance(delta, Delta)
     assert [r[1] for r in delta.add or [] if r[0] == secret.id] == ["player"]
+
+
+def test_a_character_keeps_its_spells_skills_and_rewards_when_it_comes_back() -> None:
+    game = Game(World(4, populate=False), Store(":memory:"))
+    welcome, _ = game.join("zed", None, "mage", "s1")
+    mage = game.world.actors[welcome.id]
+    scroll = next(i.letter for i in mage.inventory if i.key == "scroll_of_spark")
+    game.command(mage.id, 1, "read", item=scroll)
+    for _ in range(4):
+        game.step()
+    assert "spark" in mage.known_spells
+    mage.skills["attack"] = 25
+    mage.choices_owed = 1
+    mage.upgraded.add("spark")
+    game.leave(mage.id, "s1")
+    back, _ = game.join("zed", welcome.token, None, "s2")
+    again = game.world.actors[back.id]
+    assert again.known_spells == mage.known_spells and again.skills == {"attack": 25}
+    assert again.choices_owed == 1 and again.upgraded == {"spark"}
+    assert again.equipment["book"].key == "blank_spellbook"
+    out = game.step()
+    snap = next(m for m in out[back.id] if isinstance(m, Snapshot))
+    assert [row[1] for row in snap.me["spells"]] == ["spark"]

@@ -168,9 +168,18 @@ async def test_characters_survive_a_restart(start_server: Started, tmp_path: Pat
         await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": [1, 0]})
     await recv_until(ws, lambda m: m.get("ack") == 3 or m["t"] == "reject")
     actor = server.game.world.actors[welcome["id"]]
+    armour = next(i.letter for i in actor.inventory if i.key == "leather_armour")
+    food = next(i.letter for i in actor.inventory if i.key == "food_ration")
+    await send(ws, {"t": "cmd", "seq": 4, "c": "remove", "item": armour})
+    await send(ws, {"t": "cmd", "seq": 5, "c": "eat", "item": food})
+    await recv_until(ws, lambda m: m.get("ack") == 5)
     actor.hp -= 5
     saved = (actor.x, actor.y, actor.hp, actor.memory[1].tobytes())
+    inventory = [[i.letter, i.key, i.count] for i in actor.inventory]
+    worn = {slot: item.letter for slot, item in actor.equipment.items()}
+    assert "body" not in worn and [food, "food_ration", 1] in inventory
     await stop(server)
+    nourishment = (actor.food.nourishment, actor.food.hunger)  # as saved on stopping
     err = await recv_until(ws, lambda m: m["t"] == "error")
     assert err["code"] == "shutdown"
     server2 = await start_server(seed=9, db=db, populate=False)
@@ -178,6 +187,9 @@ async def test_characters_survive_a_restart(start_server: Started, tmp_path: Pat
     assert back["resumed"]
     me = snap["me"]
     assert (me["x"], me["y"], me["hp"]) == saved[:3]
+    assert [row[:3] for row in me["inv"]] == inventory
+    assert {row[3]: row[0] for row in me["inv"] if row[3]} == worn
+    assert tuple(me["food"]) == nourishment
     known = bytes(snap["map"])
     assert all(k == s or s == 255 for k, s in zip(known, saved[3]))
 
