@@ -140,6 +140,15 @@ class Actor:
         return {t: level for t in sorted(types) if (level := self.resistance(t)) != 0}
 
     @property
+    def unseen(self) -> bool:
+        """Invisible: by nature (the ``invisible`` ability) or by the status."""
+        return "invisible" in self.abilities or self.statuses.has_flag("unseen")
+
+    def sees_invisible(self) -> bool:
+        """Whether it can see invisible creatures (the ``see_invisible`` ability)."""
+        return "see_invisible" in self.abilities
+
+    @property
     def immobile(self) -> bool:
         """True for monsters that cannot move (they have no courage)."""
         return "immobile" in self.flags

@@ -133,11 +133,15 @@ def _dist(a: tuple[int, int], b: tuple[int, int]) -> int:
 
 
 def visible_players(world: World, monster: Actor) -> list[Actor]:
-    """Players the monster can see, nearest first (ties by id)."""
+    """Players the monster can see, nearest first (ties by id); an invisible
+    player is seen only by a monster that sees invisible."""
     found = []
+    sees_invisible = monster.sees_invisible()
     for pid in world.seen_by.get(monster.id, ()):
         player = world.actors.get(pid)
         if player is None or not player.alive or player.depth != monster.depth:
+            continue
+        if player.unseen and not sees_invisible:
             continue
         d = _dist((monster.x, monster.y), (player.x, player.y))
         if d <= monster.sight:

@@ -67,6 +67,8 @@ def run_round(world: World, events: list[Event]) -> None:
         _apply_effects(world, actor, effects, events)
         if not actor.alive:
             continue
+        if "regenerate" in actor.abilities and actor.hp < actor.max_hp:
+            actor.hp += 1  # every round, even while fighting (the ability)
         if actor.is_player:
             _hunger(world, actor, events)
 
@@ -75,7 +77,8 @@ def regenerate(world: World) -> None:
     """Health and energy regeneration, checked every tick (seed 001).
 
     Health rises by 1 every ``health_ticks`` ticks and energy every
-    ``energy_ticks`` ticks (energy faster), for every living actor that
+    ``energy_ticks`` ticks (energy faster; twice as often again with the
+    meditation ability), for every living actor that
     :func:`server.sim.status.regenerates` allows: not after hitting within
     its last action, not frozen or on fire, not a player below 25
     nourishment. A fleeing monster that heals back to twice its courage
@@ -84,11 +87,13 @@ def regenerate(world: World) -> None:
     regen = world.status_rules.regeneration
     hp_due = world.tick % regen.health_ticks == 0
     en_due = world.tick % regen.energy_ticks == 0
-    if not (hp_due or en_due):
+    meditate_due = world.tick % max(1, regen.energy_ticks // 2) == 0
+    if not (hp_due or meditate_due):
         return
     for actor in world.actors.values():
         if not actor.alive:
             continue
+        energy_due = meditate_due if "meditation" in actor.abilities else en_due
         attacked = world.tick - actor.last_attack_tick <= actor.speed
         nourishment = actor.food.nourishment if actor.is_player else regen.min_nourishment
         if not regenerates(actor.statuses, attacked_this_turn=attacked, missed=False,
@@ -99,7 +104,7 @@ def regenerate(world: World) -> None:
             if actor.mind == Mind.FLEEING and actor.hp >= min(
                     actor.max_hp, 2 * actor.courage * actor.max_hp):
                 actor.mind = Mind.HUNTING
-        if en_due and actor.en < actor.max_en:
+        if energy_due and actor.en < actor.max_en:
             actor.en += 1
 
 
@@ -125,7 +130,7 @@ def _hunger(world: World, actor: Actor, events: list[Event]) -> None:
     amount = hunger.hunger_amount(
         hp=actor.hp, max_hp=actor.max_hp, en=actor.en, max_en=actor.max_en,
         statuses=actor.statuses, fatigue=actor.statuses.magnitude(StatusKind.FATIGUE),
-        rules=rules)
+        vibrant_warmth="vibrant_warmth" in actor.abilities, rules=rules)
     hunger.apply_hunger(food, amount)
     after = food.nourishment
     for limit, code in ((HUNGRY_BELOW, "hungry"), (WEAK_BELOW, "weak"), (1, "starving")):

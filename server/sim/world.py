@@ -154,9 +154,12 @@ class World:
         self.actors: dict[int, Actor] = {}
         self.levels: dict[int, Level] = dict(levels or {})
         self.sees: dict[int, set[int]] = {}
-        """Player id -> ids of the actors in its view (itself included)."""
+        """Player id -> ids of the actors in its view that it can see (itself
+        included; invisible ones only if it sees invisible)."""
         self.seen_by: dict[int, list[int]] = {}
-        """Monster id -> ids of the players that see it (in id order)."""
+        """Monster id -> ids of the players in whose field of view it stands
+        (in id order; sight is symmetric, so also the players it could see,
+        invisibility aside: :func:`server.sim.monsters.visible_players`)."""
         self._next_id = 1
         self._occ: dict[int, NDArray[np.int32]] = {}
         self._version: Counter[int] = Counter()
@@ -844,9 +847,12 @@ class World:
             rows, cols = actor.fov.slices()
             ids = self._occ[actor.depth][rows, cols][actor.fov.visible]
             visible = set(ids[ids >= 0].tolist())
-            self.sees[actor.id] = visible
             for monster in visible & self._monster_ids:
                 seen_by.setdefault(monster, []).append(actor.id)
+            if not actor.sees_invisible():
+                visible = {aid for aid in visible
+                           if aid == actor.id or not self.actors[aid].unseen}
+            self.sees[actor.id] = visible
         self.seen_by = seen_by
 
 
@@ -873,11 +879,18 @@ class World:
         return list(flat.tolist())
 
 
+MARTIAL_ARTS_POWER = 2
+"""Power added to an unarmed attack by the martial arts ability (Underhall's
+decision: seed 001 says only that it fights well unarmed)."""
+
+
 def _combatant(actor: Actor) -> Combatant:
     sts = actor.statuses
+    unarmed = MARTIAL_ARTS_POWER if (
+        "martial_arts" in actor.abilities and "weapon" not in actor.equipment) else 0
     return Combatant(
         level=actor.level, accuracy=actor.eff_accuracy * accuracy_factor(sts),
-        dodge=actor.dodge, power=max(actor.eff_power + power_bonus(sts), 0),
+        dodge=actor.dodge, power=max(actor.eff_power + power_bonus(sts) + unarmed, 0),
         defence=actor.eff_defence + defence_bonus(sts), energy=actor.en,
         max_energy=actor.max_en, strength=actor.strength,
         required_strength=actor.bonus.required_strength,
