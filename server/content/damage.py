@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from fractions import Fraction
@@ -30,6 +29,22 @@ from typing import Any, Final
 import numpy as np
 from numpy.typing import NDArray
 
+from server.content.checks import (
+    KEY_RE,
+    REQUIRED,
+    Check,
+    Invalid,
+    Where,
+    boolean,
+    check_fields,
+    choice,
+    integer,
+    list_of,
+    read_toml,
+    record_ident,
+    require_top_level,
+    text,
+)
 from server.content.schema import (
     DAMAGE_TYPES,
     ITEM_CATEGORIES,
@@ -215,159 +230,69 @@ class DamageTypes:
         return self.types[self.index[key]]
 
 
-# --- value checks: each returns the converted value or raises _Invalid --------------
+# --- value checks: each returns the converted value or raises Invalid ----------------
 
-_Check = Callable[[Any], Any]
-_REQUIRED: Final = object()
 _FRACTION_RE: Final = re.compile(r"[+-]?[0-9]+(?:/[0-9]+)?")
-_KEY_RE: Final = re.compile(r"[a-z][a-z0-9_]*")
 _GF_RE: Final = re.compile(r"GF_[A-Z_]+")
 _TERRAIN_NAMES: Final = tuple(t.name.lower() for t in Terrain)
 _EFFECT_NAMES: Final = tuple(e.name.lower() for e in SideEffect)
 
 
-class _Invalid(Exception):
-    """A value failed its check; ``path`` locates it inside the field (``[2].take``)."""
-
-    def __init__(self, message: str, path: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.path = path
-
-    def under(self, name: str) -> _Invalid:
-        """The same failure seen from the enclosing field ``name``."""
-        if not self.path:
-            return _Invalid(self.message, name)
-        sep = "" if self.path.startswith("[") else "."
-        return _Invalid(self.message, f"{name}{sep}{self.path}")
-
-
-def _int(lo: int, hi: int | None = None) -> _Check:
-    want = f"an int in {lo}..{hi}" if hi is not None else f"an int >= {lo}"
-
-    def check(value: Any) -> int:
-        if type(value) is not int or value < lo or (hi is not None and value > hi):
-            raise _Invalid(f"must be {want}, got {value!r}")
-        return value
-
-    return check
-
-
-def _bool(value: Any) -> bool:
-    if type(value) is not bool:
-        raise _Invalid(f"must be true or false, got {value!r}")
-    return value
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _Invalid(f"must be a non-empty string, got {value!r}")
-    return value
-
-
-def _fraction(lo: Fraction, hi: Fraction, *, open_lo: bool = False) -> _Check:
+def _fraction(lo: Fraction, hi: Fraction, *, open_lo: bool = False) -> Check:
+    """A fraction string ``"n/d"`` (or ``"n"``) in ``[lo, hi]`` (``(lo, hi]`` if ``open_lo``)."""
     want = f'a fraction string "n/d" in {"(" if open_lo else "["}{lo}, {hi}]'
 
     def check(value: Any) -> Fraction:
         if not isinstance(value, str) or not _FRACTION_RE.fullmatch(value):
-            raise _Invalid(f"must be {want}, got {value!r}")
+            raise Invalid(f"must be {want}, got {value!r}")
         if "/" in value and int(value.split("/")[1]) == 0:
-            raise _Invalid(f"must be {want} with a non-zero denominator, got {value!r}")
+            raise Invalid(f"must be {want} with a non-zero denominator, got {value!r}")
         result = Fraction(value)
         if result < lo or result > hi or (open_lo and result == lo):
-            raise _Invalid(f"must be {want}, got {value!r}")
+            raise Invalid(f"must be {want}, got {value!r}")
         return result
 
     return check
 
 
-def _choice(options: tuple[str, ...], what: str) -> _Check:
-    def check(value: Any) -> str:
-        if not isinstance(value, str) or value not in options:
-            raise _Invalid(f"must be a {what} ({', '.join(options)}), got {value!r}")
-        return value
-
-    return check
-
-
-def _list(item: _Check, *, unique: bool = False, nonempty: bool = False) -> _Check:
-    def check(value: Any) -> tuple[Any, ...]:
-        if not isinstance(value, list):
-            raise _Invalid(f"must be a list, got {value!r}")
-        if nonempty and not value:
-            raise _Invalid("must not be empty")
-        out = []
-        for number, raw in enumerate(value, start=1):
-            try:
-                out.append(item(raw))
-            except _Invalid as exc:
-                raise exc.under(f"[{number}]") from None
-        if unique and len(set(out)) != len(out):
-            raise _Invalid(f"lists an entry twice: {value!r}")
-        return tuple(out)
-
-    return check
-
-
-def _fields(raw: Any, spec: dict[str, tuple[_Check, Any]]) -> dict[str, Any]:
-    """Check a table against ``spec`` (name -> (check, default or _REQUIRED))."""
-    if not isinstance(raw, dict):
-        raise _Invalid(f"must be a table, got {raw!r}")
-    for name in raw:
-        if name not in spec:
-            raise _Invalid(f"unknown field (allowed: {', '.join(spec)})", name)
-    out: dict[str, Any] = {}
-    for name, (check, default) in spec.items():
-        if name not in raw:
-            if default is _REQUIRED:
-                raise _Invalid("missing required field", name)
-            out[name] = default
-            continue
-        try:
-            out[name] = check(raw[name])
-        except _Invalid as exc:
-            raise exc.under(name) from None
-    return out
-
-
-_DAMAGE_TYPE = _choice(DAMAGE_TYPES, "damage type")
-_TERRAIN = _choice(_TERRAIN_NAMES, "terrain")
+_DAMAGE_TYPE = choice(DAMAGE_TYPES, "damage type")
+_TERRAIN = choice(_TERRAIN_NAMES, "terrain")
 _ANY_FRACTION = _fraction(Fraction(-1), Fraction(1))
 _PROBABILITY = _fraction(Fraction(0), Fraction(1))
 
 
 def _gf(value: Any) -> str:
     if not isinstance(value, str) or not _GF_RE.fullmatch(value):
-        raise _Invalid(f"must be a GF_ name (GF_[A-Z_]+), got {value!r}")
+        raise Invalid(f"must be a GF_ name (GF_[A-Z_]+), got {value!r}")
     return value
 
 
 def _resist_row(value: Any) -> ResistRow:
-    raw = _fields(value, {
-        "level": (_int(RESIST_MIN, RESIST_MAX), 0),
-        "flag": (_choice(MONSTER_FLAGS, "monster flag"), ""),
-        "take": (_list(_fraction(Fraction(0), Fraction(10)), nonempty=True), _REQUIRED),
+    raw = check_fields(value, {
+        "level": (integer(RESIST_MIN, RESIST_MAX), 0),
+        "flag": (choice(MONSTER_FLAGS, "monster flag"), ""),
+        "take": (list_of(_fraction(Fraction(0), Fraction(10)), nonempty=True), REQUIRED),
     })  # fmt: skip
     if (raw["level"] == 0) == (raw["flag"] == ""):
-        raise _Invalid("a row needs exactly one of a non-zero 'level' or a 'flag'", "level")
+        raise Invalid("a row needs exactly one of a non-zero 'level' or a 'flag'", "level")
     return ResistRow(**raw)
 
 
 def _side_effect(value: Any) -> SideEffectDef:
-    raw = _fields(value, {
-        "effect": (_choice(_EFFECT_NAMES, "side effect"), _REQUIRED),
-        "chance": (_fraction(Fraction(0), Fraction(1), open_lo=True), _REQUIRED),
-        "above": (_int(0), _REQUIRED),
-        "base": (_int(0), _REQUIRED),
-        "divisor": (_int(0), _REQUIRED),
-        "cap": (_int(0), _REQUIRED),
-        "cap_above": (_int(0), _REQUIRED),
-        "roll": (_choice(("fixed", "uniform"), "roll"), _REQUIRED),
-        "unless_resisted": (_bool, _REQUIRED),
-        "save": (_choice(("none", "level", "polymorph"), "save"), _REQUIRED),
+    raw = check_fields(value, {
+        "effect": (choice(_EFFECT_NAMES, "side effect"), REQUIRED),
+        "chance": (_fraction(Fraction(0), Fraction(1), open_lo=True), REQUIRED),
+        "above": (integer(0), REQUIRED),
+        "base": (integer(0), REQUIRED),
+        "divisor": (integer(0), REQUIRED),
+        "cap": (integer(0), REQUIRED),
+        "cap_above": (integer(0), REQUIRED),
+        "roll": (choice(("fixed", "uniform"), "roll"), REQUIRED),
+        "unless_resisted": (boolean, REQUIRED),
+        "save": (choice(("none", "level", "polymorph"), "save"), REQUIRED),
     })  # fmt: skip
     if raw["base"] == 0 and raw["divisor"] == 0:
-        raise _Invalid("base and divisor are both 0, so the amount is always 0", "base")
+        raise Invalid("base and divisor are both 0, so the amount is always 0", "base")
     raw["effect"] = SideEffect[raw["effect"].upper()]
     raw["roll"] = AmountRoll[raw["roll"].upper()]
     raw["save"] = Save[raw["save"].upper()]
@@ -375,17 +300,17 @@ def _side_effect(value: Any) -> SideEffectDef:
 
 
 def _terrain_effect(value: Any) -> TerrainEffectDef:
-    raw = _fields(value, {
-        "from": (_TERRAIN, _REQUIRED),
-        "to": (_list(_TERRAIN, nonempty=True), _REQUIRED),
-        "above": (_int(0), _REQUIRED),
-        "low": (_int(0), _REQUIRED),
-        "high": (_int(0), _REQUIRED),
-        "high_per_water": (_int(0), _REQUIRED),
-        "shift_per_water": (_int(-10_000, 10_000), _REQUIRED),
+    raw = check_fields(value, {
+        "from": (_TERRAIN, REQUIRED),
+        "to": (list_of(_TERRAIN, nonempty=True), REQUIRED),
+        "above": (integer(0), REQUIRED),
+        "low": (integer(0), REQUIRED),
+        "high": (integer(0), REQUIRED),
+        "high_per_water": (integer(0), REQUIRED),
+        "shift_per_water": (integer(-10_000, 10_000), REQUIRED),
     })  # fmt: skip
     if raw["high"] < raw["low"]:
-        raise _Invalid(f"must be >= low ({raw['low']}), got {raw['high']}", "high")
+        raise Invalid(f"must be >= low ({raw['low']}), got {raw['high']}", "high")
     return TerrainEffectDef(
         source=Terrain[raw.pop("from").upper()],
         to=tuple(Terrain[t.upper()] for t in raw.pop("to")),
@@ -393,15 +318,15 @@ def _terrain_effect(value: Any) -> TerrainEffectDef:
     )
 
 
-def _floor_rule(haters: Mapping[str, tuple[str, ...]]) -> _Check:
+def _floor_rule(haters: Mapping[str, tuple[str, ...]]) -> Check:
     def check(value: Any) -> FloorItemRule:
-        raw = _fields(value, {
-            "haters": (_choice(tuple(haters), "[haters] name"), _REQUIRED),
-            "threshold": (_int(0), _REQUIRED),
-            "ignore": (_bool, _REQUIRED),
+        raw = check_fields(value, {
+            "haters": (choice(tuple(haters), "[haters] name"), REQUIRED),
+            "threshold": (integer(0), REQUIRED),
+            "ignore": (boolean, REQUIRED),
         })  # fmt: skip
         if raw["ignore"] and raw["haters"] not in DAMAGE_TYPES:
-            raise _Invalid(f"no ignore flag for {raw['haters']!r} (not a damage type)", "ignore")
+            raise Invalid(f"no ignore flag for {raw['haters']!r} (not a damage type)", "ignore")
         return FloorItemRule(categories=haters[raw["haters"]], **raw)
 
     return check
@@ -414,45 +339,45 @@ def _check_chain(rows: tuple[ResistRow, ...]) -> None:
     for number, row in enumerate(rows, start=1):
         if row.flag:
             if row.flag in flags:
-                raise _Invalid(f"flag {row.flag!r} already has a row", f"[{number}].flag")
+                raise Invalid(f"flag {row.flag!r} already has a row", f"[{number}].flag")
             flags.add(row.flag)
         elif row.level > 0:
             if row.level >= last_pos:
-                raise _Invalid(
+                raise Invalid(
                     f"level {row.level} is hidden by an earlier row", f"[{number}].level"
                 )
             last_pos = row.level
         else:
             if row.level <= last_neg:
-                raise _Invalid(
+                raise Invalid(
                     f"level {row.level} is hidden by an earlier row", f"[{number}].level"
                 )
             last_neg = row.level
 
 
 def _damage_type(haters: Mapping[str, tuple[str, ...]], value: Any) -> DamageTypeDef:
-    raw = _fields(value, {
-        "key": (_DAMAGE_TYPE, _REQUIRED),
-        "name": (_text, _REQUIRED),
-        "gf": (_list(_gf, unique=True, nonempty=True), _REQUIRED),
-        "terrain": (_choice(("full", "half", "none"), "terrain share"), _REQUIRED),
-        "deals_damage": (_bool, _REQUIRED),
-        "implied_by": (_list(_DAMAGE_TYPE, unique=True), ()),
-        "resist": (_list(_resist_row), ()),
-        "side_effects": (_list(_side_effect), ()),
-        "terrain_effects": (_list(_terrain_effect), ()),
-        "floor_items": (_list(_floor_rule(haters)), ()),
+    raw = check_fields(value, {
+        "key": (_DAMAGE_TYPE, REQUIRED),
+        "name": (text, REQUIRED),
+        "gf": (list_of(_gf, unique=True, nonempty=True), REQUIRED),
+        "terrain": (choice(("full", "half", "none"), "terrain share"), REQUIRED),
+        "deals_damage": (boolean, REQUIRED),
+        "implied_by": (list_of(_DAMAGE_TYPE, unique=True), ()),
+        "resist": (list_of(_resist_row), ()),
+        "side_effects": (list_of(_side_effect), ()),
+        "terrain_effects": (list_of(_terrain_effect), ()),
+        "floor_items": (list_of(_floor_rule(haters)), ()),
     })  # fmt: skip
     try:
         _check_chain(raw["resist"])
-    except _Invalid as exc:
+    except Invalid as exc:
         raise exc.under("resist") from None
     if raw["key"] in raw["implied_by"]:
-        raise _Invalid("a damage type cannot imply itself", "implied_by")
+        raise Invalid("a damage type cannot imply itself", "implied_by")
     sources = [fx.source for fx in raw["terrain_effects"]]
     for number, source in enumerate(sources, start=1):
         if source in sources[: number - 1]:
-            raise _Invalid(
+            raise Invalid(
                 f"second row from {source.name.lower()!r}", f"terrain_effects[{number}].from"
             )
     raw["terrain"] = TerrainShare[raw["terrain"].upper()]
@@ -464,11 +389,6 @@ def _damage_type(haters: Mapping[str, tuple[str, ...]], value: Any) -> DamageTyp
 _TOP: Final = ("status", "haters", "terrain", "damage_type")
 
 
-def _fail(file: str, where: str, exc: _Invalid) -> ContentError:
-    field = f"field {exc.path!r}: " if exc.path else ""
-    return ContentError(f"{file}: {where}: {field}{exc.message}")
-
-
 def _records(file: str, data: dict[str, Any], kind: str) -> list[Any]:
     records = data[kind]
     if not isinstance(records, list) or not records:
@@ -476,63 +396,58 @@ def _records(file: str, data: dict[str, Any], kind: str) -> list[Any]:
     return records
 
 
-def _ident(raw: Any, number: int) -> str:
-    key = raw.get("key") if isinstance(raw, dict) else None
-    return repr(key) if isinstance(key, str) and _KEY_RE.fullmatch(key) else f"#{number}"
-
-
 def _flag_immune(value: Any) -> Mapping[str, SideEffect]:
     if not isinstance(value, dict):
-        raise _Invalid(f"must be a table of monster flag = side effect, got {value!r}")
+        raise Invalid(f"must be a table of monster flag = side effect, got {value!r}")
     out: dict[str, SideEffect] = {}
     for flag, effect in value.items():
         try:
-            _choice(MONSTER_FLAGS, "monster flag")(flag)
-            out[flag] = SideEffect[_choice(_EFFECT_NAMES, "side effect")(effect).upper()]
-        except _Invalid as exc:
+            choice(MONSTER_FLAGS, "monster flag")(flag)
+            out[flag] = SideEffect[choice(_EFFECT_NAMES, "side effect")(effect).upper()]
+        except Invalid as exc:
             raise exc.under(flag) from None
     return MappingProxyType(out)
 
 
 def _load_status(file: str, raw: Any) -> StatusRules:
     try:
-        return StatusRules(**_fields(raw, {
-            "max_turns": (_int(1), _REQUIRED),
-            "restack": (_PROBABILITY, _REQUIRED),
-            "stun_immune": (_list(_DAMAGE_TYPE, unique=True), _REQUIRED),
-            "confusion_immune": (_list(_DAMAGE_TYPE, unique=True), _REQUIRED),
-            "flag_immune": (_flag_immune, _REQUIRED),
-            "save_bonus": (_int(0), _REQUIRED),
-            "save_bonus_unique": (_int(0), _REQUIRED),
-            "polymorph_die": (_int(1), _REQUIRED),
+        return StatusRules(**check_fields(raw, {
+            "max_turns": (integer(1), REQUIRED),
+            "restack": (_PROBABILITY, REQUIRED),
+            "stun_immune": (list_of(_DAMAGE_TYPE, unique=True), REQUIRED),
+            "confusion_immune": (list_of(_DAMAGE_TYPE, unique=True), REQUIRED),
+            "flag_immune": (_flag_immune, REQUIRED),
+            "save_bonus": (integer(0), REQUIRED),
+            "save_bonus_unique": (integer(0), REQUIRED),
+            "polymorph_die": (integer(1), REQUIRED),
         }))  # fmt: skip
-    except _Invalid as exc:
-        raise _fail(file, "status", exc) from None
+    except Invalid as exc:
+        raise Where(file, "status").reject(exc) from None
 
 
 def _load_haters(file: str, raw: Any) -> Mapping[str, tuple[str, ...]]:
     if not isinstance(raw, dict):
         raise ContentError(f"{file}: haters: must be a table, got {raw!r}")
-    check = _list(_choice(ITEM_CATEGORIES, "item category"), unique=True)
+    check = list_of(choice(ITEM_CATEGORIES, "item category"), unique=True)
     out: dict[str, tuple[str, ...]] = {}
     for name, categories in raw.items():
         try:
-            if not _KEY_RE.fullmatch(name):
-                raise _Invalid(f"must be a lower-case identifier, got {name!r}")
+            if not KEY_RE.fullmatch(name):
+                raise Invalid(f"must be a lower-case identifier, got {name!r}")
             out[name] = check(categories)
-        except _Invalid as exc:
-            raise _fail(file, "haters", exc.under(name)) from None
+        except Invalid as exc:
+            raise Where(file, "haters").reject(exc.under(name)) from None
     return MappingProxyType(out)
 
 
 def _adjust_table(value: Any) -> Mapping[str, Fraction]:
     if not isinstance(value, dict):
-        raise _Invalid(f"must be a table of damage type = fraction, got {value!r}")
+        raise Invalid(f"must be a table of damage type = fraction, got {value!r}")
     out: dict[str, Fraction] = {}
     for name, raw in value.items():
         try:
             out[_DAMAGE_TYPE(name)] = _ANY_FRACTION(raw)
-        except _Invalid as exc:
+        except Invalid as exc:
             raise exc.under(name) from None
     return MappingProxyType(out)
 
@@ -540,19 +455,19 @@ def _adjust_table(value: Any) -> Mapping[str, Fraction]:
 def _load_terrain(file: str, records: list[Any]) -> tuple[TerrainAdjustDef, ...]:
     found: dict[Terrain, TerrainAdjustDef] = {}
     for number, raw in enumerate(records, start=1):
-        where = f"terrain {_ident(raw, number)}"
+        where = Where(file, "terrain", record_ident(raw, number))
         try:
-            fields = _fields(raw, {
-                "key": (_TERRAIN, _REQUIRED),
-                "dodge": (_PROBABILITY, _REQUIRED),
-                "all": (_ANY_FRACTION, _REQUIRED),
-                "adjust": (_adjust_table, _REQUIRED),
+            fields = check_fields(raw, {
+                "key": (_TERRAIN, REQUIRED),
+                "dodge": (_PROBABILITY, REQUIRED),
+                "all": (_ANY_FRACTION, REQUIRED),
+                "adjust": (_adjust_table, REQUIRED),
             })  # fmt: skip
-        except _Invalid as exc:
-            raise _fail(file, where, exc) from None
+        except Invalid as exc:
+            raise where.reject(exc) from None
         terrain = Terrain[fields.pop("key").upper()]
         if terrain in found:
-            raise _fail(file, where, _Invalid("duplicate terrain record", "key"))
+            raise where.fail("key", "duplicate terrain record")
         found[terrain] = TerrainAdjustDef(terrain=terrain, **fields)
     none: Mapping[str, Fraction] = MappingProxyType({})
     return tuple(found.get(t, TerrainAdjustDef(t, Fraction(0), Fraction(0), none)) for t in Terrain)
@@ -564,22 +479,23 @@ def _load_types(
     out: list[DamageTypeDef] = []
     first: dict[str, int] = {}
     for number, raw in enumerate(records, start=1):
-        where = f"damage_type {_ident(raw, number)}"
+        where = Where(file, "damage_type", record_ident(raw, number))
         try:
             record = _damage_type(haters, raw)
-        except _Invalid as exc:
-            raise _fail(file, where, exc) from None
+        except Invalid as exc:
+            raise where.reject(exc) from None
         if record.key in first:
-            raise _fail(file, where, _Invalid(
-                f"duplicate key {record.key!r} (first used by record #{first[record.key]})", "key"
-            ))  # fmt: skip
+            raise where.fail(
+                "key", f"duplicate key {record.key!r} (first used by record #{first[record.key]})"
+            )
         first[record.key] = number
         expected = DAMAGE_TYPES[number - 1] if number <= N_DAMAGE_TYPES else None
         if record.key != expected:
-            raise _fail(file, where, _Invalid(
+            raise where.fail(
+                "key",
                 f"record #{number} must be {expected!r} (one record per damage type, "
-                "in DAMAGE_TYPES order)", "key",
-            ))  # fmt: skip
+                "in DAMAGE_TYPES order)",
+            )
         out.append(record)
     if len(out) < N_DAMAGE_TYPES:
         missing = ", ".join(DAMAGE_TYPES[len(out) :])
@@ -611,21 +527,8 @@ def load_damage_types(path: Path | None = None) -> DamageTypes:
     """
     path = DAMAGE_FILE if path is None else path
     file = path.name
-    try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ContentError(f"{file}: cannot read: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ContentError(f"{file}: invalid TOML: {exc}") from exc
-    for name in data:
-        if name not in _TOP:
-            raise ContentError(
-                f"{file}: unknown top-level key {name!r} (allowed: {', '.join(_TOP)})"
-            )
-    for name in _TOP:
-        if name not in data:
-            raise ContentError(f"{file}: missing top-level table {name!r}")
+    data = read_toml(path, file)
+    require_top_level(file, data, _TOP, "table")
     status = _load_status(file, data["status"])
     haters = _load_haters(file, data["haters"])
     terrain = _load_terrain(file, _records(file, data, "terrain"))

@@ -25,20 +25,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from server.content.loader import (
-    _REQUIRED,
-    DATA_DIR,
-    _bool,
-    _choice,
-    _float,
-    _int,
-    _Invalid,
-    _key,
-    _load_file,
-    _Spec,
-    _text,
-    _Where,
+from server.content.checks import (
+    REQUIRED,
+    Check,
+    Invalid,
+    Spec,
+    Where,
+    boolean,
+    choice,
+    identifier,
+    integer,
+    load_records,
+    real,
+    text,
 )
+from server.content.loader import DATA_DIR
 from server.content.schema import DAMAGE_TYPES
 
 __all__ = [
@@ -206,61 +207,62 @@ class SpellData:
 # --- field checks ---------------------------------------------------------------------
 
 
-def _dice(value: Any) -> int | None:
-    if value == "level":
-        return None
-    if type(value) is not int or not 0 <= value <= 100:
-        raise _Invalid(f'must be an int in 0..100 or "level", got {value!r}')
-    return value
+def _int_or_word(hi: int, word: str) -> Check:
+    """An int in ``0..hi``, or ``word`` (returned as None)."""
+
+    def check(value: Any) -> int | None:
+        if value == word:
+            return None
+        if type(value) is not int or not 0 <= value <= hi:
+            raise Invalid(f'must be an int in 0..{hi} or "{word}", got {value!r}')
+        return value
+
+    return check
 
 
-def _range(value: Any) -> int | None:
-    if value == "unlimited":
-        return None
-    if type(value) is not int or not 0 <= value <= _MAX_RANGE:
-        raise _Invalid(f'must be an int in 0..{_MAX_RANGE} or "unlimited", got {value!r}')
-    return value
+_dice = _int_or_word(100, "level")
+_range = _int_or_word(_MAX_RANGE, "unlimited")
 
 
-_SPELL_SPEC: Final[_Spec] = {
-    "key": (_key, _REQUIRED),
-    "name": (_text, _REQUIRED),
-    "level": (_int(1, MAX_SPELL_LEVEL), _REQUIRED),
-    "school": (_choice(SCHOOLS, "school"), _REQUIRED),
-    "effect": (_choice(EFFECTS, "effect"), _REQUIRED),
-    "damage_type": (_choice(("none", *DAMAGE_TYPES), "damage type"), _REQUIRED),
-    "status": (_choice(SPELL_STATUSES, "status"), "none"),
+_SPELL_SPEC: Final[Spec] = {
+    "key": (identifier, REQUIRED),
+    "name": (text, REQUIRED),
+    "level": (integer(1, MAX_SPELL_LEVEL), REQUIRED),
+    "school": (choice(SCHOOLS, "school"), REQUIRED),
+    "effect": (choice(EFFECTS, "effect"), REQUIRED),
+    "damage_type": (choice(("none", *DAMAGE_TYPES), "damage type"), REQUIRED),
+    "status": (choice(SPELL_STATUSES, "status"), "none"),
     "dice": (_dice, 0),
-    "power": (_int(0, _MAX_POWER), _REQUIRED),
-    "range": (_range, _REQUIRED),
-    "range_min": (_int(0, _MAX_RANGE), None),
-    "radius": (_int(0, 50), 0),
-    "attenuation": (_float(0.0, 10.0), 0.0),
-    "spread": (_int(0, 50), 0),
-    "chain": (_int(0, 50), 0),
-    "emergency": (_bool, _REQUIRED),
-    "targeting": (_choice(TARGETING, "targeting"), _REQUIRED),
-    "upgrade": (_choice(UPGRADE_RULES, "upgrade rule"), _REQUIRED),
+    "power": (integer(0, _MAX_POWER), REQUIRED),
+    "range": (_range, REQUIRED),
+    "range_min": (integer(0, _MAX_RANGE), None),
+    "radius": (integer(0, 50), 0),
+    "attenuation": (real(0.0, 10.0), 0.0),
+    "spread": (integer(0, 50), 0),
+    "chain": (integer(0, 50), 0),
+    "emergency": (boolean, REQUIRED),
+    "targeting": (choice(TARGETING, "targeting"), REQUIRED),
+    "upgrade": (choice(UPGRADE_RULES, "upgrade rule"), REQUIRED),
 }
 
-_ROLE_SPEC: Final[_Spec] = {
-    "key": (_key, _REQUIRED),
-    "name": (_text, _REQUIRED),
-    "base": (_int(0, 20), _REQUIRED),
-    "emergency": (_int(-10, 10), _REQUIRED),
-    "shield": (_int(0, 10), _REQUIRED),
-    "suit": (_int(0, 30), _REQUIRED),
-    "stat": (_choice(CASTING_STATS, "casting stat"), _REQUIRED),
-    "special_spell": (_text, _REQUIRED),
-    "special_key": (_key, ""),
-    "special_bonus": (_int(-10, 0), _REQUIRED),
+_ROLE_SPEC: Final[Spec] = {
+    "key": (identifier, REQUIRED),
+    "name": (text, REQUIRED),
+    "base": (integer(0, 20), REQUIRED),
+    "emergency": (integer(-10, 10), REQUIRED),
+    "shield": (integer(0, 10), REQUIRED),
+    "suit": (integer(0, 30), REQUIRED),
+    "stat": (choice(CASTING_STATS, "casting stat"), REQUIRED),
+    "special_spell": (text, REQUIRED),
+    "special_key": (identifier, ""),
+    "special_bonus": (integer(-10, 0), REQUIRED),
 }
 
 
 # --- cross-field checks ---------------------------------------------------------------
 
 
-def _check_parameters(where: _Where, spell: SpellDef) -> None:
+def _check_parameters(where: Where, spell: SpellDef) -> None:
     """Each numeric parameter the effect uses is > 0; every other one is 0."""
     uses, _ = EFFECT_PARAMETERS[spell.effect]
     for name in _NUMERIC:
@@ -275,7 +277,7 @@ def _check_parameters(where: _Where, spell: SpellDef) -> None:
             )
 
 
-def _check_kind(where: _Where, spell: SpellDef) -> None:
+def _check_kind(where: Where, spell: SpellDef) -> None:
     """Damage type and status agree with the effect."""
     _, damaging = EFFECT_PARAMETERS[spell.effect]
     if damaging is True and spell.damage_type == "none":
@@ -292,7 +294,7 @@ def _check_kind(where: _Where, spell: SpellDef) -> None:
         raise where.fail("status", f'effect {spell.effect!r} takes no status; must be "none"')
 
 
-def _check_range(where: _Where, spell: SpellDef) -> SpellDef:
+def _check_range(where: Where, spell: SpellDef) -> SpellDef:
     """Range agrees with targeting; fill ``range_min`` (defaults to ``range``)."""
     if spell.targeting in ("self", "item"):
         if spell.range != 0:
@@ -316,10 +318,10 @@ def _check_range(where: _Where, spell: SpellDef) -> SpellDef:
 
 
 def _load_spell_file(path: Path) -> dict[str, SpellDef]:
-    records = _load_file(path, "spell", _SPELL_SPEC, SpellDef)
+    records = load_records(path, "spell", _SPELL_SPEC, SpellDef)
     out: dict[str, SpellDef] = {}
     for key, spell in records.items():
-        where = _Where(path.name, "spell", repr(key))
+        where = Where(path.name, "spell", repr(key))
         _check_parameters(where, spell)
         _check_kind(where, spell)
         out[key] = _check_range(where, spell)
@@ -327,9 +329,9 @@ def _load_spell_file(path: Path) -> dict[str, SpellDef]:
 
 
 def _load_role_file(path: Path, spells: Mapping[str, SpellDef]) -> dict[str, RoleDef]:
-    roles = _load_file(path, "role", _ROLE_SPEC, RoleDef)
+    roles = load_records(path, "role", _ROLE_SPEC, RoleDef)
     for key, role in roles.items():
-        where = _Where(path.name, "role", repr(key))
+        where = Where(path.name, "role", repr(key))
         if role.name.lower() != key:
             raise where.fail(
                 "name", f"must be the key capitalised (lower-case {key!r}), got {role.name!r}"

@@ -15,27 +15,29 @@ the freeze and spark spells, elemental shields, nourishment and hunger rating.
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, Final
 
-from server.content.loader import (
-    _KEY_RE,
-    _REQUIRED,
-    DATA_DIR,
-    _build,
-    _choice,
-    _float,
-    _int,
-    _Invalid,
-    _key,
-    _names,
-    _Spec,
-    _text,
-    _Where,
+from server.content.checks import (
+    REQUIRED,
+    Invalid,
+    Spec,
+    Where,
+    build_record,
+    choice,
+    identifier,
+    int_pair,
+    integer,
+    name_list,
+    read_toml,
+    real,
+    record_ident,
+    require_top_level,
+    text,
 )
+from server.content.loader import DATA_DIR
 from server.content.schema import DAMAGE_TYPES, ContentError
 
 __all__ = [
@@ -213,101 +215,97 @@ class StatusRules:
 # --- value checks ---------------------------------------------------------------------
 
 
-def _dice(value: Any) -> tuple[int, int]:
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not all(type(v) is int and v >= 0 for v in value)
-        or (value[0] == 0) != (value[1] == 0)
-    ):
-        raise _Invalid(f"must be [count, sides], two ints >= 0, both 0 or both > 0, got {value!r}")
-    return (value[0], value[1])
+_dice = int_pair(
+    "[count, sides], two ints >= 0, both 0 or both > 0",
+    lambda count, sides: count >= 0 and sides >= 0 and (count == 0) == (sides == 0),
+)
+"""``[count, sides]``: two ints >= 0, ``[0, 0]`` meaning no dice."""
 
 
 def _key_or_none(value: Any) -> str:
     if value == "":
         return ""
-    return str(_key(value))
+    return str(identifier(value))
 
 
 def _damage_type(value: Any) -> str:
     if value == "":
         return ""
     if not isinstance(value, str) or value not in DAMAGE_TYPES:
-        raise _Invalid(f'must be "" or a damage type ({", ".join(DAMAGE_TYPES)}), got {value!r}')
+        raise Invalid(f'must be "" or a damage type ({", ".join(DAMAGE_TYPES)}), got {value!r}')
     return value
 
 
-_STATUS_SPEC: Final[_Spec] = {
-    "key": (_key, _REQUIRED),
-    "name": (_text, _REQUIRED),
-    "stacking": (_choice(STACKING, "stacking rule"), _REQUIRED),
-    "max_rounds": (_int(1, 1000), _REQUIRED),
-    "default_magnitude": (_int(0), 0),
-    "max_magnitude": (_int(0), 0),
-    "magnitude_stacking": (_choice(MAGNITUDE_STACKING, "stacking rule"), "max"),
-    "damage_base": (_int(0), 0),
+_STATUS_SPEC: Final[Spec] = {
+    "key": (identifier, REQUIRED),
+    "name": (text, REQUIRED),
+    "stacking": (choice(STACKING, "stacking rule"), REQUIRED),
+    "max_rounds": (integer(1, 1000), REQUIRED),
+    "default_magnitude": (integer(0), 0),
+    "max_magnitude": (integer(0), 0),
+    "magnitude_stacking": (choice(MAGNITUDE_STACKING, "stacking rule"), "max"),
+    "damage_base": (integer(0), 0),
     "damage_dice": (_dice, (0, 0)),
     "damage_type": (_damage_type, ""),
-    "energy_drain": (_int(0), 0),
-    "delay_factor": (_float(0.0, strict_lo=True), 1.0),
-    "power_bonus": (_int(-100, 100), 0),
-    "defence_bonus": (_int(-100, 100), 0),
-    "accuracy_factor": (_float(0.0, strict_lo=True), 1.0),
-    "random_move_chance": (_float(0.0, 1.0), 0.0),
+    "energy_drain": (integer(0), 0),
+    "delay_factor": (real(0.0, strict_lo=True), 1.0),
+    "power_bonus": (integer(-100, 100), 0),
+    "defence_bonus": (integer(-100, 100), 0),
+    "accuracy_factor": (real(0.0, strict_lo=True), 1.0),
+    "random_move_chance": (real(0.0, 1.0), 0.0),
     "opposite": (_key_or_none, ""),
-    "replaces": (_names(None, "status", unique=True), ()),
+    "replaces": (name_list(None, "status", unique=True), ()),
     "shield_removes": (_key_or_none, ""),
     "retaliation_dice": (_dice, (0, 0)),
-    "flags": (_names(STATUS_FLAGS, "flag", unique=True), ()),
+    "flags": (name_list(STATUS_FLAGS, "flag", unique=True), ()),
 }
 
-_PROBABILITY = _float(0.0, 1.0)
+_PROBABILITY = real(0.0, 1.0)
 
-_REGENERATION_SPEC: Final[_Spec] = {
-    "health_ticks": (_int(1), _REQUIRED),
-    "energy_ticks": (_int(1), _REQUIRED),
-    "min_nourishment": (_int(0), _REQUIRED),
+_REGENERATION_SPEC: Final[Spec] = {
+    "health_ticks": (integer(1), REQUIRED),
+    "energy_ticks": (integer(1), REQUIRED),
+    "min_nourishment": (integer(0), REQUIRED),
 }
 
-_HUNGER_SPEC: Final[_Spec] = {
-    "full": (_int(1), _REQUIRED),
-    "start_nourishment": (_int(0), _REQUIRED),
-    "start_rating": (_int(0), _REQUIRED),
-    "interval_min": (_int(1), _REQUIRED),
-    "interval_max": (_int(1), _REQUIRED),
-    "base_amount": (_int(1), _REQUIRED),
-    "low_fraction": (_PROBABILITY, _REQUIRED),
-    "low_health_factor": (_int(1), _REQUIRED),
-    "low_energy_factor": (_int(1), _REQUIRED),
-    "status_factor": (_int(1), _REQUIRED),
-    "fatigue_max": (_int(0), _REQUIRED),
-    "drain_factor": (_int(1), _REQUIRED),
-    "warmth_divisor": (_int(1), _REQUIRED),
-    "modify_chance_monk": (_PROBABILITY, _REQUIRED),
-    "modify_chance_other": (_PROBABILITY, _REQUIRED),
-    "vegetarian_factor": (_float(0.0, strict_lo=True), _REQUIRED),
-    "meat_factor": (_float(0.0, strict_lo=True), _REQUIRED),
-    "meat_disease_max": (_int(0), _REQUIRED),
-    "starve_health": (_int(0), _REQUIRED),
-    "starve_energy": (_int(0), _REQUIRED),
-    "rest_threshold": (_int(0), _REQUIRED),
-    "rest_amount": (_int(0), _REQUIRED),
-    "avatar_death_rating": (_int(0), _REQUIRED),
+_HUNGER_SPEC: Final[Spec] = {
+    "full": (integer(1), REQUIRED),
+    "start_nourishment": (integer(0), REQUIRED),
+    "start_rating": (integer(0), REQUIRED),
+    "interval_min": (integer(1), REQUIRED),
+    "interval_max": (integer(1), REQUIRED),
+    "base_amount": (integer(1), REQUIRED),
+    "low_fraction": (_PROBABILITY, REQUIRED),
+    "low_health_factor": (integer(1), REQUIRED),
+    "low_energy_factor": (integer(1), REQUIRED),
+    "status_factor": (integer(1), REQUIRED),
+    "fatigue_max": (integer(0), REQUIRED),
+    "drain_factor": (integer(1), REQUIRED),
+    "warmth_divisor": (integer(1), REQUIRED),
+    "modify_chance_monk": (_PROBABILITY, REQUIRED),
+    "modify_chance_other": (_PROBABILITY, REQUIRED),
+    "vegetarian_factor": (real(0.0, strict_lo=True), REQUIRED),
+    "meat_factor": (real(0.0, strict_lo=True), REQUIRED),
+    "meat_disease_max": (integer(0), REQUIRED),
+    "starve_health": (integer(0), REQUIRED),
+    "starve_energy": (integer(0), REQUIRED),
+    "rest_threshold": (integer(0), REQUIRED),
+    "rest_amount": (integer(0), REQUIRED),
+    "avatar_death_rating": (integer(0), REQUIRED),
 }
 
-_FREEZE_SPEC: Final[_Spec] = {
-    "chance": (_PROBABILITY, _REQUIRED),
-    "max_rounds": (_int(1), _REQUIRED),
-    "exponent": (_int(1), _REQUIRED),
+_FREEZE_SPEC: Final[Spec] = {
+    "chance": (_PROBABILITY, REQUIRED),
+    "max_rounds": (integer(1), REQUIRED),
+    "exponent": (integer(1), REQUIRED),
 }
 
-_SPARK_SPEC: Final[_Spec] = {
-    "threshold": (_int(0), _REQUIRED),
-    "rounds_divisor": (_int(1), _REQUIRED),
+_SPARK_SPEC: Final[Spec] = {
+    "threshold": (integer(0), REQUIRED),
+    "rounds_divisor": (integer(1), REQUIRED),
 }
 
-_TABLES: Final[dict[str, _Spec]] = {
+_TABLES: Final[dict[str, Spec]] = {
     "regeneration": _REGENERATION_SPEC,
     "hunger": _HUNGER_SPEC,
     "freeze": _FREEZE_SPEC,
@@ -319,7 +317,7 @@ _TOP_LEVEL: Final = ("round_ticks", *_TABLES, "status")
 # --- record and file checks -----------------------------------------------------------
 
 
-def _check_status(where: _Where, record: StatusDef) -> None:
+def _check_status(where: Where, record: StatusDef) -> None:
     """Checks inside one ``[[status]]`` record."""
     if record.default_magnitude > record.max_magnitude:
         raise where.fail(
@@ -339,7 +337,7 @@ def _check_status(where: _Where, record: StatusDef) -> None:
 def _check_references(records: dict[str, StatusDef]) -> None:
     """Cross-record checks: every named status exists; ``opposite`` is symmetric."""
     for key, record in records.items():
-        where = _Where(FILE_NAME, "status", repr(key))
+        where = Where(FILE_NAME, "status", repr(key))
         for field, names in (
             ("opposite", (record.opposite,) if record.opposite else ()),
             ("replaces", record.replaces),
@@ -363,10 +361,8 @@ def _load_status_records(raw: Any) -> tuple[StatusDef, ...]:
         raise ContentError(f"{FILE_NAME}: 'status' must hold [[status]] tables")
     records: dict[str, StatusDef] = {}
     for index, entry in enumerate(raw, start=1):
-        key = entry.get("key")
-        valid = isinstance(key, str) and _KEY_RE.fullmatch(key) is not None
-        where = _Where(FILE_NAME, "status", repr(key) if valid else f"#{index}")
-        record: StatusDef = _build(where, entry, _STATUS_SPEC, StatusDef)
+        where = Where(FILE_NAME, "status", record_ident(entry, index))
+        record: StatusDef = build_record(where, entry, _STATUS_SPEC, StatusDef)
         if record.key in records:
             raise where.fail("key", f"duplicate key {record.key!r}")
         if index > len(StatusKind):
@@ -395,31 +391,24 @@ def _load_table(data: dict[str, Any], name: str, cls: Any) -> Any:
     raw = data[name]
     if not isinstance(raw, dict):
         raise ContentError(f"{FILE_NAME}: [{name}] must be a table, got {raw!r}")
-    return _build(_Where(FILE_NAME, "table", f"[{name}]"), raw, _TABLES[name], cls)
+    return build_record(Where(FILE_NAME, "table", f"[{name}]"), raw, _TABLES[name], cls)
 
 
 def _parse(data: dict[str, Any]) -> StatusRules:
-    for name in data:
-        if name not in _TOP_LEVEL:
-            raise ContentError(
-                f"{FILE_NAME}: unknown top-level key {name!r} (allowed: {', '.join(_TOP_LEVEL)})"
-            )
-    for name in _TOP_LEVEL:
-        if name not in data:
-            raise ContentError(f"{FILE_NAME}: missing top-level key {name!r}")
+    require_top_level(FILE_NAME, data, _TOP_LEVEL, "key")
     try:
-        round_ticks = _int(1, 20)(data["round_ticks"])
-    except _Invalid as exc:
+        round_ticks = integer(1, 20)(data["round_ticks"])
+    except Invalid as exc:
         raise ContentError(f"{FILE_NAME}: field 'round_ticks': {exc.message}") from None
     regeneration: RegenerationRules = _load_table(data, "regeneration", RegenerationRules)
     if regeneration.energy_ticks >= regeneration.health_ticks:
-        raise _Where(FILE_NAME, "table", "[regeneration]").fail(
+        raise Where(FILE_NAME, "table", "[regeneration]").fail(
             "energy_ticks",
             "must be < health_ticks (seed 001: energy regenerates faster than health), "
             f"got {regeneration.energy_ticks} >= {regeneration.health_ticks}",
         )
     hunger: HungerRules = _load_table(data, "hunger", HungerRules)
-    where = _Where(FILE_NAME, "table", "[hunger]")
+    where = Where(FILE_NAME, "table", "[hunger]")
     if hunger.interval_max < hunger.interval_min:
         raise where.fail(
             "interval_max",
@@ -454,15 +443,7 @@ def load_statuses(path: Path | None = None) -> StatusRules:
             documented at its top; the message names the file, the record or
             table, and the field.
     """
-    file = DATA_DIR / FILE_NAME if path is None else path
-    try:
-        with file.open("rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ContentError(f"{FILE_NAME}: cannot read: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ContentError(f"{FILE_NAME}: invalid TOML: {exc}") from exc
-    return _parse(data)
+    return _parse(read_toml(DATA_DIR / FILE_NAME if path is None else path, FILE_NAME))
 
 
 @functools.cache

@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from server.content import MONSTER_FLAGS, Content, MonsterDef, Terrain, default_content
+from server.content import MONSTER_FLAGS, Content, Terrain, default_content
 from server.content.statuses import StatusKind, default_statuses
 from server.sim import (
     casting,
+    fighting,
     harm,
     hunger,
     inventory,
@@ -42,7 +43,6 @@ from server.sim import (
 )
 from server.sim import damage as dmg
 from server.sim.actors import Actor, Mind, new_player, player_from_record, xp_for_level
-from server.sim.combat import AttackOutcome, Combatant, resolve_melee, roll_dice
 from server.sim.commands import (
     DIRECTIONS,
     Ascend,
@@ -68,13 +68,11 @@ from server.sim.commands import (
     Zap,
 )
 from server.sim.events import (
-    Attacked,
     Died,
     DoorChanged,
     Event,
     Fled,
     GainedXp,
-    Harmed,
     Joined,
     Left,
     LevelledUp,
@@ -91,19 +89,11 @@ from server.sim.levelgen import generate_level
 from server.sim.status import (
     StatusEffect,
     Statuses,
-    accuracy_factor,
     action_delay,
     can_act,
     can_melee,
     confused_direction,
-    defence_bonus,
-    elemental_shield,
-    power_bonus,
-    shield_damage_type,
-    shield_retaliation,
-    shield_touch,
 )
-from server.sim.throwing import thrown_enchant_roll
 
 COMMAND_QUEUE_LIMIT = 8
 """Commands that may wait per player; more are rejected with QUEUE_FULL."""
@@ -112,10 +102,6 @@ RESPAWN_TICKS = 30
 RESTOCK_TICKS = 300
 """Ticks between restocking attempts on a level that has players."""
 _MONSTER_FLAGS = frozenset(MONSTER_FLAGS)
-_TOUCHES: tuple[tuple[str, StatusKind | None, int], ...] = (
-    ("poison_touch", StatusKind.POISONED, 6), ("disease_touch", StatusKind.DISEASED, 6),
-    ("paralysing_touch", StatusKind.PARALYSED, 3), ("energy_drain", None, 6),
-)
 _FLIGHT_BLOCKERS = np.array([Terrain.ROCK, Terrain.WALL, Terrain.DOOR_CLOSED], dtype=np.uint8)
 DEFAULT_SIZE = (198, 66)
 """Width and height of generated levels, in cells: Angband's dungeon size, room
@@ -607,71 +593,8 @@ class World:
         return False
 
     def melee(self, attacker: Actor, defender: Actor, events: list[Event]) -> None:
-        """Resolve one melee attack (RULES.md: seed-002 hit test, seed-001 damage)."""
-        surprise = self.is_surprise(attacker, defender)
-        result = resolve_melee(
-            self.rng, _combatant(attacker), _combatant(defender), surprise=surprise,
-        )
-        attacker.en = max(0, attacker.en - result.energy_cost)
-        if result.outcome != AttackOutcome.MISS:
-            attacker.last_attack_tick = self.tick
-        damage = result.damage
-        hit = result.outcome != AttackOutcome.MISS
-        if hit and surprise and attacker.cls is not None:
-            bonus = self.content.classes[attacker.cls].sneak_attack
-            damage = int(damage * (1 + bonus))
-        mdef = self.content.monsters.get(attacker.kind)
-        if hit and mdef is not None and mdef.melee_type is not None:
-            damage = self.resist_adjusted(defender, damage, mdef.melee_type)
-        if hit and attacker.bonus.enchant is not None:
-            enchant_type = attacker.bonus.enchant
-            damage += thrown_enchant_roll(
-                self.rng, attacker.bonus.enchant_power or 2, cursed=False,
-                adjust=lambda amount: self.resist_adjusted(defender, amount, enchant_type),
-                blessed_vs_undead=attacker.bonus.blessed_weapon and "undead" in defender.flags,
-                victim_level=defender.level)
-        damage = max(0, min(damage, defender.hp))
-        defender.hp -= damage
-        events.append(Attacked(defender.depth, defender.x, defender.y, attacker.id, defender.id,
-                               result.outcome, damage, surprise))
-        if hit:
-            if damage > 0:
-                self.report_status(defender, defender.statuses.on_damaged(), events)
-            self._touch(attacker, defender, mdef, events)
-        self.after_harm(defender, attacker, events)
-        if hit and attacker.alive:
-            self._shield_burn(attacker, defender, events)
-
-    def _touch(self, attacker: Actor, defender: Actor, mdef: MonsterDef | None,
-               events: list[Event]) -> None:
-        """A monster's touch abilities on a hit (seed 001 special abilities):
-        poison 1d6 rounds, disease 1d6, paralysis 1d3, energy drain 1d6.
-        Draws: one dice roll per ability the attacker has, in this order."""
-        if mdef is None or not defender.alive:
-            return
-        for ability, kind, sides in _TOUCHES:
-            if ability in mdef.abilities:
-                amount = roll_dice(self.rng, 1, sides)
-                if kind is None:
-                    defender.en = max(0, defender.en - amount)
-                else:
-                    self.add_status(defender, kind, amount, events)
-
-    def _shield_burn(self, attacker: Actor, defender: Actor, events: list[Event]) -> None:
-        """An elemental shield hurts whoever hits its bearer in melee: 2d4 of its
-        element, adjusted for the attacker's resistance; a fire shield thaws a
-        frozen attacker, an ice shield douses a burning one (seed 001)."""
-        shield = elemental_shield(defender.statuses)
-        if shield is None:
-            return
-        self.report_status(attacker, shield_touch(attacker.statuses, shield), events)
-        raw = shield_retaliation(self.rng, shield)
-        dtype = shield_damage_type(shield)
-        amount = min(self.resist_adjusted(attacker, raw, dtype), attacker.hp)
-        attacker.hp -= amount
-        events.append(Harmed(attacker.depth, attacker.x, attacker.y, attacker.id, defender.id,
-                             dtype, amount, "shield"))
-        self.after_harm(attacker, defender, events)
+        """Resolve one melee attack (:func:`server.sim.fighting.melee`)."""
+        fighting.melee(self, attacker, defender, events)
 
     def after_harm(self, victim: Actor, source: Actor | None, events: list[Event]) -> None:
         """What follows damage to ``victim`` (its ``hp`` already lowered): a
@@ -877,21 +800,3 @@ class World:
         flat[1::3] = ys + y0
         flat[2::3] = window[fresh]
         return list(flat.tolist())
-
-
-MARTIAL_ARTS_POWER = 2
-"""Power added to an unarmed attack by the martial arts ability (Underhall's
-decision: seed 001 says only that it fights well unarmed)."""
-
-
-def _combatant(actor: Actor) -> Combatant:
-    sts = actor.statuses
-    unarmed = MARTIAL_ARTS_POWER if (
-        "martial_arts" in actor.abilities and "weapon" not in actor.equipment) else 0
-    return Combatant(
-        level=actor.level, accuracy=actor.eff_accuracy * accuracy_factor(sts),
-        dodge=actor.dodge, power=max(actor.eff_power + power_bonus(sts) + unarmed, 0),
-        defence=actor.eff_defence + defence_bonus(sts), energy=actor.en,
-        max_energy=actor.max_en, strength=actor.strength,
-        required_strength=actor.bonus.required_strength,
-    )

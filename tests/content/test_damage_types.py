@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import copy
-import json
 import re
-import tomllib
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -23,51 +21,14 @@ from server.content.damage import (
     default_damage_types,
     load_damage_types,
 )
+from tests.content.conftest import read_toml, record_of, toml_document
 
-# --- a tiny TOML writer for the file's shape ---------------------------------------
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    assert isinstance(v, dict)
-    return "{ " + ", ".join(f"{json.dumps(k)} = {_value(x)}" for k, x in v.items()) + " }"
-
-
-def _dump(data: dict[str, Any]) -> str:
-    out: list[str] = []
-    for name, body in data.items():
-        if isinstance(body, list) and body and all(isinstance(r, dict) for r in body):
-            for record in body:
-                out.append(f"[[{name}]]")
-                out.extend(f"{json.dumps(k)} = {_value(v)}" for k, v in record.items())
-        elif isinstance(body, dict):
-            out.append(f"[{name}]")
-            out.extend(f"{json.dumps(k)} = {_value(v)}" for k, v in body.items())
-        else:
-            out.append(f"{name} = {_value(body)}")
-    return "\n".join(out) + "\n"
-
-
-def _shipped() -> dict[str, Any]:
-    with DAMAGE_FILE.open("rb") as handle:
-        return tomllib.load(handle)
-
-
-def _record(data: dict[str, Any], key: str) -> dict[str, Any]:
-    found: dict[str, Any] = next(r for r in data["damage_type"] if r["key"] == key)
-    return found
+# --- writing a changed copy of the shipped file ------------------------------------
 
 
 def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
     path = tmp_path / "damage_types.toml"
-    path.write_text(_dump(data), encoding="utf-8")
+    path.write_text(toml_document(data), encoding="utf-8")
     return path
 
 
@@ -76,7 +37,7 @@ def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
 
 def test_round_trip_writer_loads_the_same_data(tmp_path: Path) -> None:
     shipped = load_damage_types()
-    again = load_damage_types(_write(tmp_path, _shipped()))
+    again = load_damage_types(_write(tmp_path, read_toml(DAMAGE_FILE)))
     assert again.types == shipped.types
     assert np.array_equal(again.terrain_adjust, shipped.terrain_adjust)
 
@@ -153,14 +114,14 @@ Mutation = Callable[[dict[str, Any]], None]
 
 def _set(key: str, field: str, value: Any) -> Mutation:
     def mutate(data: dict[str, Any]) -> None:
-        _record(data, key)[field] = value
+        record_of(data, "damage_type", key)[field] = value
 
     return mutate
 
 
 def _delete(key: str, field: str) -> Mutation:
     def mutate(data: dict[str, Any]) -> None:
-        del _record(data, key)[field]
+        del record_of(data, "damage_type", key)[field]
 
     return mutate
 
@@ -184,7 +145,7 @@ def _extra_record(data: dict[str, Any]) -> None:
 
 def _resist_take(key: str, row: int, take: list[Any]) -> Mutation:
     def mutate(data: dict[str, Any]) -> None:
-        _record(data, key)["resist"][row]["take"] = take
+        record_of(data, "damage_type", key)["resist"][row]["take"] = take
 
     return mutate
 
@@ -219,14 +180,14 @@ def _status(field: str, value: Any) -> Mutation:
 
 def _effect_field(key: str, field: str, value: Any) -> Mutation:
     def mutate(data: dict[str, Any]) -> None:
-        _record(data, key)["side_effects"][0][field] = value
+        record_of(data, "damage_type", key)["side_effects"][0][field] = value
 
     return mutate
 
 
 def _terrain_effect_field(key: str, row: int, field: str, value: Any) -> Mutation:
     def mutate(data: dict[str, Any]) -> None:
-        _record(data, key)["terrain_effects"][row][field] = value
+        record_of(data, "damage_type", key)["terrain_effects"][row][field] = value
 
     return mutate
 
@@ -340,7 +301,7 @@ BAD_FILES: list[tuple[str, Mutation, str]] = [
 def test_loader_rejects_bad_data_naming_file_record_field(
     tmp_path: Path, mutate: Mutation, message: str
 ) -> None:
-    data = _shipped()
+    data = read_toml(DAMAGE_FILE)
     mutate(data)
     path = _write(tmp_path, data)
     with pytest.raises(ContentError, match="^" + re.escape(_PREFIX + message)):
@@ -357,7 +318,7 @@ def test_loader_rejects_invalid_toml_and_missing_file(tmp_path: Path) -> None:
 
 
 def test_loader_reads_fractions_exactly(tmp_path: Path) -> None:
-    data = _shipped()
-    _record(data, "fire")["resist"][0]["take"] = ["+2/18"]
+    data = read_toml(DAMAGE_FILE)
+    record_of(data, "damage_type", "fire")["resist"][0]["take"] = ["+2/18"]
     loaded = load_damage_types(_write(tmp_path, data))
     assert loaded["fire"].resist[0].take == (Fraction(1, 9),)

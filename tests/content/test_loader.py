@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -25,31 +23,7 @@ from server.content import (
     default_content,
     load_content,
 )
-
-# --- a tiny TOML writer, so each bad file is built from a known-good record ----------
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and math.isnan(v):
-        return "nan"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    assert isinstance(v, dict)
-    return "{ " + ", ".join(f"{k} = {_value(x)}" for k, x in v.items()) + " }"
-
-
-def _toml(kind: str, records: list[dict[str, Any]]) -> str:
-    blocks = [
-        f"[[{kind}]]\n" + "".join(f"{k} = {_value(v)}\n" for k, v in r.items()) for r in records
-    ]
-    return "\n".join(blocks)
-
+from tests.content.conftest import toml_records
 
 RAT: dict[str, Any] = {
     "key": "rat", "name": "rat", "glyph": "r", "colour": "yellow", "level": 0,
@@ -110,7 +84,7 @@ def data_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "data"
     shutil.copytree(DATA_DIR, folder)
     for file, record in _BASE.items():
-        (folder / file).write_text(_toml(_KIND[file], [record]))
+        (folder / file).write_text(toml_records(_KIND[file], [record]))
     return folder
 
 
@@ -124,6 +98,13 @@ def _error(folder: Path) -> str:
     with pytest.raises(ContentError) as info:
         load_content(folder)
     return str(info.value)
+
+
+def _error_with(folder: Path, file: str, changes: dict[str, Any]) -> str:
+    """The error when ``file`` holds only its minimal record, with ``changes`` (see ``_with``)."""
+    record = _with(_BASE[file], **changes)
+    (folder / file).write_text(toml_records(_KIND[file], [record]))
+    return _error(folder)
 
 
 # --- the shipped data ----------------------------------------------------------------
@@ -322,7 +303,8 @@ def test_minimal_files_load_into_frozen_definitions(data_dir: Path) -> None:
 
 
 def test_optional_monster_fields_default_to_empty(data_dir: Path) -> None:
-    (data_dir / "monsters.toml").write_text(_toml("monster", [_with(RAT, flags=..., resist=...)]))
+    bare_rat = _with(RAT, flags=..., resist=...)
+    (data_dir / "monsters.toml").write_text(toml_records("monster", [bare_rat]))
     rat = load_content(data_dir).monsters["rat"]
     assert rat.flags == () and dict(rat.resist) == {}
 
@@ -330,7 +312,7 @@ def test_optional_monster_fields_default_to_empty(data_dir: Path) -> None:
 def test_records_keep_file_order(data_dir: Path) -> None:
     keys = ["zebra_rat", "aardvark", "mole"]
     records = [_with(RAT, key=k) for k in keys]
-    (data_dir / "monsters.toml").write_text(_toml("monster", records))
+    (data_dir / "monsters.toml").write_text(toml_records("monster", records))
     assert list(load_content(data_dir).monsters) == keys
 
 
@@ -393,37 +375,35 @@ BAD_RECORDS = [
 def test_bad_record_is_rejected_naming_file_record_and_field(
     data_dir: Path, file: str, changes: dict[str, Any], message: str
 ) -> None:
-    record = _with(_BASE[file], **changes)
-    (data_dir / file).write_text(_toml(_KIND[file], [record]))
-    assert message in _error(data_dir)
+    assert message in _error_with(data_dir, file, changes)
 
 
 def test_duplicate_record_key_is_rejected(data_dir: Path) -> None:
     records = [RAT, _with(RAT, key="mole"), _with(RAT, name="second rat")]
-    (data_dir / "monsters.toml").write_text(_toml("monster", records))
+    (data_dir / "monsters.toml").write_text(toml_records("monster", records))
     message = _error(data_dir)
     assert "monsters.toml: monster 'rat': field 'key': duplicate key 'rat'" in message
     assert "record #1" in message
 
 
 def test_duplicate_toml_key_in_a_record_is_rejected(data_dir: Path) -> None:
-    (data_dir / "monsters.toml").write_text(_toml("monster", [RAT]) + "speed = 4\n")
+    (data_dir / "monsters.toml").write_text(toml_records("monster", [RAT]) + "speed = 4\n")
     assert _error(data_dir).startswith("monsters.toml: invalid TOML")
 
 
 def test_bad_record_is_named_by_its_position_among_good_ones(data_dir: Path) -> None:
     records = [RAT, _with(RAT, key="mole"), _with(RAT, key="7up")]
-    (data_dir / "monsters.toml").write_text(_toml("monster", records))
+    (data_dir / "monsters.toml").write_text(toml_records("monster", records))
     assert "monsters.toml: monster #3: field 'key'" in _error(data_dir)
 
 
 def test_unknown_top_level_key_is_rejected(data_dir: Path) -> None:
-    (data_dir / "items.toml").write_text("version = 1\n" + _toml("item", [APPLE]))
+    (data_dir / "items.toml").write_text("version = 1\n" + toml_records("item", [APPLE]))
     assert "items.toml: unknown top-level key 'version'" in _error(data_dir)
 
 
 def test_wrong_table_name_and_empty_file_are_rejected(data_dir: Path) -> None:
-    (data_dir / "items.toml").write_text(_toml("items", [APPLE]))
+    (data_dir / "items.toml").write_text(toml_records("items", [APPLE]))
     assert "items.toml: unknown top-level key 'items'" in _error(data_dir)
     (data_dir / "items.toml").write_text("")
     assert "items.toml: has no [[item]] records" in _error(data_dir)
@@ -449,7 +429,7 @@ def _terrain_records() -> list[dict[str, Any]]:
 def test_terrain_out_of_enum_order_is_rejected(data_dir: Path) -> None:
     records = _terrain_records()
     records[2], records[3] = records[3], records[2]
-    (data_dir / "terrain.toml").write_text(_toml("terrain", records))
+    (data_dir / "terrain.toml").write_text(toml_records("terrain", records))
     message = _error(data_dir)
     assert "terrain.toml: terrain 'door_closed': field 'key'" in message
     assert "record #3 must be 'floor'" in message
@@ -457,24 +437,24 @@ def test_terrain_out_of_enum_order_is_rejected(data_dir: Path) -> None:
 
 def test_terrain_missing_or_extra_records_are_rejected(data_dir: Path) -> None:
     records = _terrain_records()
-    (data_dir / "terrain.toml").write_text(_toml("terrain", records[:-1]))
+    (data_dir / "terrain.toml").write_text(toml_records("terrain", records[:-1]))
     assert "terrain.toml: expected 13 [[terrain]] records" in _error(data_dir)
     assert "missing stairs_down" in _error(data_dir)
     extra = [*records, {**records[0], "key": "magma"}]
-    (data_dir / "terrain.toml").write_text(_toml("terrain", extra))
+    (data_dir / "terrain.toml").write_text(toml_records("terrain", extra))
     assert "terrain.toml: terrain 'magma': field 'key': no such Terrain" in _error(data_dir)
 
 
 def test_terrain_field_type_is_checked(data_dir: Path) -> None:
     records = _terrain_records()
     records[1]["passable"] = 0
-    (data_dir / "terrain.toml").write_text(_toml("terrain", records))
+    (data_dir / "terrain.toml").write_text(toml_records("terrain", records))
     assert "terrain 'wall': field 'passable': must be true or false, got 0" in _error(data_dir)
 
 
 def test_every_damage_type_is_accepted_as_a_resistance(data_dir: Path) -> None:
     resist = {d: (i % 7) - 3 for i, d in enumerate(DAMAGE_TYPES)}
-    (data_dir / "monsters.toml").write_text(_toml("monster", [_with(RAT, resist=resist)]))
+    (data_dir / "monsters.toml").write_text(toml_records("monster", [_with(RAT, resist=resist)]))
     rat = load_content(data_dir).monsters["rat"]
     assert dict(rat.resist) == resist
     assert len(DAMAGE_TYPES) == 27
@@ -486,7 +466,7 @@ ITEM_SHAPES = [SWORD, DART, FLASK, WAND, SHIELD, POTION, SCROLL, BOOK]
 
 
 def _items(data_dir: Path, *records: dict[str, Any]) -> dict[str, ItemDef]:
-    (data_dir / "items.toml").write_text(_toml("item", [APPLE, *records]))
+    (data_dir / "items.toml").write_text(toml_records("item", [APPLE, *records]))
     return load_content(data_dir).items
 
 
@@ -581,7 +561,7 @@ def test_every_effect_loads_with_exactly_the_fields_its_rule_needs(
         ("spell", rule.spell, "spark"),
     ):
         changed = _with(record, **{name: ... if needed else extra})
-        (data_dir / "items.toml").write_text(_toml("item", [APPLE, changed]))
+        (data_dir / "items.toml").write_text(toml_records("item", [APPLE, changed]))
         word = "required by" if needed else "not used by"
         assert f"item 'thing': field '{name}': {word} effect '{effect}'" in _error(data_dir)
     others = [c for c in ITEM_CATEGORIES if c not in rule.categories]
@@ -594,7 +574,7 @@ def test_every_effect_loads_with_exactly_the_fields_its_rule_needs(
             changed["shield_size"] = "small"
         if category in ("wand", "horn"):
             changed["charges"] = [1, 2]
-        (data_dir / "items.toml").write_text(_toml("item", [APPLE, changed]))
+        (data_dir / "items.toml").write_text(toml_records("item", [APPLE, changed]))
         assert f"item 'thing': field 'effect': '{effect}' is only for" in _error(data_dir)
 
 
@@ -663,7 +643,7 @@ BAD_ITEMS = [
 def test_bad_item_is_rejected_naming_record_and_field(
     data_dir: Path, base: dict[str, Any], changes: dict[str, Any], message: str
 ) -> None:
-    (data_dir / "items.toml").write_text(_toml("item", [APPLE, _with(base, **changes)]))
+    (data_dir / "items.toml").write_text(toml_records("item", [APPLE, _with(base, **changes)]))
     error = _error(data_dir)
     assert error.startswith("items.toml: item ")
     assert message in error
@@ -676,7 +656,7 @@ def test_monster_attack_fields_load(data_dir: Path) -> None:
     drake = _with(RAT, key="drake", melee_type="fire", breath="cold", breath_dice=[4, 6],
                   spells=["spark", "heal_wounds"], spell_power=9,
                   abilities=["reflection", "regenerate"], flags=["dragon", "flying"])  # fmt: skip
-    (data_dir / "monsters.toml").write_text(_toml("monster", [RAT, drake]))
+    (data_dir / "monsters.toml").write_text(toml_records("monster", [RAT, drake]))
     monsters = load_content(data_dir).monsters
     d = monsters["drake"]
     assert (d.melee_type, d.breath, d.breath_dice, d.spell_power) == ("fire", "cold", (4, 6), 9)
@@ -712,8 +692,7 @@ BAD_MONSTERS = [
 def test_bad_monster_attack_is_rejected(
     data_dir: Path, changes: dict[str, Any], message: str
 ) -> None:
-    (data_dir / "monsters.toml").write_text(_toml("monster", [_with(RAT, **changes)]))
-    assert message in _error(data_dir)
+    assert message in _error_with(data_dir, "monsters.toml", changes)
 
 
 # --- classes: casting role, abilities, the level-five menu -----------------------------
@@ -723,7 +702,7 @@ def test_class_casting_and_ability_fields_load(data_dir: Path) -> None:
     rogue = _with(WARRIOR, key="rogue", role="Rogue", casting_stat=14, abilities=["sneak_attack"],
                   sneak_attack=1.5,
                   special_choices=["marksman", "invisible"])  # fmt: skip
-    (data_dir / "classes.toml").write_text(_toml("class", [WARRIOR, rogue]))
+    (data_dir / "classes.toml").write_text(toml_records("class", [WARRIOR, rogue]))
     classes = load_content(data_dir).classes
     r = classes["rogue"]
     assert (r.role, r.casting_stat, r.abilities, r.sneak_attack) == (
@@ -764,5 +743,4 @@ BAD_CLASSES = [
 def test_bad_class_casting_or_choice_is_rejected(
     data_dir: Path, changes: dict[str, Any], message: str
 ) -> None:
-    (data_dir / "classes.toml").write_text(_toml("class", [_with(WARRIOR, **changes)]))
-    assert message in _error(data_dir)
+    assert message in _error_with(data_dir, "classes.toml", changes)

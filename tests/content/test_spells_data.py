@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import pytest
 
 from server.content import DATA_DIR, ContentError
 from server.content.spells import default_spells, load_spells
+from tests.content.conftest import toml_records
 
 # --- the shipped numbers ---------------------------------------------------------------
 
@@ -96,20 +96,6 @@ def test_default_spells_is_cached_and_read_only() -> None:
 # --- loader strictness ----------------------------------------------------------------
 
 
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    return json.dumps(v)
-
-
-def _toml(kind: str, records: list[dict[str, Any]]) -> str:
-    return "\n".join(
-        f"[[{kind}]]\n" + "".join(f"{k} = {_value(v)}\n" for k, v in r.items()) for r in records
-    )
-
-
 BOLT: dict[str, Any] = {
     "key": "zap", "name": "Zap", "level": 1, "school": "attack", "effect": "bolt",
     "damage_type": "fire", "dice": 2, "power": 8, "range": 8, "emergency": False,
@@ -136,8 +122,8 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 def _write(folder: Path, spells: list[dict[str, Any]], roles: list[dict[str, Any]]) -> None:
-    (folder / "spells.toml").write_text(_toml("spell", spells))
-    (folder / "roles.toml").write_text(_toml("role", roles))
+    (folder / "spells.toml").write_text(toml_records("spell", spells))
+    (folder / "roles.toml").write_text(toml_records("role", roles))
 
 
 def test_minimal_files_load(data_dir: Path) -> None:
@@ -216,7 +202,7 @@ def test_duplicate_spell_key_and_bad_file(data_dir: Path) -> None:
     (data_dir / "spells.toml").write_text("[[spell]\n")
     with pytest.raises(ContentError, match="spells.toml: invalid TOML"):
         load_spells(data_dir)
-    (data_dir / "spells.toml").write_text(_toml("spel", [BOLT]))
+    (data_dir / "spells.toml").write_text(toml_records("spel", [BOLT]))
     with pytest.raises(ContentError, match="spells.toml: unknown top-level key 'spel'"):
         load_spells(data_dir)
     (data_dir / "spells.toml").unlink()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,58 +11,19 @@ import pytest
 
 from server.content import DATA_DIR, ContentError
 from server.content.statuses import StatusKind, default_statuses, load_statuses
+from tests.content.conftest import read_toml, record_of, toml_document
 
 SHIPPED = DATA_DIR / "statuses.toml"
 
-# --- a tiny TOML writer, so each bad file is the shipped one with one change -----------
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    assert isinstance(v, list | tuple)
-    return "[" + ", ".join(_value(x) for x in v) + "]"
-
-
-def _dump(data: dict[str, Any]) -> str:
-    lines: list[str] = []
-    for key, value in data.items():
-        if not isinstance(value, dict) and not (
-            isinstance(value, list) and value and isinstance(value[0], dict)
-        ):
-            lines.append(f"{key} = {_value(value)}")
-    for key, value in data.items():
-        if isinstance(value, dict):
-            lines.append(f"[{key}]")
-            lines.extend(f"{k} = {_value(v)}" for k, v in value.items())
-    for key, value in data.items():
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            for record in value:
-                lines.append(f"[[{key}]]")
-                lines.extend(f"{k} = {_value(v)}" for k, v in record.items())
-    return "\n".join(lines) + "\n"
-
-
-def _shipped() -> dict[str, Any]:
-    with SHIPPED.open("rb") as handle:
-        return tomllib.load(handle)
+# --- each bad file is the shipped one with one change --------------------------------
 
 
 def _load_changed(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> None:
-    data = copy.deepcopy(_shipped())
+    data = read_toml(SHIPPED)
     change(data)
     path = tmp_path / "statuses.toml"
-    path.write_text(_dump(data), encoding="utf-8")
+    path.write_text(toml_document(data), encoding="utf-8")
     load_statuses(path)
-
-
-def _record(data: dict[str, Any], key: str) -> dict[str, Any]:
-    found: dict[str, Any] = next(r for r in data["status"] if r["key"] == key)
-    return found
 
 
 # --- the shipped data ----------------------------------------------------------------
@@ -108,7 +67,7 @@ def _set(path: tuple[str, ...], value: Any) -> Callable[[dict[str, Any]], None]:
     def change(data: dict[str, Any]) -> None:
         target: Any = data
         if path[0] == "status" and len(path) > 1:
-            target = _record(data, path[1])
+            target = record_of(data, "status", path[1])
             rest = path[2:]
         else:
             rest = path
@@ -122,7 +81,7 @@ def _set(path: tuple[str, ...], value: Any) -> Callable[[dict[str, Any]], None]:
 def _drop(path: tuple[str, ...]) -> Callable[[dict[str, Any]], None]:
     def change(data: dict[str, Any]) -> None:
         if path[0] == "status":
-            del _record(data, path[1])[path[2]]
+            del record_of(data, "status", path[1])[path[2]]
         elif len(path) == 1:
             del data[path[0]]
         else:

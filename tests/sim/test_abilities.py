@@ -6,7 +6,7 @@ from __future__ import annotations
 from server.content.statuses import StatusKind
 from server.sim import monsters
 from server.sim.actors import Mind
-from server.sim.world import _combatant
+from server.sim.fighting import combatant
 from tests.sim.conftest import ROOM, make_world, spawn
 
 
@@ -62,8 +62,8 @@ def test_martial_arts_adds_power_only_when_unarmed() -> None:
     assert "martial_arts" in monk.abilities and "weapon" not in monk.equipment
     armed = world.join("bob", "warrior")
     armed.abilities.add("martial_arts")
-    assert _combatant(monk).power == monk.eff_power + 2
-    assert _combatant(armed).power == armed.eff_power
+    assert combatant(monk).power == monk.eff_power + 2
+    assert combatant(armed).power == armed.eff_power
 
 
 def test_invisible_monsters_are_seen_only_by_those_who_see_invisible() -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +11,7 @@ from hypothesis import strategies as st
 
 from server.sim import ballistics
 from server.sim.ballistics import bolt_cell, bolt_line, bolt_path
+from tests.sim.conftest import imported_roots
 
 
 def open_map(width: int, height: int) -> np.ndarray:
@@ -325,12 +324,6 @@ def test_past_target_extends_the_plain_path(
 
 
 def test_ballistics_imports_only_numpy_and_stdlib() -> None:
-    tree = ast.parse(Path(ballistics.__file__).read_text(encoding="utf-8"))
-    roots: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            roots.add(node.module.split(".")[0])
+    roots = imported_roots(ballistics)
     assert roots.isdisjoint({"random", "time", "asyncio", "os"})
     assert roots <= sys.stdlib_module_names | {"numpy"}

@@ -7,14 +7,12 @@ given check with probability of order 1e-5 and, being seeded, never flakes.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import itertools
 import math
 import sys
 from collections import Counter
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,14 +37,7 @@ from server.sim.combat import (
     scale_by_energy,
     weapon_accuracy,
 )
-
-Z = 4.5
-"""Standard deviations allowed in a statistical check (two-sided p ~ 7e-6)."""
-
-
-def binomial_tolerance(p: float, n: int, z: float = Z) -> float:
-    """Allowed |p_hat - p| for n Bernoulli(p) trials: z binomial std devs."""
-    return z * math.sqrt(p * (1.0 - p) / n)
+from tests.sim.conftest import Z, binomial_tolerance, imported_roots
 
 
 def chi_square_bound(df: int, z: float = Z) -> float:
@@ -542,12 +533,6 @@ def test_combatant_validation() -> None:
 
 
 def test_combat_imports_only_numpy_and_stdlib() -> None:
-    tree = ast.parse(Path(combat.__file__).read_text(encoding="utf-8"))
-    roots: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            roots.add(node.module.split(".")[0])
+    roots = imported_roots(combat)
     assert roots.isdisjoint({"random", "time", "asyncio", "os"})
     assert roots <= sys.stdlib_module_names | {"numpy"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import pytest
@@ -25,22 +24,11 @@ from server.sim.hunger import (
     starving,
 )
 from server.sim.status import Statuses, StatusKind
+from tests.sim.conftest import tally, with_statuses, within
 
 HUNGER = default_statuses().hunger
 ALWAYS = dataclasses.replace(HUNGER, modify_chance_monk=1.0, modify_chance_other=1.0)
 NEVER = dataclasses.replace(HUNGER, modify_chance_monk=0.0, modify_chance_other=0.0)
-
-
-def _within(observed: int, n: int, p: float) -> bool:
-    """Observed count agrees with probability p over n trials (4.5 binomial sigmas)."""
-    return abs(observed / n - p) <= 4.5 * math.sqrt(p * (1 - p) / n)
-
-
-def _with(*kinds: StatusKind) -> Statuses:
-    s = Statuses()
-    for kind in kinds:
-        s.add(kind, 5)
-    return s
 
 
 def _amount(hp: int = 20, en: int = 20, statuses: Statuses | None = None, *, fatigue: int = 0,
@@ -69,11 +57,9 @@ def test_new_character_and_full_bar() -> None:
 def test_hunger_interval_is_uniform_on_5_to_15() -> None:
     rng = np.random.default_rng(31)
     n = 22_000
-    counts = [0] * 17
-    for _ in range(n):
-        counts[hunger_interval(rng)] += 1
+    counts = tally(lambda: hunger_interval(rng), n, 17)
     assert sum(counts[5:16]) == n
-    assert all(_within(counts[k], n, 1 / 11) for k in range(5, 16))
+    assert all(within(counts[k], n, 1 / 11) for k in range(5, 16))
 
 
 def test_hunger_due_fires_once_per_drawn_interval() -> None:
@@ -102,22 +88,22 @@ def test_hunger_amount_doublings_in_the_seeds_order() -> None:
     assert _amount(hp=9, en=9) == 4
     for kind in (StatusKind.DISEASED, StatusKind.POISONED, StatusKind.ENRAGED,
                  StatusKind.ENERVATED, StatusKind.ACID_BURN):
-        assert _amount(statuses=_with(kind)) == 2
-    assert _amount(statuses=_with(StatusKind.POISONED, StatusKind.DISEASED)) == 2  # any one
-    assert _amount(statuses=_with(StatusKind.CONFUSED, StatusKind.HASTED)) == 1
-    assert _amount(hp=9, en=9, statuses=_with(StatusKind.ACID_BURN)) == 8
+        assert _amount(statuses=with_statuses(kind)) == 2
+    assert _amount(statuses=with_statuses(StatusKind.POISONED, StatusKind.DISEASED)) == 2  # any one
+    assert _amount(statuses=with_statuses(StatusKind.CONFUSED, StatusKind.HASTED)) == 1
+    assert _amount(hp=9, en=9, statuses=with_statuses(StatusKind.ACID_BURN)) == 8
 
 
 def test_fatigue_adds_up_to_16_for_the_maximum_of_24() -> None:
     assert _amount(fatigue=5) == 6
-    worst = _with(StatusKind.POISONED)
+    worst = with_statuses(StatusKind.POISONED)
     assert _amount(hp=1, en=0, statuses=worst, fatigue=16) == 24
     assert _amount(hp=1, en=0, statuses=worst, fatigue=40) == 24
     assert _amount(hp=9, fatigue=3) == 5  # fatigue is added after the doubling
 
 
 def test_vibrant_warmth_halves_and_hunger_drain_triples() -> None:
-    worst = _with(StatusKind.POISONED)
+    worst = with_statuses(StatusKind.POISONED)
     assert _amount(hp=1, en=0, statuses=worst, fatigue=16, vibrant_warmth=True) == 12
     assert _amount(vibrant_warmth=True) == 1  # half of 1, rounded up
     assert _amount(hp=9, en=9, vibrant_warmth=True) == 2
@@ -127,7 +113,7 @@ def test_vibrant_warmth_halves_and_hunger_drain_triples() -> None:
 
 
 def test_frozen_stops_hunger() -> None:
-    frozen = _with(StatusKind.FROZEN, StatusKind.POISONED)
+    frozen = with_statuses(StatusKind.FROZEN, StatusKind.POISONED)
     assert _amount(hp=1, en=0, statuses=frozen, fatigue=16, hunger_drain=True) == 0
     state = Nourishment(100, 3)
     assert apply_hunger(state, _amount(statuses=frozen)) == 0
@@ -200,12 +186,10 @@ def test_modified_meat_halves_the_rating_and_may_bring_disease() -> None:
 def test_meat_disease_is_uniform_on_0_to_6() -> None:
     rng = np.random.default_rng(12)
     n = 14_000
-    counts = [0] * 8
-    for _ in range(n):
-        counts[eat(rng, Nourishment(0, 0), nutrition=10, vegetarian=False, is_monk=True,
-                   rules=ALWAYS).disease_rounds] += 1
+    counts = tally(lambda: eat(rng, Nourishment(0, 0), nutrition=10, vegetarian=False,
+                               is_monk=True, rules=ALWAYS).disease_rounds, n, 8)
     assert counts[7] == 0
-    assert all(_within(counts[k], n, 1 / 7) for k in range(7))
+    assert all(within(counts[k], n, 1 / 7) for k in range(7))
 
 
 @pytest.mark.parametrize(("is_monk", "p"), [(True, 0.95), (False, 0.05)])
@@ -217,8 +201,8 @@ def test_modification_chance_is_95_percent_for_monks_5_for_others(is_monk: bool,
                   is_monk=is_monk).hunger == 15 for _ in range(n))
     meat = [eat(rng, Nourishment(0, 0), nutrition=10, vegetarian=False, is_monk=is_monk)
             for _ in range(n)]
-    assert _within(veg, n, p)
-    assert _within(sum(r.modified for r in meat), n, p)
+    assert within(veg, n, p)
+    assert within(sum(r.modified for r in meat), n, p)
     assert all(r.hunger == (5 if r.modified else 10) for r in meat)
     assert all(r.disease_rounds == 0 for r in meat if not r.modified)
 

@@ -32,7 +32,7 @@ from server.sim.events import (
 from server.sim.items import Item, add_to_pack
 from server.sim.spells import area_damage_by_ring, upgrade
 from server.sim.world import World
-from tests.sim.conftest import make_world, spawn
+from tests.sim.conftest import act, hardy_monster, harms, make_world, spawn
 
 CONTENT = default_content()
 SPELLS = default_spells().spells
@@ -48,18 +48,6 @@ HALL = """
 #..............#
 ################
 """
-
-
-def act(world: World, actor_id: int, command: Command, tag: int = 0) -> list[Event]:
-    """Submit one command and step until the actor has carried it out."""
-    actor = world.actors[actor_id]
-    while actor.next_act > world.tick:
-        world.step()
-    world.submit(actor_id, command, tag)
-    events: list[Event] = []
-    while actor.queue:
-        events += world.step()
-    return events
 
 
 def mage(world: World, *spells: str, adept: bool = False) -> Actor:
@@ -83,20 +71,9 @@ def starve_regeneration(world: World, actor: Actor) -> None:
     assert actor.food.nourishment >= 20
 
 
-def dummy(world: World, kind: str, x: int, y: int, mind: Mind = Mind.HUNTING) -> Actor:
-    monster = spawn(world, kind, x, y, mind)
-    monster.dodge = 0.0
-    monster.hp = monster.max_hp = 1000
-    return monster
-
-
 def casts(events: list[Event]) -> list[CastEvent]:
     return [e for e in events if isinstance(e, CastEvent)]
 
-
-def harms(events: list[Event], actor: Actor | None = None) -> list[Harmed]:
-    return [e for e in events if isinstance(e, Harmed)
-            and (actor is None or e.target == actor.id)]
 
 
 # --- learning -----------------------------------------------------------------------------
@@ -136,7 +113,7 @@ def test_spark_at_an_adjacent_monster_burns_it_and_costs_energy_and_nutrition() 
     world = make_world(HALL)
     p = mage(world, "spark")
     starve_regeneration(world, p)
-    orc = dummy(world, "orc", p.x + 1, p.y)
+    orc = hardy_monster(world, "orc", p.x + 1, p.y)
     en, food = p.en, p.food.nourishment
     spark = SPELLS["spark"]
     events = act(world, p.id, Cast("spark", direction=(1, 0)), tag=1)
@@ -156,7 +133,7 @@ def test_a_successful_cast_trains_its_school_by_the_spell_level() -> None:
     p = mage(world, "freeze", adept=True)
     freeze = SPELLS["freeze"]
     p.skills[freeze.school] = 0
-    dummy(world, "orc", p.x + 2, p.y)
+    hardy_monster(world, "orc", p.x + 2, p.y)
     for tag in (1, 2):
         starve_regeneration(world, p)
         en, food = p.en, p.food.nourishment
@@ -287,8 +264,8 @@ def test_fireball_harms_each_ring_with_one_attenuated_roll() -> None:
     fireball = SPELLS["fireball"]
     assert fireball.radius == 3
     centre = (8, 4)
-    by_ring = [dummy(world, "orc", 8, 4), dummy(world, "orc", 9, 5),
-               dummy(world, "orc", 6, 4), dummy(world, "orc", 11, 4)]
+    by_ring = [hardy_monster(world, "orc", 8, 4), hardy_monster(world, "orc", 9, 5),
+               hardy_monster(world, "orc", 6, 4), hardy_monster(world, "orc", 11, 4)]
     events = act(world, p.id, Cast("fireball", target=centre), tag=1)
     assert casts(events)[0].success
     assert Exploded(1, *centre, p.id, "fire", fireball.radius) in events
@@ -318,10 +295,10 @@ def test_lightning_bolt_chains_to_three_creatures_with_fewer_dice_each_time() ->
     p = mage(world, "lightning_bolt", adept=True)
     bolt = SPELLS["lightning_bolt"]
     assert (bolt.chain, bolt.radius) == (3, 3)
-    first = dummy(world, "orc", 6, 3)
-    second = dummy(world, "orc", 8, 3)   # 2 from the first
-    third = dummy(world, "orc", 9, 5)    # 3 from the first, 2 from the second
-    fourth = dummy(world, "orc", 13, 3)  # 4 from the third: out of reach
+    first = hardy_monster(world, "orc", 6, 3)
+    second = hardy_monster(world, "orc", 8, 3)   # 2 from the first
+    third = hardy_monster(world, "orc", 9, 5)    # 3 from the first, 2 from the second
+    fourth = hardy_monster(world, "orc", 13, 3)  # 4 from the third: out of reach
     events = act(world, p.id, Cast("lightning_bolt", target=(6, 3)), tag=1)
     assert casts(events)[0].success
     struck = [h for h in harms(events) if h.cause == "spell"]
@@ -335,7 +312,7 @@ def test_lightning_bolt_chains_to_three_creatures_with_fewer_dice_each_time() ->
 def test_webbing_webs_the_monster_on_the_target_cell() -> None:
     world = make_world(HALL, seed=2)
     p = mage(world, "webbing", adept=True)
-    orc = dummy(world, "orc", 6, 4)
+    orc = hardy_monster(world, "orc", 6, 4)
     events = act(world, p.id, Cast("webbing", target=(6, 4)), tag=1)
     assert casts(events)[0].success
     assert StatusChanged(1, 6, 4, orc.id, int(StatusKind.WEBBED), True) in events
@@ -393,9 +370,9 @@ WALLED = """
 def test_a_fireball_does_not_burn_through_a_wall() -> None:
     world = make_world(WALLED, seed=3)
     p = mage(world, "fireball", adept=True)
-    centre = dummy(world, "orc", 6, 3)
-    behind = dummy(world, "orc", 8, 3)   # 2 cells away, past the wall at (7, 3)
-    open_ = dummy(world, "orc", 6, 5)    # 2 cells away in the open
+    centre = hardy_monster(world, "orc", 6, 3)
+    behind = hardy_monster(world, "orc", 8, 3)   # 2 cells away, past the wall at (7, 3)
+    open_ = hardy_monster(world, "orc", 6, 5)    # 2 cells away in the open
     events = act(world, p.id, Cast("fireball", target=(6, 3)), tag=1)
     assert casts(events)[0].success
     assert len(harms(events, centre)) == 1 and len(harms(events, open_)) == 1
@@ -405,9 +382,9 @@ def test_a_fireball_does_not_burn_through_a_wall() -> None:
 def test_lightning_does_not_jump_through_a_wall() -> None:
     world = make_world(WALLED, seed=3)
     p = mage(world, "lightning_bolt", adept=True)
-    first = dummy(world, "orc", 6, 3)
-    behind = dummy(world, "orc", 8, 3)   # 2 from the first, past the wall
-    beside = dummy(world, "orc", 6, 5)   # 2 from the first, in the open
+    first = hardy_monster(world, "orc", 6, 3)
+    behind = hardy_monster(world, "orc", 8, 3)   # 2 from the first, past the wall
+    beside = hardy_monster(world, "orc", 6, 5)   # 2 from the first, in the open
     events = act(world, p.id, Cast("lightning_bolt", target=(6, 3)), tag=1)
     assert casts(events)[0].success
     assert [h.target for h in harms(events)] == [first.id, beside.id]
@@ -419,12 +396,12 @@ def test_a_curse_tongue_does_not_reach_past_a_wall() -> None:
     p = mage(world, "curse", adept=True)
     world.move_actor(p, 6, 3)
     world.step()
-    shielded = dummy(world, "orc", 8, 3)  # end of the stem, past the wall at (7, 3)
+    shielded = hardy_monster(world, "orc", 8, 3)  # end of the stem, past the wall at (7, 3)
     events = act(world, p.id, Cast("curse", direction=(1, 0)), tag=1)
     assert casts(events)[0].success
     assert harms(events, shielded) == []
     # In the open the same T strikes the stem's end.
-    open_target = dummy(world, "orc", 6, 5)
+    open_target = hardy_monster(world, "orc", 6, 5)
     world.move_actor(open_target, 8, 5)
     world.move_actor(p, 6, 5)
     events = act(world, p.id, Cast("curse", direction=(1, 0)), tag=2)
@@ -435,8 +412,8 @@ def test_a_poison_cloud_does_not_seep_through_a_wall() -> None:
     world = make_world(WALLED, seed=3)
     p = mage(world)
     cloud = upgrade(SPELLS["poison_cloud"])  # radius 4: reaches past the wall
-    inside = dummy(world, "orc", 5, 3)
-    behind = dummy(world, "orc", 8, 3)
+    inside = hardy_monster(world, "orc", 5, 3)
+    behind = hardy_monster(world, "orc", 8, 3)
     events: list[Event] = []
     casting.apply_spell(world, p, cloud, None, (6, 3), events)
     assert inside.statuses.has(StatusKind.POISONED)
@@ -448,7 +425,7 @@ def test_confusion_does_not_confuse_a_monster_that_cannot_be_confused() -> None:
     p = mage(world, "confusion", adept=True)
     mdef = dataclasses.replace(CONTENT.monsters["orc"], flags=("no_confusion",))
     calm = world.add_actor(lambda aid: new_monster(aid, mdef, 1, 6, 3, Mind.ASLEEP), 1, 6, 3)
-    plain = dummy(world, "orc", 6, 5, Mind.ASLEEP)
+    plain = hardy_monster(world, "orc", 6, 5, Mind.ASLEEP)
     for cell, who, confused in (((6, 3), calm, False), ((6, 5), plain, True)):
         events = act(world, p.id, Cast("confusion", target=cell), tag=1)
         assert casts(events)[0].success

@@ -179,12 +179,17 @@ def test_a_miss_flies_on_and_may_hit_the_creature_behind() -> None:
     raise AssertionError("no seed in range gave a miss followed by a hit behind")
 
 
-def test_a_creature_stepping_into_the_path_mid_flight_is_met() -> None:
+def _beside_the_path() -> tuple[World, Actor, Actor, str]:
+    """Ann on the stairs with a dart (its letter), Bob at (5, 2) beside her path to (9, 1)."""
     world = make_world(HALL)
     p = world.join("ann")
     other = world.join("bob")
     world.move_actor(other, 5, 2)
-    letter = give(world, p, Item("dart"))
+    return world, p, other, give(world, p, Item("dart"))
+
+
+def test_a_creature_stepping_into_the_path_mid_flight_is_met() -> None:
+    world, p, other, letter = _beside_the_path()
     first = throw_and_fly(world, p, letter, (9, 1), ticks=1)
     assert not _throw_harms(flat(first), other.id)
     assert len(world.projectiles) == 1
@@ -196,11 +201,7 @@ def test_a_creature_stepping_into_the_path_mid_flight_is_met() -> None:
 
 
 def test_a_creature_beside_the_path_is_not_met() -> None:
-    world = make_world(HALL)
-    p = world.join("ann")
-    other = world.join("bob")
-    world.move_actor(other, 5, 2)
-    letter = give(world, p, Item("dart"))
+    world, p, other, letter = _beside_the_path()
     events = flat(throw_and_fly(world, p, letter, (9, 1)))
     assert not _throw_harms(events, other.id)
     assert [i.key for i in world.levels[1].items[(7, 1)]] == ["dart"]

@@ -26,7 +26,7 @@ from server.sim.events import (
 )
 from server.sim.items import Item, add_to_pack, new_item
 from server.sim.world import World
-from tests.sim.conftest import make_world, spawn
+from tests.sim.conftest import hardy, hardy_monster, harms, make_world, spawn
 
 CONTENT = default_content()
 
@@ -54,20 +54,9 @@ def zap(world: World, actor: Actor, item: Item, direction: tuple[int, int],
     return events
 
 
-def target(world: World, kind: str, x: int, y: int, mind: Mind = Mind.HUNTING) -> Actor:
-    """A monster that never dodges a ray and survives any zap."""
-    monster = spawn(world, kind, x, y, mind)
-    monster.dodge = 0.0
-    monster.hp = monster.max_hp = 1000
-    return monster
-
-
 def rays(events: list[Event]) -> list[RayFired]:
     return [e for e in events if isinstance(e, RayFired)]
 
-
-def harms(events: list[Event], actor: Actor) -> list[Harmed]:
-    return [e for e in events if isinstance(e, Harmed) and e.target == actor.id]
 
 
 # --- zapping a wand ------------------------------------------------------------------------
@@ -76,7 +65,7 @@ def harms(events: list[Event], actor: Actor) -> list[Harmed]:
 def test_a_fire_ray_down_a_corridor_burns_the_monster_in_its_path() -> None:
     world = make_world(CORRIDOR, seed=5)
     p = world.join("ann")
-    orc = target(world, "orc", 5, 1)
+    orc = hardy_monster(world, "orc", 5, 1)
     fire = wand(world, p, "wand_of_fire", charges=3)
     assert not fire.known
     events = zap(world, p, fire, (1, 0))
@@ -103,7 +92,7 @@ def test_a_fire_ray_down_a_corridor_burns_the_monster_in_its_path() -> None:
 def test_a_wand_with_no_charges_does_nothing_but_spends_the_action() -> None:
     world = make_world(CORRIDOR)
     p = world.join("ann")
-    orc = target(world, "orc", 5, 1)
+    orc = hardy_monster(world, "orc", 5, 1)
     empty = wand(world, p, "wand_of_fire", charges=0)
     events = zap(world, p, empty, (1, 0))
     assert Notice(p.id, "nothing_happens", ("wand_of_fire",)) in events
@@ -156,8 +145,7 @@ def test_a_ray_bouncing_straight_back_off_a_wall_hits_its_zapper() -> None:
         ########
     """)
     p = world.join("ann")
-    p.dodge = 0.0
-    p.hp = p.max_hp = 1000
+    hardy(p)
     events = zap(world, p, wand(world, p, "wand_of_magic_missile"), (1, 0))
     (ray,) = rays(events)
     assert ray.bounces[0] == (5, 1)
@@ -188,7 +176,7 @@ def test_a_sleep_ray_puts_a_monster_to_sleep_and_it_stops_acting() -> None:
     world = make_world(CORRIDOR, seed=2)
     p = world.join("ann")
     world.step()
-    orc = target(world, "orc", 4, 1)
+    orc = hardy_monster(world, "orc", 4, 1)
     events = zap(world, p, wand(world, p, "wand_of_sleep"), (1, 0))
     assert StatusChanged(1, 4, 1, orc.id, int(StatusKind.ASLEEP), True) in events
     assert orc.statuses.has(StatusKind.ASLEEP) and orc.mind == Mind.ASLEEP
@@ -229,8 +217,7 @@ def test_a_player_with_reflection_sends_the_ray_back_unharmed() -> None:
     mirror = world.join("bob")
     world.move_actor(mirror, 4, 1)
     for actor in (p, mirror):
-        actor.dodge = 0.0
-        actor.hp = actor.max_hp = 1000
+        hardy(actor)
     mirror.abilities.add("reflection")
     events = zap(world, p, wand(world, p, "wand_of_magic_missile"), (1, 0))
     (ray,) = rays(events)
@@ -243,8 +230,7 @@ def test_a_player_with_reflection_sends_the_ray_back_unharmed() -> None:
 def test_a_monster_with_reflection_sends_the_ray_back() -> None:
     world = make_world(CORRIDOR, seed=4)
     p = world.join("ann")
-    p.dodge = 0.0
-    p.hp = p.max_hp = 1000
+    hardy(p)
     mdef = CONTENT.monsters["young_silver_dragon"]
     assert "reflection" in mdef.abilities
     dragon = world.add_actor(
@@ -260,8 +246,7 @@ def test_a_made_up_mirror_monster_reflects_too() -> None:
     """Reflection read from the monster's definition, with dataclasses.replace."""
     world = make_world(CORRIDOR, seed=4)
     p = world.join("ann")
-    p.dodge = 0.0
-    p.hp = p.max_hp = 1000
+    hardy(p)
     mdef = dataclasses.replace(CONTENT.monsters["orc"], abilities=("reflection",))
     orc = world.add_actor(lambda aid: new_monster(aid, mdef, 1, 4, 1, Mind.HUNTING), 1, 4, 1)
     orc.abilities.update(mdef.abilities)  # what new_monster should do itself
@@ -278,8 +263,7 @@ def test_a_made_up_mirror_monster_reflects_too() -> None:
 def test_a_dragon_lined_up_with_a_player_breathes_a_cold_ray_at_it() -> None:
     world = make_world(CORRIDOR, seed=6)
     p = world.join("ann")
-    p.dodge = 0.0
-    p.hp = p.max_hp = 1000
+    hardy(p)
     dragon = spawn(world, "baby_white_dragon", 6, 1, Mind.HUNTING)
     mdef = CONTENT.monsters["baby_white_dragon"]
     events: list[Event] = []
@@ -310,8 +294,7 @@ def test_a_dragon_not_lined_up_does_not_breathe() -> None:
 def test_a_hunting_breather_breathes_from_afar_in_play() -> None:
     world = make_world(CORRIDOR, seed=8)
     p = world.join("ann")
-    p.dodge = 0.0
-    p.hp = p.max_hp = 1000
+    hardy(p)
     dragon = spawn(world, "baby_white_dragon", 7, 1, Mind.HUNTING)
     dragon.flags = dragon.flags | {"immobile"}  # keep it at a distance
     events: list[Event] = []
@@ -328,7 +311,7 @@ def test_a_hunting_breather_breathes_from_afar_in_play() -> None:
 def test_a_sleep_ray_does_not_put_a_sleepless_monster_to_sleep() -> None:
     world = make_world(CORRIDOR, seed=2)
     p = world.join("ann")
-    skeleton = target(world, "skeleton", 4, 1)
+    skeleton = hardy_monster(world, "skeleton", 4, 1)
     assert "no_sleep" in skeleton.flags
     events = zap(world, p, wand(world, p, "wand_of_sleep"), (1, 0))
     (ray,) = rays(events)
@@ -341,8 +324,8 @@ def test_a_sleep_ray_does_not_put_a_sleepless_monster_to_sleep() -> None:
 def test_a_wand_of_striking_beam_stops_at_the_first_creature_it_hits() -> None:
     world = make_world(CORRIDOR, seed=2)
     p = world.join("ann")
-    front = target(world, "orc", 3, 1)
-    back = target(world, "orc", 4, 1)
+    front = hardy_monster(world, "orc", 3, 1)
+    back = hardy_monster(world, "orc", 4, 1)
     events = zap(world, p, wand(world, p, "wand_of_striking"), (1, 0))
     (ray,) = rays(events)
     assert ray.beam and ray.kind == "force"

@@ -12,7 +12,7 @@ from server.content import default_content
 from server.content.statuses import StatusKind
 from server.sim.actors import Actor, Mind
 from server.sim.combat import AttackOutcome
-from server.sim.commands import Command, Eat, Move
+from server.sim.commands import Eat, Move
 from server.sim.events import (
     Attacked,
     Died,
@@ -25,37 +25,13 @@ from server.sim.events import (
     Used,
 )
 from server.sim.world import World
-from tests.sim.conftest import ROOM, make_world, spawn
+from tests.sim.conftest import ROOM, act, harms, make_world, run, spawn
 
 CONTENT = default_content()
 
 
-def run(world: World, ticks: int) -> list[Event]:
-    events: list[Event] = []
-    for _ in range(ticks):
-        events += world.step()
-    return events
-
-
-def act(world: World, actor_id: int, command: Command, tag: int = 0) -> list[Event]:
-    """Submit one command when the actor is ready and step until it is done."""
-    actor = world.actors[actor_id]
-    while actor.next_act > world.tick:
-        world.step()
-    world.submit(actor_id, command, tag)
-    events: list[Event] = []
-    while actor.queue:
-        events += world.step()
-    return events
-
-
 def round_ticks(world: World) -> int:
     return world.status_rules.round_ticks
-
-
-def harms(events: list[Event], actor: Actor, cause: str | None = None) -> list[Harmed]:
-    return [e for e in events if isinstance(e, Harmed) and e.target == actor.id
-            and (cause is None or e.cause == cause)]
 
 
 def status_events(events: list[Event], actor: Actor, kind: StatusKind) -> list[bool]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -34,22 +32,11 @@ from server.sim.status import (
     spark_burn_rounds,
     spells_fail,
 )
+from tests.sim.conftest import tally, with_statuses, within
 
 K = StatusKind
 C = StatusChange
 RULES = default_statuses()
-
-
-def _within(observed: int, n: int, p: float) -> bool:
-    """Observed count agrees with probability p over n trials (4.5 binomial sigmas)."""
-    return abs(observed / n - p) <= 4.5 * math.sqrt(p * (1 - p) / n)
-
-
-def _with(*kinds: StatusKind) -> Statuses:
-    s = Statuses()
-    for kind in kinds:
-        s.add(kind, 5)
-    return s
 
 
 # --- the wire values --------------------------------------------------------------------
@@ -199,55 +186,57 @@ def test_on_fire_rolls_1d4_fire_each_round_in_kind_order() -> None:
 
 def test_on_fire_damage_is_uniform_1_to_4() -> None:
     rng = np.random.default_rng(11)
-    counts = [0] * 5
-    n = 12_000
-    for _ in range(n):
+
+    def burn() -> int:
         s = Statuses()
         s.add(K.ON_FIRE, 1)
-        counts[s.tick(rng)[0].amount] += 1
+        return s.tick(rng)[0].amount
+
+    n = 12_000
+    counts = tally(burn, n, 5)
     assert counts[0] == 0
-    assert all(_within(counts[k], n, 0.25) for k in range(1, 5))
+    assert all(within(counts[k], n, 0.25) for k in range(1, 5))
 
 
 # --- interactions -------------------------------------------------------------------------
 
 
 def test_fire_thaws_frozen_and_is_spent() -> None:
-    s = _with(K.FROZEN)
+    s = with_statuses(K.FROZEN)
     assert s.add(K.ON_FIRE, 4) == [StatusEffect(K.FROZEN, C.REMOVED)]
     assert not s.has(K.FROZEN) and not s.has(K.ON_FIRE)
 
 
 def test_freezing_douses_fire_and_is_spent() -> None:
-    s = _with(K.ON_FIRE)
+    s = with_statuses(K.ON_FIRE)
     assert s.add(K.FROZEN, 4) == [StatusEffect(K.ON_FIRE, C.REMOVED)]
     assert not s.has(K.FROZEN) and not s.has(K.ON_FIRE)
 
 
 def test_haste_and_slow_cancel() -> None:
-    s = _with(K.HASTED)
+    s = with_statuses(K.HASTED)
     assert s.add(K.SLOWED, 4) == [StatusEffect(K.HASTED, C.REMOVED)]
     assert len(s) == 0
 
 
 def test_one_elemental_shield_replaces_the_other() -> None:
-    s = _with(K.FIRE_SHIELD)
+    s = with_statuses(K.FIRE_SHIELD)
     assert s.add(K.ICE_SHIELD, 6) == [
         StatusEffect(K.FIRE_SHIELD, C.REMOVED), StatusEffect(K.ICE_SHIELD, C.APPLIED, 6)
     ]
     assert elemental_shield(s) == K.ICE_SHIELD
-    assert elemental_shield(_with(K.STONESKIN)) is None
+    assert elemental_shield(with_statuses(K.STONESKIN)) is None
 
 
 def test_rage_cures_fear() -> None:
-    s = _with(K.AFRAID)
+    s = with_statuses(K.AFRAID)
     assert not can_melee(s)
     s.add(K.ENRAGED, 5)
     assert not s.has(K.AFRAID) and can_melee(s)
 
 
 def test_damage_wakes_the_sleeper_only() -> None:
-    s = _with(K.ASLEEP, K.PARALYSED)
+    s = with_statuses(K.ASLEEP, K.PARALYSED)
     assert s.on_damaged() == [StatusEffect(K.ASLEEP, C.REMOVED)]
     assert s.has(K.PARALYSED)
 
@@ -257,32 +246,33 @@ def test_damage_wakes_the_sleeper_only() -> None:
 
 @pytest.mark.parametrize("kind", [K.ASLEEP, K.PARALYSED, K.FROZEN, K.WEBBED])
 def test_helpless_statuses_prevent_acting(kind: StatusKind) -> None:
-    s = _with(kind)
+    s = with_statuses(kind)
     assert not can_act(s) and not can_melee(s) and not can_cast(s)
 
 
 def test_statuses_that_leave_the_actor_free_to_act() -> None:
     free = {K.ASLEEP, K.PARALYSED, K.FROZEN, K.WEBBED}
     for kind in StatusKind:
-        assert can_act(_with(kind)) is (kind not in free)
+        assert can_act(with_statuses(kind)) is (kind not in free)
     assert can_act(Statuses()) and can_melee(Statuses()) and can_cast(Statuses())
 
 
 def test_fear_stun_confusion_enlightenment_invisibility() -> None:
-    afraid, stunned, confused = _with(K.AFRAID), _with(K.STUNNED), _with(K.CONFUSED)
+    afraid, stunned = with_statuses(K.AFRAID), with_statuses(K.STUNNED)
+    confused = with_statuses(K.CONFUSED)
     assert can_act(afraid) and not can_melee(afraid) and can_cast(afraid)
     assert can_melee(stunned) and not can_cast(stunned)
     assert can_cast(confused) and spells_fail(confused) and not spells_fail(stunned)
-    assert casts_any_known(_with(K.ENLIGHTENED)) and not casts_any_known(confused)
-    assert is_unseen(_with(K.INVISIBLE)) and not is_unseen(confused)
+    assert casts_any_known(with_statuses(K.ENLIGHTENED)) and not casts_any_known(confused)
+    assert is_unseen(with_statuses(K.INVISIBLE)) and not is_unseen(confused)
 
 
 def test_haste_halves_and_slow_doubles_the_action_delay() -> None:
     assert action_delay(Statuses(), 3) == 3
-    assert action_delay(_with(K.HASTED), 4) == 2
-    assert action_delay(_with(K.HASTED), 3) == 2  # 1.5 rounded up
-    assert action_delay(_with(K.HASTED), 1) == 1
-    assert action_delay(_with(K.SLOWED), 3) == 6
+    assert action_delay(with_statuses(K.HASTED), 4) == 2
+    assert action_delay(with_statuses(K.HASTED), 3) == 2  # 1.5 rounded up
+    assert action_delay(with_statuses(K.HASTED), 1) == 1
+    assert action_delay(with_statuses(K.SLOWED), 3) == 6
     with pytest.raises(ValueError):
         action_delay(Statuses(), 0)
 
@@ -290,12 +280,12 @@ def test_haste_halves_and_slow_doubles_the_action_delay() -> None:
 def test_stoneskin_rage_and_stun_adjust_stats() -> None:
     stone, rage = RULES.status(K.STONESKIN), RULES.status(K.ENRAGED)
     assert stone.defence_bonus > 0 and rage.power_bonus > 0
-    both = _with(K.STONESKIN, K.ENRAGED)
+    both = with_statuses(K.STONESKIN, K.ENRAGED)
     assert defence_bonus(both) == stone.defence_bonus
     assert power_bonus(both) == rage.power_bonus
     assert defence_bonus(Statuses()) == power_bonus(Statuses()) == 0
     assert accuracy_factor(Statuses()) == 1.0
-    assert 0.0 < accuracy_factor(_with(K.STUNNED)) < 1.0
+    assert 0.0 < accuracy_factor(with_statuses(K.STUNNED)) < 1.0
 
 
 # --- confusion ------------------------------------------------------------------------
@@ -304,7 +294,7 @@ def test_stoneskin_rage_and_stun_adjust_stats() -> None:
 def test_unconfused_moves_go_where_intended_without_a_draw() -> None:
     rng = np.random.default_rng(3)
     state = rng.bit_generator.state
-    assert confused_direction(rng, (1, 0), _with(K.STUNNED)) == (1, 0)
+    assert confused_direction(rng, (1, 0), with_statuses(K.STUNNED)) == (1, 0)
     assert rng.bit_generator.state == state
     with pytest.raises(ValueError):
         confused_direction(rng, (2, 0), Statuses())
@@ -314,14 +304,14 @@ def test_confused_moves_go_astray_with_probability_7p_over_8() -> None:
     p = RULES.status(K.CONFUSED).random_move_chance
     assert p == 0.5
     rng = np.random.default_rng(5)
-    s = _with(K.CONFUSED)
+    s = with_statuses(K.CONFUSED)
     n = 16_000
     intended = (0, -1)
     counts = dict.fromkeys(DIRECTIONS, 0)
     for _ in range(n):
         counts[confused_direction(rng, intended, s)] += 1
-    assert _within(n - counts[intended], n, 7 * p / 8)
-    assert all(_within(counts[d], n, p / 8) for d in DIRECTIONS if d != intended)
+    assert within(n - counts[intended], n, 7 * p / 8)
+    assert all(within(counts[d], n, p / 8) for d in DIRECTIONS if d != intended)
 
 
 # --- regeneration ---------------------------------------------------------------------
@@ -338,10 +328,10 @@ def test_regeneration_rules() -> None:
     assert _regen(fine)
     assert not _regen(fine, attacked=True)
     assert _regen(fine, attacked=True, missed=True)
-    assert not _regen(_with(K.FROZEN))
-    assert not _regen(_with(K.ON_FIRE))
-    assert not _regen(_with(K.ON_FIRE), attacked=True, missed=True)
-    assert _regen(_with(K.POISONED, K.ENRAGED, K.DISEASED))
+    assert not _regen(with_statuses(K.FROZEN))
+    assert not _regen(with_statuses(K.ON_FIRE))
+    assert not _regen(with_statuses(K.ON_FIRE), attacked=True, missed=True)
+    assert _regen(with_statuses(K.POISONED, K.ENRAGED, K.DISEASED))
     assert _regen(fine, nourishment=25)
     assert not _regen(fine, nourishment=24)
     regen = fine.rules.regeneration
@@ -352,14 +342,14 @@ def test_regeneration_rules() -> None:
 
 
 def test_fire_shield_thaws_a_frozen_attacker() -> None:
-    attacker = _with(K.FROZEN)
+    attacker = with_statuses(K.FROZEN)
     assert shield_touch(attacker, K.FIRE_SHIELD) == [StatusEffect(K.FROZEN, C.REMOVED)]
     assert not attacker.has(K.FROZEN)
     assert shield_touch(attacker, K.FIRE_SHIELD) == []
 
 
 def test_ice_shield_douses_a_burning_attacker() -> None:
-    attacker = _with(K.ON_FIRE)
+    attacker = with_statuses(K.ON_FIRE)
     assert shield_touch(attacker, K.FIRE_SHIELD) == [] and attacker.has(K.ON_FIRE)
     assert shield_touch(attacker, K.ICE_SHIELD) == [StatusEffect(K.ON_FIRE, C.REMOVED)]
     assert not attacker.has(K.ON_FIRE)
@@ -370,12 +360,10 @@ def test_shield_retaliation_is_2d4_of_the_shields_element() -> None:
     assert shield_damage_type(K.ICE_SHIELD) == "cold"
     rng = np.random.default_rng(9)
     n = 16_000
-    counts = [0] * 9
-    for _ in range(n):
-        counts[shield_retaliation(rng, K.ICE_SHIELD)] += 1
+    counts = tally(lambda: shield_retaliation(rng, K.ICE_SHIELD), n, 9)
     assert counts[0] == counts[1] == 0
     for total in range(2, 9):
-        assert _within(counts[total], n, (4 - abs(total - 5)) / 16)
+        assert within(counts[total], n, (4 - abs(total - 5)) / 16)
     with pytest.raises(ValueError):
         shield_retaliation(rng, K.STONESKIN)
     with pytest.raises(ValueError):
@@ -388,20 +376,18 @@ def test_shield_retaliation_is_2d4_of_the_shields_element() -> None:
 def test_freeze_inflicts_frozen_40_percent_of_the_time() -> None:
     rng = np.random.default_rng(21)
     n = 20_000
-    assert _within(sum(freeze_inflicts(rng) for _ in range(n)), n, 0.4)
+    assert within(sum(freeze_inflicts(rng) for _ in range(n)), n, 0.4)
 
 
 def test_frozen_rounds_follow_the_quartic_curve_up_to_6() -> None:
     rng = np.random.default_rng(22)
     n = 20_000
-    counts = [0] * 8
-    for _ in range(n):
-        counts[frozen_rounds(rng)] += 1
+    counts = tally(lambda: frozen_rounds(rng), n, 8)
     assert counts[0] == counts[7] == 0
     for k in range(1, 7):
         # rounds <= k  <=>  6 u^4 < k  <=>  u < (k/6)^(1/4)
         p = (k / 6) ** 0.25 - ((k - 1) / 6) ** 0.25
-        assert _within(counts[k], n, p), (k, counts[k], p)
+        assert within(counts[k], n, p), (k, counts[k], p)
 
 
 def test_spark_sets_on_fire_above_20_for_a_sixth_of_the_damage() -> None:

@@ -32,14 +32,7 @@ from server.sim.throwing import (
     thrown_damage_roll,
     thrown_enchant_roll,
 )
-
-Z = 4.5
-"""Standard deviations allowed in a statistical check (two-sided p ~ 7e-6)."""
-
-
-def binomial_tolerance(p: float, n: int, z: float = Z) -> float:
-    """Allowed |p_hat - p| for n Bernoulli(p) trials: z binomial std devs."""
-    return z * math.sqrt(p * (1.0 - p) / n)
+from tests.sim.conftest import Z, binomial_tolerance
 
 
 def check_uniform(observed: Counter[int], values: range, n: int) -> None:
