@@ -8,7 +8,8 @@ from protocol.codec import decode_server, encode_server
 from protocol.messages import Delta
 from server.game.game import Game
 from server.game.store import Store
-from server.sim.items import add_to_pack, new_item
+from server.sim.actors import Actor
+from server.sim.items import Item, add_to_pack, new_item
 from server.sim.level import Level
 from server.sim.world import World
 
@@ -26,6 +27,22 @@ def _game() -> Game:
     return Game(world, Store(":memory:"))
 
 
+def _two_players(ann_at: tuple[int, int], bob_at: tuple[int, int], item: str
+                 ) -> tuple[Game, Actor, Actor, Item]:
+    """Ann and Bob in the hall at the given cells, Ann holding one ``item``;
+    one tick has run so both see what they see."""
+    game = _game()
+    world = game.world
+    ann, bob = (world.actors[game.join(name, None, "warrior", object())[0].id]
+                for name in ("ann", "bob"))
+    world.move_actor(ann, *ann_at)
+    world.move_actor(bob, *bob_at)
+    held = add_to_pack(ann.inventory, new_item(world.content.items[item]), world.content)
+    assert held is not None
+    game.step()
+    return game, ann, bob, held
+
+
 def _events(out: dict[int, list[Any]], pid: int, name: str) -> list[list[Any]]:
     found = []
     for msg in out.get(pid, []):
@@ -36,16 +53,8 @@ def _events(out: dict[int, list[Any]], pid: int, name: str) -> list[list[Any]]:
 
 
 def test_a_thrown_dart_is_seen_in_flight_by_another_player_in_view() -> None:
-    game = _game()
+    game, ann, bob, dart = _two_players((3, 2), (5, 3), "dart")
     world = game.world
-    a, _ = game.join("ann", None, "warrior", object())
-    b, _ = game.join("bob", None, "warrior", object())
-    ann, bob = world.actors[a.id], world.actors[b.id]
-    world.move_actor(ann, 3, 2)
-    world.move_actor(bob, 5, 3)
-    dart = add_to_pack(ann.inventory, new_item(world.content.items["dart"]), world.content)
-    assert dart is not None
-    game.step()
     game.command(ann.id, 1, "throw", item=dart.letter, at=(9, 2))
     flights: list[list[Any]] = []
     landed: list[list[Any]] = []
@@ -63,17 +72,7 @@ def test_a_thrown_dart_is_seen_in_flight_by_another_player_in_view() -> None:
 
 
 def test_a_ray_is_cut_to_what_a_distant_player_sees() -> None:
-    game = _game()
-    world = game.world
-    a, _ = game.join("ann", None, "warrior", object())
-    b, _ = game.join("bob", None, "warrior", object())
-    ann, bob = world.actors[a.id], world.actors[b.id]
-    world.move_actor(ann, 2, 2)
-    world.move_actor(bob, 14, 2)
-    wand = add_to_pack(ann.inventory, new_item(world.content.items["wand_of_fire"]),
-                       world.content)
-    assert wand is not None
-    game.step()
+    game, ann, bob, wand = _two_players((2, 2), (14, 2), "wand_of_fire")
     game.command(ann.id, 1, "zap", (1, 0), item=wand.letter)
     rays_a: list[list[Any]] = []
     rays_b: list[list[Any]] = []
