@@ -40,7 +40,7 @@ from server.content.checks import (
     text,
 )
 from server.content.loader import DATA_DIR
-from server.content.schema import DAMAGE_TYPES
+from server.content.schema import DAMAGE_TYPES, Content
 
 __all__ = [
     "CASTING_STATS",
@@ -371,3 +371,28 @@ def default_spells() -> SpellData:
         ContentError: The shipped data is invalid (a packaging bug).
     """
     return load_spells()
+
+
+def check_spell_references(content: Content, data: SpellData) -> None:
+    """Check that the rules data names only spells and roles that exist.
+
+    ``monsters.toml`` ``spells``, ``items.toml`` ``spell`` and ``classes.toml``
+    ``role`` are loaded before the spells (each file on its own); this ties
+    them together, as the strict loaders do within one file.
+
+    Raises:
+        ContentError: A dangling reference, naming the file, record and field.
+    """
+    for monster in content.monsters.values():
+        for key in monster.spells:
+            if key not in data.spells:
+                raise Where("monsters.toml", "monster", repr(monster.key)).fail(
+                    "spells", f"unknown spell {key!r} (not in spells.toml)")
+    for item in content.items.values():
+        if item.spell is not None and item.spell not in data.spells:
+            raise Where("items.toml", "item", repr(item.key)).fail(
+                "spell", f"unknown spell {item.spell!r} (not in spells.toml)")
+    for cls in content.classes.values():
+        if cls.role.lower() not in data.roles:
+            raise Where("classes.toml", "class", repr(cls.key)).fail(
+                "role", f"unknown role {cls.role!r} (not in roles.toml)")

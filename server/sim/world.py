@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from server.content import MONSTER_FLAGS, Content, Terrain, default_content
+from server.content.spells import check_spell_references, default_spells
 from server.content.statuses import StatusKind, default_statuses
 from server.sim import (
     casting,
@@ -119,6 +120,10 @@ class World:
         levels: Ready-made levels by depth (tests build them with
             ``Level.from_ascii``); other depths are generated.
         populate: Whether generated levels get monsters.
+
+    Raises:
+        ContentError: ``content`` names a spell or casting role that the spell
+            data does not have.
     """
 
     def __init__(
@@ -132,6 +137,7 @@ class World:
     ) -> None:
         self.seed = seed
         self.content = content or default_content()
+        check_spell_references(self.content, default_spells())
         self.status_rules = default_statuses()
         self.size = size
         self.populate = populate

@@ -237,3 +237,22 @@ def test_role_without_special_key(data_dir: Path) -> None:
     _write(data_dir, [BOLT, HEAL], [{k: v for k, v in ROLE.items() if k != "suit"}])
     with pytest.raises(ContentError, match="role 'wizard': field 'suit': missing required"):
         load_spells(data_dir)
+
+
+def test_monsters_items_and_classes_name_only_spells_and_roles_that_exist() -> None:
+    import dataclasses
+
+    from server.content import ContentError, default_content
+    from server.content.spells import check_spell_references, default_spells
+
+    content = default_content()
+    check_spell_references(content, default_spells())  # the shipped data is consistent
+    rat = dataclasses.replace(content.monsters["rat"], spells=("sparkle",))
+    bad = dataclasses.replace(content, monsters={**content.monsters, "rat": rat})
+    with pytest.raises(ContentError, match=r"monsters\.toml: monster 'rat': field 'spells': "
+                                           r"unknown spell 'sparkle'"):
+        check_spell_references(bad, default_spells())
+    mage = dataclasses.replace(content.classes["mage"], role="Necromancer")
+    bad = dataclasses.replace(content, classes={**content.classes, "mage": mage})
+    with pytest.raises(ContentError, match=r"classes\.toml: class 'mage': field 'role'"):
+        check_spell_references(bad, default_spells())
