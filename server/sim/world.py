@@ -418,11 +418,16 @@ class World:
             self._reject(actor, tag, reason, events)
 
     def _do(self, actor: Actor, command: Command, tag: int, events: list[Event]) -> None:
+        before = actor.last_tag
         reason = self._carry_out(actor, command, events)
         if reason is not None:
             self._reject(actor, tag, reason, events)
             return
-        actor.last_tag = tag
+        if actor.last_tag == before:
+            # (If the command killed its own actor, say a bounced ray, the
+            # commands queued behind it were refused and acknowledged already:
+            # the ack must not go back to this one.)
+            actor.last_tag = tag
         actor.next_act = self.tick + action_delay(actor.statuses, actor.speed)
 
     def _carry_out(self, actor: Actor, command: Command, events: list[Event]) -> RejectReason | None:

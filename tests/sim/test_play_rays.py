@@ -357,3 +357,21 @@ def test_a_wand_of_sparks_fires_a_bolt_along_the_targeting_path() -> None:
     assert len(hits) == 1 and hits[0].cause == "bolt" and hits[0].damage_type == "fire"
     assert hits[0].outcome != AttackOutcome.MISS  # asleep: a surprise always hits
     assert held.charges == charges - 1 and held.known
+
+
+def test_a_zapper_killed_by_its_own_ray_still_answers_every_queued_command() -> None:
+    world = make_world(CORRIDOR, seed=2)
+    p = world.join("ann")
+    p.dodge = 0.0
+    p.hp = 1
+    wand = add_to_pack(p.inventory, new_item(world.content.items["wand_of_fire"]),
+                       world.content)
+    assert wand is not None
+    world.submit(p.id, Zap(wand.letter, -1, 0), 1)  # into the wall beside the stairs
+    world.submit(p.id, Zap(wand.letter, -1, 0), 2)
+    events: list[Event] = []
+    for _ in range(3):
+        events += world.step()
+    assert not p.alive
+    assert Rejected(p.id, 2, RejectReason.DEAD) in events
+    assert p.last_tag == 2, "the ack never goes back to the command that killed it"
