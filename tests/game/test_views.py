@@ -17,6 +17,7 @@ from protocol.messages import Delta, Snapshot
 from server.game.game import Game, GameError
 from server.game.store import Store
 from server.game.wire import inventory_record, status_bits
+from server.sim.casting import castable
 from server.sim.items import add_to_pack, new_item
 from server.sim.world import World
 
@@ -67,6 +68,8 @@ def _check_in_sync(game: Game, pid: int, model: GameModel) -> None:
     assert model.me["inv"] == inventory_record(actor)
     assert model.me["food"] == [actor.food.nourishment, actor.food.hunger]
     assert model.me["en"] == actor.en
+    assert model.me["sts"] == [[int(k), r] for k, r, _ in actor.statuses.snapshot()]
+    assert [row[1] for row in model.me["spells"]] == castable(actor)
     assert model.ack == actor.last_tag
 
 
@@ -112,6 +115,19 @@ def test_many_players_stay_in_sync_and_see_only_their_view(scatter: bool) -> Non
                                  at=(actor.x + 3 * dx, actor.y + 3 * dy))
                 seq += 1
                 ranged += 1
+            elif roll < 0.52 and actor.inventory:
+                item = actor.inventory[int(rng.integers(len(actor.inventory)))]
+                verb = ("drop", "wield", "wear", "remove", "eat", "quaff", "read", "pickup")[
+                    int(rng.integers(8))]
+                if verb == "pickup":
+                    game.command(pid, seq, verb)
+                else:
+                    game.command(pid, seq, verb, item=item.letter)
+                seq += 1
+            elif roll < 0.54 and actor.known_spells:
+                dx, dy = MOVES[int(rng.integers(len(MOVES)))]
+                game.command(pid, seq, "cast", (dx, dy), spell="spark")
+                seq += 1
             if tick == 200 and pid % 2:
                 game.command(pid, seq, "down", None)
                 seq += 1
