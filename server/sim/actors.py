@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from server.content import ClassDef, MonsterDef
+from server.content.statuses import StatusKind
 from server.sim.commands import Command
 from server.sim.fov import FieldOfView
 from server.sim.hunger import Nourishment, new_nourishment
@@ -170,6 +171,7 @@ class Actor:
             "skills": dict(self.skills), "choices": self.choices_owed,
             "upgraded": sorted(self.upgraded),
             "food": [self.food.nourishment, self.food.hunger, self.food.countdown],
+            "statuses": [[int(k), r, m] for k, r, m in self.statuses.snapshot()],
             "memory": {
                 str(d): [list(m.shape), m.tobytes()] for d, m in sorted(self.memory.items())
             },
@@ -209,6 +211,8 @@ def player_from_record(actor_id: int, record: dict[str, Any]) -> Actor:
     actor.skills = {str(k): int(v) for k, v in record.get("skills", {}).items()}
     actor.upgraded = {str(k) for k in record.get("upgraded", ())}
     actor.choices_owed = int(record.get("choices", 0))
+    for kind, rounds, magnitude in record.get("statuses", ()):
+        actor.statuses.add(StatusKind(int(kind)), int(rounds), int(magnitude) or None)
     if "food" in record:
         nourishment, rating, countdown = record["food"]
         actor.food = Nourishment(int(nourishment), int(rating), int(countdown))

@@ -275,3 +275,15 @@ def test_growing_hungry_is_announced() -> None:
     p.food.nourishment = 150
     events = run(world, 16 * round_ticks(world))
     assert Notice(p.id, "hungry", ()) in events
+
+
+def test_statuses_are_kept_when_a_player_leaves_and_comes_back() -> None:
+    from server.content.statuses import StatusKind
+    from server.sim.actors import player_from_record
+    world = make_world(ROOM)
+    p = world.join("ann")
+    world.add_status(p, StatusKind.POISONED, 7, [])
+    world.add_status(p, StatusKind.HASTED, 5, [])
+    before = p.statuses.snapshot()
+    back = player_from_record(99, p.to_record())
+    assert back.statuses.snapshot() == before
