@@ -153,6 +153,8 @@ class Statuses:
 
     def has_flag(self, flag: str) -> bool:
         """True if any active status carries ``flag`` (a ``STATUS_FLAGS`` name)."""
+        if not self._rounds:
+            return False
         return any(flag in self.rules.statuses[k].flags for k in self._rounds)
 
     def defs(self) -> Iterable[StatusDef]:

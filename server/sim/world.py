@@ -748,6 +748,7 @@ class World:
     def _update_views(self) -> None:
         """Bring every living player's field of view and map memory up to date."""
         seen_by: dict[int, list[int]] = {}
+        unseen = {aid for aid, a in self.actors.items() if a.alive and a.unseen}
         for actor in self.actors.values():
             if not actor.is_player:
                 continue
@@ -783,9 +784,8 @@ class World:
             visible = set(ids[ids >= 0].tolist())
             for monster in visible & self._monster_ids:
                 seen_by.setdefault(monster, []).append(actor.id)
-            if not actor.sees_invisible():
-                visible = {aid for aid in visible
-                           if aid == actor.id or not self.actors[aid].unseen}
+            if unseen and not actor.sees_invisible():
+                visible -= unseen - {actor.id}
             self.sees[actor.id] = visible
         self.seen_by = seen_by
 
