@@ -67,6 +67,8 @@ class Game:
         self.by_name: dict[str, Seat] = {}
         self._tables = welcome_tables(world.content)
         self._last_index: TickIndex | None = None
+        world.saved_levels.update({depth: record for depth, record in store.load_levels().items()
+                                   if depth not in world.levels})
 
     def join(self, name: str, token: str | None, class_key: str | None,
              session: object) -> tuple[Welcome, object | None]:
@@ -208,14 +210,24 @@ class Game:
         """Save the players whose turn it is this tick.
 
         Each player is saved once every ``AUTOSAVE_TICKS`` ticks, a slice of
-        them per tick, so no single tick pays for writing everyone.
+        them per tick, so no single tick pays for writing everyone; the
+        visited levels are saved once in that period, half-way through it.
         """
         phase = self.world.tick % AUTOSAVE_TICKS
         self._save([a for a in self.seats if a % AUTOSAVE_TICKS == phase])
+        if phase == AUTOSAVE_TICKS // 2:
+            self.save_levels()
 
     def save_all(self) -> None:
-        """Save every seated player's character."""
+        """Save every seated player's character and every visited level."""
         self._save(list(self.seats))
+        self.save_levels()
+
+    def save_levels(self) -> None:
+        """Save the terrain and floor items of every level visited so far."""
+        tick = self.world.tick
+        self.store.save_levels([(depth, self.world.level_record(depth), tick)
+                                for depth in sorted(self.world.levels)])
 
     def _save(self, actor_ids: list[int]) -> None:
         rows: list[tuple[str, str, dict[str, Any], int]] = [

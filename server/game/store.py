@@ -1,8 +1,10 @@
-"""Persistence of the world's seed and every player's character, in SQLite.
+"""Persistence of the world's seed, its levels and every player's character, in SQLite.
 
 SQLite (standard library) needs no server: the default database is a file,
-so a restarted server keeps its dungeon (same seed) and its players (level,
-health, place, map memory). Records are msgpack blobs of
+so a restarted server keeps its dungeon (same seed, and each visited level's
+terrain and floor items as they were left: burnt doors, dug walls, dropped and
+thrown things) and its players (level, health, place, pack, spells, map
+memory). Level records are :meth:`server.sim.world.World.level_record`. Records are msgpack blobs of
 :meth:`server.sim.actors.Actor.to_record`. Tokens are stored as SHA-256
 hashes, never in the clear.
 """
@@ -22,6 +24,11 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS players (
     name TEXT PRIMARY KEY,
     token_hash TEXT NOT NULL,
+    record BLOB NOT NULL,
+    saved_tick INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS levels (
+    depth INTEGER PRIMARY KEY,
     record BLOB NOT NULL,
     saved_tick INTEGER NOT NULL
 );
@@ -88,3 +95,16 @@ class Store:
             [(n, h, msgpack.packb(r, use_bin_type=True), t) for n, h, r, t in rows],
         )
         self._db.commit()
+
+    def save_levels(self, rows: list[tuple[int, dict[str, Any], int]]) -> None:
+        """Save ``(depth, record, tick)`` rows in one transaction."""
+        self._db.executemany(
+            "INSERT OR REPLACE INTO levels (depth, record, saved_tick) VALUES (?, ?, ?)",
+            [(d, msgpack.packb(r, use_bin_type=True), t) for d, r, t in rows],
+        )
+        self._db.commit()
+
+    def load_levels(self) -> dict[int, dict[str, Any]]:
+        """Every saved level record, by depth."""
+        rows = self._db.execute("SELECT depth, record FROM levels ORDER BY depth").fetchall()
+        return {int(d): msgpack.unpackb(r, raw=False, strict_map_key=False) for d, r in rows}

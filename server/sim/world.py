@@ -158,6 +158,9 @@ class World:
         self._players_on: Counter[int] = Counter()
         self._pending: list[Event] = []
         self._monster_ids: set[int] = set()
+        self.saved_levels: dict[int, dict[str, Any]] = {}
+        """Saved :meth:`level_record` s by depth, laid over each level when it is
+        first generated (a restarted server; set before play begins)."""
         self.projectiles: dict[int, projectiles.Projectile] = {}
         """Projectiles in flight by id (:mod:`server.sim.projectiles`)."""
         self._next_projectile_id = 1
@@ -178,9 +181,44 @@ class World:
             level = generate_level(rng, depth, self.size[0], self.size[1])
             self.levels[depth] = level
             self._occ[depth] = np.full(level.terrain.shape, -1, dtype=np.int32)
+            saved = self.saved_levels.pop(depth, None)
+            if saved is not None:
+                self._restore(level, saved)
             if self.populate:
                 monsters.populate(self, level, rng)
         return level
+
+    def level_record(self, depth: int) -> dict[str, Any]:
+        """What to save of a visited level so a restart finds it as it was left:
+        its terrain (``shape`` ``[H, W]`` and ``uint8`` bytes row by row) and
+        the items on its floor, ``[[x, y, [item record, ...]], ...]`` (bottom of
+        each pile first). Monsters are not saved: a level is restocked afresh.
+
+        Raises:
+            KeyError: ``depth`` has not been visited.
+        """
+        level = self.levels[depth]
+        return {
+            "shape": list(level.terrain.shape), "terrain": level.terrain.tobytes(),
+            "items": [[x, y, [item.to_record() for item in pile]]
+                      for (x, y), pile in sorted(level.items.items()) if pile],
+        }
+
+    def _restore(self, level: Level, record: dict[str, Any]) -> None:
+        """Lay a saved :meth:`level_record` over a freshly generated level. A
+        record of another size (the world's size changed) is ignored."""
+        shape = tuple(int(n) for n in record["shape"])
+        if shape != level.terrain.shape:
+            return
+        saved = np.frombuffer(record["terrain"], dtype=np.uint8).reshape(shape)
+        if saved.max(initial=0) >= len(Terrain):
+            return
+        ys, xs = np.nonzero(saved != level.terrain)
+        for x, y in zip(xs.tolist(), ys.tolist(), strict=True):
+            level.set_terrain(x, y, Terrain(int(saved[y, x])))
+        level.clear_changes()
+        level.items = {(int(x), int(y)): [Item.from_record(r) for r in pile]
+                       for x, y, pile in record["items"] if pile}
 
     def occupancy(self, depth: int) -> NDArray[np.int32]:
         """Return ``int32[H, W]`` of actor ids by cell on ``depth``, −1 where empty."""

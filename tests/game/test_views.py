@@ -277,3 +277,29 @@ def test_a_character_keeps_its_spells_skills_and_rewards_when_it_comes_back() ->
     out = game.step()
     snap = next(m for m in out[back.id] if isinstance(m, Snapshot))
     assert [row[1] for row in snap.me["spells"]] == ["spark"]
+
+
+def test_a_restart_finds_each_visited_level_as_it_was_left(tmp_path: Any) -> None:
+    from server.content import Terrain
+    from server.sim.items import Item
+
+    db = tmp_path / "world.db"
+    game = Game(World(11, populate=False), Store(db))
+    welcome, _ = game.join("ann", None, "warrior", "s1")
+    ann = game.world.actors[welcome.id]
+    level = game.world.levels[1]
+    wall = next((x, y) for y in range(1, level.height - 1) for x in range(1, level.width - 1)
+                if level.terrain_at(x, y) == Terrain.WALL)
+    game.world.set_terrain(1, *wall, Terrain.FLOOR)  # as a digging ray leaves it
+    game.world.drop_item(1, ann.x, ann.y, Item("dart", 3))
+    game.save_all()
+    game.store.close()
+
+    again = Game(World(11, populate=False), Store(db))
+    back, _ = again.join("ann", welcome.token, None, "s2")
+    level = again.world.levels[1]
+    assert level.terrain_at(*wall) == Terrain.FLOOR
+    ann = again.world.actors[back.id]
+    assert [(i.key, i.count) for i in level.items[(ann.x, ann.y)]] == [("dart", 3)]
+    fresh = World(11, populate=False).level(1)
+    assert fresh.terrain_at(*wall) == Terrain.WALL, "the seed alone would rebuild the wall"
