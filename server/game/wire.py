@@ -362,7 +362,6 @@ def describe_actor(target: Actor, viewer: Actor, content: Content) -> dict[str, 
         about["courage"] = float(target.courage)
     mdef = content.monsters.get(target.kind)
     if mdef is not None:
-        about["abilities"] = sorted(set(mdef.abilities) | target.abilities)
         if mdef.spells:
             about["spells"] = list(mdef.spells)
         if mdef.breath is not None:

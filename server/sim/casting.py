@@ -102,11 +102,6 @@ def upgrade_spell(world: World, actor: Actor, key: str, events: list[Event]) -> 
     return None
 
 
-def rounds_now(world_tick: int, round_ticks: int) -> int:
-    """The round counter used for spell memory."""
-    return world_tick // round_ticks
-
-
 def turns_left(actor: Actor, key: str, tick: int, round_ticks: int = 3) -> int:
     """Rounds before ``actor`` forgets ``key`` (seed 004: 20,000 after learning)."""
     learned = actor.known_spells[key]
@@ -241,7 +236,7 @@ def monster_cast(world: World, monster: Actor, key: str, target: Actor,
     replaces the spell's power. Returns True if it cast.
     """
     spell = _spell(key)
-    if spell is None or not can_act_and_cast(monster):
+    if spell is None or not can_cast_status(monster.statuses):
         return False
     cost = fam.cast_energy_cost(spell)
     if monster.en < cost:
@@ -263,11 +258,6 @@ def monster_cast(world: World, monster: Actor, key: str, target: Actor,
     events.append(CastEvent(monster.depth, monster.x, monster.y, monster.id, spell.key, True))
     apply_spell(world, monster, spell, direction, cell, events)
     return True
-
-
-def can_act_and_cast(actor: Actor) -> bool:
-    """Neither stunned nor otherwise barred from casting by a status (seed 004)."""
-    return can_cast_status(actor.statuses)
 
 
 def _in_view(world: World, actor: Actor, cell: tuple[int, int]) -> bool:
@@ -300,10 +290,8 @@ def _roll(world: World, caster: Actor, dice: int, sides: int) -> int:
     """A spell's damage roll: dice d sides, plus seed 004's damage bonus from
     the casting stat and level when a player casts it."""
     damage = roll_dice(world.rng, dice, sides)
-    cls = world.content.classes.get(caster.cls or "") if caster.is_player else None
-    if cls is None:
-        return damage
-    return sc.apply_spell_damage_bonus(damage, cls.casting_stat, max(1, caster.level))
+    bonus = _bonus(world, caster)
+    return damage if bonus is None else bonus(damage)
 
 
 def _bonus(world: World, caster: Actor) -> Callable[[int], int] | None:

@@ -69,7 +69,7 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
         result = dmg.apply_damage_type(
             world.rng, raw, damage_type, terrain=terrain, resist_level=resist,
             flags=_flags(target), mobile=not target.immobile, level=min(target.level, 100),
-            status_immune=dmg.status_immunities(_resist_map(target), _flags(target)))
+            status_immune=dmg.status_immunities(target.resistances(), _flags(target)))
         taken = 0 if result.dodged else result.damage
         effects = result.side_effects
     dealt = min(taken, target.hp)
@@ -88,10 +88,6 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
         _terrain(world, target.depth, target.x, target.y, damage_type, raw, events)
     world.after_harm(target, source, events)
     return dealt
-
-
-def _resist_map(actor: Actor) -> dict[str, int]:
-    return actor.resistances()
 
 
 def _side_effect(world: World, target: Actor, source: Actor | None, effect: SideEffect,

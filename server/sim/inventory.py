@@ -19,6 +19,7 @@ from server.content import Content
 from server.sim.actors import Actor
 from server.sim.events import Dropped, Equipped, Event, PickedUp, RejectReason
 from server.sim.items import (
+    STACKING,
     Item,
     add_to_pack,
     equipment_bonus,
@@ -108,8 +109,7 @@ def place_item(world: World, depth: int, x: int, y: int, item: Item) -> None:
     """Put ``item`` on top of the pile at ``(x, y)``, merging a like top stack."""
     item.letter = ""
     pile = world.levels[depth].items.setdefault((x, y), [])
-    if pile and pile[-1].alike(item) and world.content.items[item.key].category in (
-            "food", "potion", "scroll", "thrown"):
+    if pile and pile[-1].alike(item) and world.content.items[item.key].category in STACKING:
         pile[-1].count += item.count
         return
     pile.append(item)

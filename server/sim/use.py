@@ -20,6 +20,7 @@ from server.sim import casting, hunger
 from server.sim.actors import Actor
 from server.sim.combat import roll_dice
 from server.sim.events import Event, Notice, RejectReason, Used
+from server.sim.inventory import unequip_lost
 from server.sim.items import Item, find, take_from_pack
 from server.sim.status import StatusEffect
 
@@ -49,9 +50,7 @@ def _take(world: World, actor: Actor, letter: str, categories: tuple[str, ...]
 
 def _use_up(world: World, actor: Actor, item: Item) -> None:
     take_from_pack(actor.inventory, item, 1)
-    for slot, held in list(actor.equipment.items()):
-        if held is item and item not in actor.inventory:
-            del actor.equipment[slot]
+    unequip_lost(actor, item, world.content)
 
 
 def eat(world: World, actor: Actor, letter: str, events: list[Event]) -> RejectReason | None:

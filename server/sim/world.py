@@ -808,13 +808,8 @@ class World:
                 mem = memory[rows, cols]
                 fresh = actor.fov.visible & (mem != window)
                 if fresh.any():
-                    mem[fresh] = window[fresh]
-                    ys, xs = np.nonzero(fresh)
-                    flat = np.empty(3 * len(xs), dtype=np.int64)
-                    flat[0::3] = xs + actor.fov.x0
-                    flat[1::3] = ys + actor.fov.y0
-                    flat[2::3] = window[fresh]
-                    actor.seen_tiles = flat.tolist()
+                    actor.seen_tiles = _remember(mem, window, fresh, actor.fov.x0,
+                                                 actor.fov.y0)
             if actor.reveal > 0:
                 actor.seen_tiles += self._reveal(actor, level)
             rows, cols = actor.fov.slices()
@@ -842,10 +837,18 @@ class World:
         fresh = (mem != window) & (window != Terrain.ROCK)
         if not fresh.any():
             return []
-        mem[fresh] = window[fresh]
-        ys, xs = np.nonzero(fresh)
-        flat = np.empty(3 * len(xs), dtype=np.int64)
-        flat[0::3] = xs + x0
-        flat[1::3] = ys + y0
-        flat[2::3] = window[fresh]
-        return list(flat.tolist())
+        return _remember(mem, window, fresh, x0, y0)
+
+
+def _remember(mem: NDArray[np.uint8], window: NDArray[np.uint8], fresh: NDArray[np.bool_],
+              x0: int, y0: int) -> list[int]:
+    """Write the ``fresh`` cells of ``window`` into ``mem`` (both views of the
+    same ``[y, x]`` rectangle whose top-left cell is ``(x0, y0)``); return them
+    as a flat ``[x, y, code, ...]`` list for the ``tiles`` of a delta."""
+    mem[fresh] = window[fresh]
+    ys, xs = np.nonzero(fresh)
+    flat = np.empty(3 * len(xs), dtype=np.int64)
+    flat[0::3] = xs + x0
+    flat[1::3] = ys + y0
+    flat[2::3] = window[fresh]
+    return list(flat.tolist())

@@ -90,6 +90,20 @@ def act(world: World, actor_id: int, command: Command, tag: int = 0) -> list[Eve
     return events
 
 
+def submit_and_step(world: World, actor_id: int, command: Command,
+                    tag: int = 0) -> list[Event]:
+    """Submit one command at once (it waits in the queue if the actor is busy)
+    and step until the actor has carried it out or refused it."""
+    actor = world.actors[actor_id]
+    world.submit(actor_id, command, tag)
+    events: list[Event] = []
+    while actor.queue or actor.next_act > world.tick:
+        events += world.step()
+        if not actor.queue:
+            break
+    return events
+
+
 def harms(events: list[Event], actor: Actor | None = None,
           cause: str | None = None) -> list[Harmed]:
     """The ``Harmed`` events, of ``actor`` only and of ``cause`` only when given."""

@@ -5,25 +5,13 @@ from __future__ import annotations
 
 from server.content import default_content
 from server.sim.actors import Actor
-from server.sim.commands import Command, Drop, PickUp, TakeOff, Wear, Wield
-from server.sim.events import Dropped, Equipped, Event, PickedUp, Rejected, RejectReason
+from server.sim.commands import Drop, PickUp, TakeOff, Wear, Wield
+from server.sim.events import Dropped, Equipped, PickedUp, Rejected, RejectReason
 from server.sim.items import LETTERS, PACK_LIMIT, Item, add_to_pack, find
-from server.sim.world import World
 from tests.sim.conftest import ROOM, make_world
+from tests.sim.conftest import submit_and_step as act
 
 CONTENT = default_content()
-
-
-def act(world: World, actor_id: int, command: Command, tag: int = 0) -> list[Event]:
-    """Submit one command and step until the actor has carried it out."""
-    actor = world.actors[actor_id]
-    world.submit(actor_id, command, tag)
-    events: list[Event] = []
-    while actor.queue or actor.next_act > world.tick:
-        events += world.step()
-        if not actor.queue:
-            break
-    return events
 
 
 def pack(actor: Actor) -> list[tuple[str, str, int]]:

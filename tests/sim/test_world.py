@@ -34,27 +34,9 @@ from server.sim.events import (
     TookStairs,
 )
 from server.sim.items import Item
-from server.sim.world import COMMAND_QUEUE_LIMIT, RESPAWN_TICKS, World
-from tests.sim.conftest import ROOM, make_world, spawn
-
-
-def run(world: World, ticks: int) -> list[object]:
-    out: list[object] = []
-    for _ in range(ticks):
-        out += world.step()
-    return out
-
-
-def act(world: World, actor_id: int, command: object, tag: int = 0) -> list[object]:
-    """Submit one command and step until the actor has carried it out."""
-    actor = world.actors[actor_id]
-    world.submit(actor_id, command, tag)  # type: ignore[arg-type]
-    events: list[object] = []
-    while actor.queue or actor.next_act > world.tick:
-        events += world.step()
-        if not actor.queue:
-            break
-    return events
+from server.sim.world import COMMAND_QUEUE_LIMIT, RESPAWN_TICKS
+from tests.sim.conftest import ROOM, make_world, run, spawn
+from tests.sim.conftest import submit_and_step as act
 
 
 def test_player_joins_by_the_up_stairs_and_is_announced() -> None:
