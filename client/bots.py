@@ -138,7 +138,8 @@ class _Bot:
                 totals.deaths += 1
             self.was_dead = dead
             for ev in events:
-                if ev and ev[0] == "die" and len(ev) > 1 and ev[1] not in totals.player_ids:
+                if (ev and ev[0] == "die" and len(ev) > 1 and isinstance(ev[1], int)
+                        and ev[1] not in totals.player_ids):
                     totals.kills.add((model.depth, int(ev[1])))
         elif isinstance(msg, Reject):
             totals.rejects += 1

@@ -10,13 +10,17 @@ only the (at most four) buckets its window overlaps.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
-from server.game.wire import FLAG_YOU, actor_flags, event_to_wire, span_to_wire, status_bits
+from server.game.wire import (
+    FLAG_YOU,
+    actor_flags,
+    actor_record,
+    event_to_wire,
+    span_to_wire,
+    status_bits,
+)
 from server.sim.events import (
     Attacked,
     Died,
@@ -60,10 +64,11 @@ def _buckets(fov: FieldOfView) -> Iterator[tuple[int, int]]:
 class TickIndex:
     """The tick's events, sorted for the views, and shared lookups.
 
-    It also marks which cells changed since the ``previous`` tick's index
-    (an actor moved, was hurt or changed mind there, an item or the terrain
-    changed there, or something happened there), so a view that sees no
-    changed cell — and whose own player did not change — is skipped.
+    Besides each living actor's wire state it records what changed since
+    the ``previous`` tick's index: the actors whose state or place changed
+    (:attr:`changed`) and the cells whose top floor item changed
+    (:attr:`item_changes`), so a view touches only what it sees *and* what
+    changed (issue 10: per-player work proportional to change).
 
     Args:
         world: The world just after :meth:`World.step`.
@@ -119,78 +124,62 @@ class TickIndex:
         """Wire state of every living actor on a level with players."""
         self.where: dict[int, tuple[int, int, int]] = {}
         """``(depth, x, y)`` of the same actors."""
-        active = [d for d in world.levels if world.players_on(d) > 0]
+        self.records: dict[int, list[Any]] = {}
+        """Actor records (``add``) built so far this tick, by id, without the
+        "you" flag: each is built once however many players see it."""
+        players_on = world.players_on
+        active = [d for d in world.levels if players_on(d) > 0]
+        states, where = self.states, self.where
         for a in world.actors.values():
-            if a.alive and world.players_on(a.depth) > 0:
-                self.states[a.id] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1),
-                                     status_bits(a))
-                self.where[a.id] = (a.depth, a.x, a.y)
+            if a.alive and players_on(a.depth) > 0:
+                states[a.id] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1), status_bits(a))
+                where[a.id] = (a.depth, a.x, a.y)
         self.tops: dict[int, dict[tuple[int, int], str]] = {
             d: {pos: pile[-1].key for pos, pile in world.levels[d].items.items() if pile}
             for d in active}
         """Top floor item by cell, per level with players."""
-        self._all_dirty = previous is None
-        self._dirty: dict[int, NDArray[np.bool_]] = {}
-        self._find_changes(previous)
-
-    def _mark(self, depth: int, x: int, y: int) -> None:
-        grid = self._dirty.get(depth)
-        if grid is None:
-            level = self.world.levels.get(depth)
-            if level is None:
-                return
-            grid = self._dirty[depth] = np.zeros(level.terrain.shape, dtype=np.bool_)
-        grid[y, x] = True
-
-    def _find_changes(self, previous: TickIndex | None) -> None:
-        mark = self._mark
-        for depth, placed in self._placed.items():
-            for entries in placed.values():
-                for x, y, _, _ in entries:
-                    mark(depth, x, y)
-        for depth, spans in self._spans.items():
-            for _, span in spans:
-                for x, y in span.cells:
-                    mark(depth, x, y)
-        for depth, level in self.world.levels.items():
-            for x, y in level.changed:
-                mark(depth, x, y)
+        self._upd_rows: dict[int, list[Any]] = {}
+        self.all_changed = previous is None
+        """True on the first tick: every view must look at everything."""
+        self.changed: set[int] = set()
+        """Ids of the actors whose wire state or place differs from the
+        previous tick's (new ones included)."""
+        self.item_changes: dict[int, list[tuple[int, int]]] = {}
+        """Per depth, the cells whose top floor item appeared, changed or
+        went since the previous tick."""
+        for level in world.levels.values():
             level.clear_changes()
         if previous is None:
+            self.changed = set(states)
             return
-        before, was = previous.states, previous.where
-        for aid, state in self.states.items():
-            here = self.where[aid]
-            if before.get(aid) != state or was.get(aid) != here:
-                mark(*here)
-                old = was.get(aid)
-                if old is not None:
-                    mark(*old)
-        for aid in was.keys() - self.where.keys():
-            mark(*was[aid])
+        before = previous.states
+        self.changed = {aid for aid, state in states.items() if before.get(aid) != state}
         for depth, tops in self.tops.items():
             old_tops = previous.tops.get(depth, {})
-            for x, y in tops.keys() ^ old_tops.keys():
-                mark(depth, x, y)
-            for (x, y), key in tops.items():
-                if old_tops.get((x, y), key) != key:
-                    mark(depth, x, y)
+            if tops == old_tops:
+                continue
+            cells = [pos for pos in tops.keys() ^ old_tops.keys()]
+            cells += [pos for pos, key in tops.items()
+                      if pos in old_tops and old_tops[pos] != key]
+            if cells:
+                self.item_changes[depth] = sorted(cells)
 
-    def quiet(self, actor_id: int, depth: int, fov: FieldOfView | None) -> bool:
-        """True if nothing a player could be told about changed this tick in
-        its view: no cell it sees changed (an actor arrived, left, moved, was
-        hurt or changed mind there, an item or the terrain changed there, or
-        something happened there), it took part in no event, and nobody joined
-        or left. (Its own state is the view's to check.)"""
-        if self._all_dirty or self.shared or actor_id in self.involving:
-            return False
-        if fov is None:
-            return True
-        grid = self._dirty.get(depth)
-        if grid is None:
-            return True
-        rows, cols = fov.slices()
-        return not grid[rows, cols][fov.visible].any()
+    def upd_row(self, aid: int) -> list[Any]:
+        """The ``upd`` row ``[id, x, y, hp, max_hp, flags, sts]`` of actor
+        ``aid`` (no "you" flag), built at most once per tick."""
+        row = self._upd_rows.get(aid)
+        if row is None:
+            row = self._upd_rows[aid] = [aid, *self.states[aid]]
+        return row
+
+    def record(self, aid: int) -> list[Any]:
+        """The ``add`` record of living actor ``aid`` (no "you" flag), built
+        at most once per tick."""
+        rec = self.records.get(aid)
+        if rec is None:
+            rec = self.records[aid] = actor_record(self.world.actors[aid], -1,
+                                                   self.world.content)
+        return rec
 
     def items_in_view(self, depth: int, fov: FieldOfView) -> dict[tuple[int, int], str]:
         """The top item of every cell in view that has one."""
@@ -207,8 +196,24 @@ class TickIndex:
                     out[(x, y)] = item
         return out
 
-    def witnessed(self, actor_id: int, depth: int, fov: FieldOfView | None) -> list[list[Any]]:
-        """Wire forms of the events a player saw or took part in, in tick order."""
+    def may_witness(self, actor_id: int, depth: int) -> bool:
+        """False only if :meth:`witnessed` is sure to be empty for this player."""
+        return bool(self.shared or actor_id in self.involving or depth in self._spans
+                    or depth in self._placed)
+
+    def witnessed(self, actor_id: int, depth: int, fov: FieldOfView | None,
+                  known: Callable[[int], bool]) -> list[list[Any]]:
+        """Wire forms of the events a player saw or took part in, in tick order.
+
+        Args:
+            actor_id: The viewer.
+            depth: Its level.
+            fov: Its field of view, or None (dead).
+            known: Whether the viewer may be told of an actor id: the ids in
+                its view before or after this tick, and itself (issue 11: an
+                event never names an actor the player was not sent). Every
+                other actor id in an event is replaced by nil.
+        """
         found: dict[int, list[Any]] = {o: w for o, w in self.involving.get(actor_id, ())}
         for order, span in self._spans.get(depth, ()):
             concerned = self._concerns(span, actor_id)
@@ -227,8 +232,7 @@ class TickIndex:
                     for x, y, order, wire in placed.get(key, ()):
                         if order not in found and fov.contains(x, y):
                             found[order] = wire
-        return [found[o] for o in sorted(found)]
-
+        return [anonymise(found[o], known) for o in sorted(found)]
 
     @staticmethod
     def _concerns(span: RayFired | Flew, actor_id: int) -> bool:
@@ -238,11 +242,38 @@ class TickIndex:
         return span.source == actor_id or any(hit[0] == actor_id for hit in span.hits)
 
 
+ACTOR_FIELDS: dict[str, tuple[int, ...]] = {
+    "atk": (1, 2), "die": (1, 2), "door": (1,), "pick": (1,), "wake": (1,), "flee": (1,),
+    "lvl": (1,), "stairs": (1,), "respawn": (1,), "xp": (1,), "drop": (1,), "use": (1,),
+    "throw": (1,), "harm": (1, 2), "boom": (1,), "status": (1,), "poly": (1, 2),
+    "cast": (1,), "ray": (1,),
+}
+"""Positions of actor ids in each event's wire list (docs/protocol.md); a
+``ray``'s hits (index 5) are ``[id, reflected]`` pairs as well."""
+
+
+def anonymise(wire: list[Any], known: Callable[[int], bool]) -> list[Any]:
+    """``wire`` with every actor id that ``known`` rejects replaced by nil.
+
+    Returns ``wire`` itself when nothing is replaced (the shared list must
+    not be changed), else a copy.
+    """
+    fields = ACTOR_FIELDS.get(wire[0])
+    if fields is None:
+        return wire
+    out: list[Any] | None = None
+    for i in fields:
+        aid = wire[i]
+        if aid is not None and not known(aid):
+            if out is None:
+                out = list(wire)
+            out[i] = None
+    if wire[0] == "ray" and any(not known(h[0]) for h in wire[5] if h[0] is not None):
+        if out is None:
+            out = list(wire)
+        out[5] = [[h[0] if h[0] is None or known(h[0]) else None, h[1]] for h in wire[5]]
+    return wire if out is None else out
+
+
 def _nowhere(x: int, y: int) -> bool:
     return False
-
-
-def with_you(state: ActorState) -> ActorState:
-    """``state`` with the "you" flag set (the viewer's own record)."""
-    return (*state[:4], state[4] | FLAG_YOU, state[5])
-

@@ -15,35 +15,47 @@ import numpy as np
 
 from protocol.fov import pack_fov
 from protocol.messages import Delta, Snapshot
-from server.game.index import ActorState, TickIndex, with_you
-from server.game.wire import actor_record, me_fields
+from server.game.index import TickIndex
+from server.game.wire import FLAG_YOU, me_fields
 from server.sim.actors import Actor, xp_for_level
 from server.sim.casting import MEMORY_STEP
 from server.sim.fov import FieldOfView
+from server.sim.world import World
 
 
 class PlayerView:
-    """What one client has been told, for the player ``actor_id``."""
+    """What one client has been told, for the player ``actor_id``.
+
+    The view keeps the ids of the actors it sent, the floor items it sent
+    (by cell), its field of view and ``me``. A delta then costs set
+    operations on the ids in view, a look at the actors that both are in
+    view and changed this tick (:attr:`TickIndex.changed`), and a scan of
+    the floor items only when the field of view moved or an item in it
+    changed.
+    """
 
     def __init__(self, actor_id: int) -> None:
         self.actor_id = actor_id
         self.needs_snapshot = True
         self.depth = 0
-        self.actors: dict[int, ActorState] = {}
+        self.ids: set[int] = set()
         self.objs: dict[tuple[int, int], str] = {}
         self.fov: FieldOfView | None = None
         self.me: dict[str, Any] = {}
         self.me_key: tuple[Any, ...] = ()
         self.ack = -1
 
-    def _visible_actors(self, index: TickIndex) -> dict[int, ActorState]:
-        me = self.actor_id
-        states = index.states
-        now = {aid: states[aid] for aid in index.world.sees.get(me, ()) if aid in states}
-        own = now.get(me)
-        if own is not None:
-            now[me] = with_you(own)
-        return now
+    def _visible_ids(self, index: TickIndex) -> set[int]:
+        seen = index.world.sees.get(self.actor_id)
+        if not seen:
+            return set()
+        return seen & index.states.keys()
+
+    def _record(self, index: TickIndex, aid: int) -> list[Any]:
+        rec = index.record(aid)
+        if aid == self.actor_id:
+            rec = [*rec[:7], rec[7] | FLAG_YOU, rec[8]]
+        return rec
 
     def _visible_objs(self, index: TickIndex, actor: Actor) -> dict[tuple[int, int], str]:
         if actor.fov is None or not actor.alive:
@@ -58,7 +70,7 @@ class PlayerView:
         raw = b"\xff" * (level.width * level.height) if memory is None else memory.tobytes()
         self.needs_snapshot = False
         self.depth = actor.depth
-        self.actors = self._visible_actors(index)
+        self.ids = self._visible_ids(index)
         seen = self._visible_objs(index, actor)
         self.objs = dict(seen)
         self.fov = actor.fov
@@ -68,8 +80,7 @@ class PlayerView:
         return Snapshot(
             tick=world.tick, depth=actor.depth, w=level.width, h=level.height, map=raw,
             fov=self._packed_fov(actor),
-            actors=[actor_record(world.actors[a], self.actor_id, world.content)
-                    for a in sorted(self.actors)],
+            actors=[self._record(index, a) for a in sorted(self.ids)],
             objs=[v for (x, y), k in sorted(seen.items()) for v in (x, y, k)],
             me=dict(self.me), ack=actor.last_tag,
         )
@@ -89,69 +100,124 @@ class PlayerView:
         """
         world = index.world
         fov = actor.fov if actor.alive else None
-        if (fov is self.fov and actor.last_tag == self.ack and not actor.seen_tiles
-                and index.quiet(self.actor_id, actor.depth, fov)
-                and _me_key(actor, world.tick) == self.me_key):
-            return None
         fields: dict[str, Any] = {}
         if actor.last_tag != self.ack:
             self.ack = actor.last_tag
             fields["ack"] = actor.last_tag
         if actor.seen_tiles:
             fields["tiles"] = actor.seen_tiles
-        if fov is not self.fov:
+        moved = fov is not self.fov
+        if moved:
             if not _same_fov(fov, self.fov):
                 fields["fov"] = self._packed_fov(actor)
             self.fov = fov
-        now = self._visible_actors(index)
-        old = self.actors
-        rm = [aid for aid in old if aid not in now]
-        add = [actor_record(world.actors[aid], self.actor_id, world.content)
-               for aid in now if aid not in old]
-        upd = [[aid, *state] for aid, state in now.items()
-               if aid in old and old[aid] != state]
-        self.actors = now
-        if rm:
-            fields["rm"] = rm
-        if add:
-            fields["add"] = add
-        if upd:
+        old = self.ids
+        now = self._visible_ids(index)
+        if now != old:
+            rm = old - now
+            add = now - old
+            if rm:
+                fields["rm"] = sorted(rm)
+            if add:
+                fields["add"] = [self._record(index, aid) for aid in sorted(add)]
+            kept = now & old
+        else:
+            kept = now
+        changed = index.changed
+        upd_ids = kept & changed if len(kept) > len(changed) else changed & kept
+        if upd_ids:
+            row, me = index.upd_row, self.actor_id
+            upd = [row(aid) for aid in sorted(upd_ids)]
+            if me in upd_ids:
+                i = next(i for i, r in enumerate(upd) if r[0] == me)
+                own = upd[i]
+                upd[i] = [*own[:5], own[5] | FLAG_YOU, own[6]]
             fields["upd"] = upd
-        objs = self._visible_objs(index, actor)
-        changed: list[Any] = []
-        for pos, key in objs.items():
-            if self.objs.get(pos) != key:
-                changed += [pos[0], pos[1], key]
-                self.objs[pos] = key
-        if fov is not None:
-            for pos in [p for p in self.objs if p not in objs and fov.contains(*p)]:
-                changed += [pos[0], pos[1], ""]
-                del self.objs[pos]
-        if changed:
-            fields["objs"] = changed
-        ev = index.witnessed(self.actor_id, actor.depth, fov)
-        if ev:
-            fields["ev"] = ev
-        me_key = _me_key(actor, world.tick)
-        if me_key != self.me_key:
-            self.me_key = me_key
-            me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
-            diff = {k: v for k, v in me.items() if self.me.get(k) != v}
-            if diff:
-                self.me = me
-                fields["me"] = diff
+        self.ids = now
+        if fov is not None and (moved or index.all_changed):
+            changed_objs = self._objs_after_move(index, actor.depth, fov)
+        elif fov is not None and actor.depth in index.item_changes:
+            changed_objs = self._objs_changed(index, actor.depth, fov)
+        else:
+            changed_objs = []
+        if changed_objs:
+            fields["objs"] = changed_objs
+        if index.may_witness(self.actor_id, actor.depth):
+            me_id = self.actor_id
+            ev = index.witnessed(me_id, actor.depth, fov,
+                                 lambda aid: aid == me_id or aid in now or aid in old)
+            if ev:
+                fields["ev"] = ev
+        self._me_delta(actor, world, fields)
         if not fields:
             return None
         return Delta(tick=world.tick, **fields)
 
+    def _objs_after_move(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
+        """Floor changes when the field of view changed: every cell in view."""
+        objs = index.items_in_view(depth, fov)
+        changed: list[Any] = []
+        mine = self.objs
+        for pos, key in sorted(objs.items()):
+            if mine.get(pos) != key:
+                changed += [pos[0], pos[1], key]
+                mine[pos] = key
+        if len(mine) > len(objs):
+            gone = [p for p in _window_cells(fov) if p in mine and p not in objs]
+        else:
+            gone = [p for p in mine if p not in objs and fov.contains(*p)]
+        for pos in sorted(gone):
+            changed += [pos[0], pos[1], ""]
+            del mine[pos]
+        return changed
+
+    def _objs_changed(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
+        """Floor changes when the field of view stayed: only cells whose top
+        item changed this tick and that are in view."""
+        tops = index.tops.get(depth, {})
+        changed: list[Any] = []
+        mine = self.objs
+        for pos in index.item_changes[depth]:
+            if not fov.contains(*pos):
+                continue
+            key = tops.get(pos, "")
+            if mine.get(pos, "") != key:
+                changed += [pos[0], pos[1], key]
+                if key:
+                    mine[pos] = key
+                else:
+                    del mine[pos]
+        return changed
+
+    def _me_delta(self, actor: Actor, world: World, fields: dict[str, Any]) -> None:
+        """Put the changed ``me`` fields into ``fields["me"]``.
+
+        Position, health and energy change often and are compared one by one;
+        the rest is rebuilt only when its fingerprint (:func:`_me_key`) changes.
+        """
+        me = self.me
+        diff: dict[str, Any] = {}
+        for key, value in (("x", actor.x), ("y", actor.y), ("hp", actor.hp), ("en", actor.en)):
+            if me[key] != value:
+                diff[key] = me[key] = value
+        me_key = _me_key(actor, world.tick)
+        if me_key != self.me_key:
+            self.me_key = me_key
+            full = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
+            diff.update({k: v for k, v in full.items() if me.get(k) != v})
+            self.me = full
+        if diff:
+            fields["me"] = diff
+
 
 def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
-    """A cheap fingerprint of the ``me`` fields: rebuild them only when it changes.
+    """A cheap fingerprint of the ``me`` fields other than ``x``, ``y``, ``hp``
+    and ``en`` (compared one by one): rebuild them only when it changes.
 
     Spell failure rates and forgetting depend on time only through whole
     rounds of :data:`server.sim.casting.MEMORY_STEP` ticks, so the key holds
     that quotient rather than the tick."""
-    return (actor.hp, actor.en, actor.x, actor.y, actor.depth, actor.level, actor.xp,
+    return (actor.depth, actor.level, actor.xp,
             actor.max_hp, actor.max_en, actor.power, actor.defence, actor.accuracy,
             actor.dodge, actor.speed, actor.respawn_tick, actor.bonus, actor.strength,
             tuple((i.letter, i.key, i.count, i.charges, i.known) for i in actor.inventory),
@@ -159,6 +225,12 @@ def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
             actor.food.nourishment, actor.food.hunger, tuple(actor.known_spells.items()),
             tuple(sorted(actor.skills.items())), actor.choices_owed,
             tick // MEMORY_STEP if actor.known_spells else 0)
+
+
+def _window_cells(fov: FieldOfView) -> list[tuple[int, int]]:
+    """The level cells in view, as ``(x, y)``."""
+    ys, xs = np.nonzero(fov.visible)
+    return list(zip((xs + fov.x0).tolist(), (ys + fov.y0).tolist(), strict=True))
 
 
 def _same_fov(a: FieldOfView | None, b: FieldOfView | None) -> bool:

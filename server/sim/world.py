@@ -21,7 +21,7 @@ Order within a tick (RULES.md "one time model", STYLE.md "order is explicit"):
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -83,7 +83,7 @@ from server.sim.events import (
     Respawned,
     TookStairs,
 )
-from server.sim.fov import FOV_RADIUS, field_of_view
+from server.sim.fov import FOV_RADIUS, FieldOfView, field_of_view
 from server.sim.items import Item
 from server.sim.level import Level
 from server.sim.levelgen import generate_level
@@ -158,6 +158,9 @@ class World:
         self._players_on: Counter[int] = Counter()
         self._pending: list[Event] = []
         self._monster_ids: set[int] = set()
+        self._terrain_log: dict[int, list[tuple[int, int]]] = {}
+        """Per depth, the cells whose terrain changed since the fields of view
+        were last brought up to date."""
         self.saved_levels: dict[int, dict[str, Any]] = {}
         """Saved :meth:`level_record` s by depth, laid over each level when it is
         first generated (a restarted server; set before play begins)."""
@@ -234,6 +237,7 @@ class World:
         """Change one cell and invalidate the fields of view on that level."""
         self.level(depth).set_terrain(x, y, terrain)
         self._version[depth] += 1
+        self._terrain_log.setdefault(depth, []).append((x, y))
 
     def flight_blocked(self, depth: int) -> NDArray[np.bool_]:
         """``bool[H, W]``: cells a projectile cannot enter on ``depth`` (rock,
@@ -796,6 +800,10 @@ class World:
                 continue
             level = self.levels[actor.depth]
             key = (actor.depth, actor.x, actor.y, self._version[actor.depth])
+            if (key != actor.fov_key and actor.fov is not None and actor.fov_key is not None
+                    and key[:3] == actor.fov_key[:3]
+                    and not _touches(actor.fov, self._terrain_log.get(actor.depth, ()))):
+                actor.fov_key = key  # terrain changed elsewhere on the level only
             if key != actor.fov_key or actor.fov is None:
                 actor.fov_key = key
                 actor.fov = field_of_view(level.transparent, actor.x, actor.y, FOV_RADIUS)
@@ -821,6 +829,7 @@ class World:
                 visible -= unseen - {actor.id}
             self.sees[actor.id] = visible
         self.seen_by = seen_by
+        self._terrain_log.clear()  # every living player's view is now up to date
 
 
     def _reveal(self, actor: Actor, level: Level) -> list[int]:
@@ -838,6 +847,14 @@ class World:
         if not fresh.any():
             return []
         return _remember(mem, window, fresh, x0, y0)
+
+
+def _touches(fov: FieldOfView, cells: Iterable[tuple[int, int]]) -> bool:
+    """Whether any of ``cells`` lies in the window of ``fov`` (its terrain
+    change may change what is seen or remembered there)."""
+    h, w = fov.visible.shape
+    x0, y0 = fov.x0, fov.y0
+    return any(x0 <= x < x0 + w and y0 <= y < y0 + h for x, y in cells)
 
 
 def _remember(mem: NDArray[np.uint8], window: NDArray[np.uint8], fresh: NDArray[np.bool_],

@@ -18,10 +18,8 @@ from server.game.game import Game, GameError
 from server.game.store import Store
 from server.game.wire import inventory_record, status_bits
 from server.sim.casting import castable
-from server.sim.items import add_to_pack, new_item
 from server.sim.world import World
-
-MOVES = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)]
+from tests.game.randomplay import MOVES, give_commands, seat_players
 
 
 def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
@@ -47,6 +45,36 @@ def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
         elif ev[0] == "fly":
             for x, y in ev[3]:
                 assert fov.contains(x, y), "projectile cell sent from outside the view"
+
+
+EVENT_ACTOR_FIELDS = {
+    "atk": (1, 2), "die": (1, 2), "door": (1,), "pick": (1,), "wake": (1,), "flee": (1,),
+    "lvl": (1,), "stairs": (1,), "respawn": (1,), "xp": (1,), "drop": (1,), "use": (1,),
+    "throw": (1,), "harm": (1, 2), "boom": (1,), "status": (1,), "poly": (1, 2),
+    "cast": (1,), "ray": (1,),
+}
+"""Where docs/protocol.md puts actor ids in each event."""
+
+
+def _check_ids_known(pid: int, model: GameModel, msg: Any) -> None:
+    """Every actor id in a message is the player's own, one it was already
+    sent (still in its model) or one this message adds (issue 11: no id
+    leaks through the fog of war, invisible actors included)."""
+    known = set(model.actors) | {pid}
+    if isinstance(msg, Snapshot):
+        known |= {rec[0] for rec in msg.actors}
+        return
+    if not isinstance(msg, Delta):
+        return
+    known |= {rec[0] for rec in msg.add or []}
+    for rec in msg.upd or []:
+        assert rec[0] in known, f"upd of unknown actor {rec[0]}"
+    for ev in msg.ev or []:
+        for i in EVENT_ACTOR_FIELDS.get(ev[0], ()):
+            assert ev[i] is None or ev[i] in known, f"{ev} names unknown actor {ev[i]}"
+        if ev[0] == "ray":
+            for hit in ev[5]:
+                assert hit[0] is None or hit[0] in known, f"{ev} names unknown actor {hit[0]}"
 
 
 def _check_in_sync(game: Game, pid: int, model: GameModel) -> None:
@@ -80,61 +108,23 @@ def test_many_players_stay_in_sync_and_see_only_their_view(scatter: bool) -> Non
     world = World(21)
     game = Game(world, Store(":memory:"))
     rng = np.random.default_rng(3)
+    ids = seat_players(game, 10 if scatter else 6, rng, scatter=scatter, invisible=2)
     models: dict[int, GameModel] = {}
-    for i in range(10 if scatter else 6):
-        welcome, _ = game.join(f"p{i}", None, ["warrior", "mage", "monk"][i % 3], object())
-        model = GameModel()
-        model.apply(decode_server(encode_server(welcome)))
-        models[welcome.id] = model
-        actor = world.actors[welcome.id]
-        for key in ("dart", "dart", "wand_of_fire", "wand_of_sleep"):
-            add_to_pack(actor.inventory, new_item(world.content.items[key], world.rng),
-                        world.content)
-        if scatter:
-            actor = world.actors[welcome.id]
-            room = world.levels[1].rooms[int(rng.integers(len(world.levels[1].rooms)))]
-            world.move_actor(actor, *world.free_cell_near(1, *room.center))
+    for pid in ids:
+        models[pid] = GameModel()
+        models[pid].apply(decode_server(encode_server(game._welcome(game.seats[pid], None,
+                                                                      False))))
     seq = 0
     seen_others = 0
     ranged = 0
     for tick in range(400):
-        for pid in models:
-            roll = rng.random()
-            actor = world.actors[pid]
-            if roll < 0.4:
-                dx, dy = MOVES[int(rng.integers(len(MOVES)))]
-                game.command(pid, seq, "move", (dx, dy))
-                seq += 1
-            elif roll < 0.46 and actor.inventory:
-                item = actor.inventory[int(rng.integers(len(actor.inventory)))]
-                dx, dy = MOVES[int(rng.integers(len(MOVES)))]
-                if item.key.startswith("wand"):
-                    game.command(pid, seq, "zap", (dx, dy), item=item.letter)
-                else:
-                    game.command(pid, seq, "throw", item=item.letter,
-                                 at=(actor.x + 3 * dx, actor.y + 3 * dy))
-                seq += 1
-                ranged += 1
-            elif roll < 0.52 and actor.inventory:
-                item = actor.inventory[int(rng.integers(len(actor.inventory)))]
-                verb = ("drop", "wield", "wear", "remove", "eat", "quaff", "read", "pickup")[
-                    int(rng.integers(8))]
-                if verb == "pickup":
-                    game.command(pid, seq, verb)
-                else:
-                    game.command(pid, seq, verb, item=item.letter)
-                seq += 1
-            elif roll < 0.54 and actor.known_spells:
-                dx, dy = MOVES[int(rng.integers(len(MOVES)))]
-                game.command(pid, seq, "cast", (dx, dy), spell="spark")
-                seq += 1
-            if tick == 200 and pid % 2:
-                game.command(pid, seq, "down", None)
-                seq += 1
+        seq, shots = give_commands(game, ids, rng, tick, seq)
+        ranged += shots
         out = game.step()
         for pid, model in models.items():
             for msg in out.get(pid, []):
                 _check_no_leak(game, pid, msg)
+                _check_ids_known(pid, model, msg)
                 model.apply(decode_server(encode_server(msg)))
             _check_in_sync(game, pid, model)
             seen_others += sum(1 for a in model.actors.values() if a.id != pid)

@@ -1,0 +1,134 @@
+"""A straightforward per-player view, for checking the fast one.
+
+:class:`ReferenceView` rebuilds everything a player sees every tick — every
+visible actor's record, every floor item in view, every event of the level,
+the whole ``me`` map — and diffs it against what it sent before, with no
+index of changes and no shortcut. It must produce exactly the messages of
+:class:`server.game.views.PlayerView`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.messages import Delta, Reject, ServerMessage, Snapshot
+from server.game.game import Game
+from server.game.index import TickIndex, anonymise
+from server.game.wire import actor_record, event_to_wire, me_fields, span_to_wire
+from server.game.views import PlayerView
+from server.sim.actors import Actor, xp_for_level
+from server.sim.events import Joined, Left
+
+
+class ReferenceView:
+    """What one client has been told, rebuilt from scratch each tick."""
+
+    def __init__(self, actor_id: int) -> None:
+        self.actor_id = actor_id
+        self.actors: dict[int, list[Any]] = {}
+        self.objs: dict[tuple[int, int], str] = {}
+        self.fov: Any = None
+        self.me: dict[str, Any] = {}
+        self.ack = -1
+        self.depth = 0
+
+    def _actors(self, game: Game) -> dict[int, list[Any]]:
+        world = game.world
+        return {aid: actor_record(world.actors[aid], self.actor_id, world.content)
+                for aid in world.sees.get(self.actor_id, ())
+                if world.actors[aid].alive}
+
+    def _objs(self, game: Game, actor: Actor) -> dict[tuple[int, int], str]:
+        if actor.fov is None or not actor.alive:
+            return {}
+        level = game.world.levels[actor.depth]
+        return {pos: pile[-1].key for pos, pile in level.items.items()
+                if pile and actor.fov.contains(*pos)}
+
+    def messages(self, game: Game, index: TickIndex, snapshot: bool) -> list[ServerMessage]:
+        """This tick's messages for the player (``snapshot``: the game sends one)."""
+        world = game.world
+        actor = world.actors[self.actor_id]
+        msgs: list[ServerMessage] = [Reject(seq=e.tag, reason=e.reason.name.lower())
+                                     for e in index.rejections.get(self.actor_id, ())]
+        actors = self._actors(game)
+        objs = self._objs(game, actor)
+        me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
+        if snapshot:
+            self.actors, self.objs, self.me = actors, dict(objs), me
+            self.ack, self.fov, self.depth = actor.last_tag, actor.fov, actor.depth
+            return msgs + [PlayerView(self.actor_id).snapshot(index, actor)]
+        fields: dict[str, Any] = {}
+        if actor.last_tag != self.ack:
+            self.ack = fields["ack"] = actor.last_tag
+        if actor.seen_tiles:
+            fields["tiles"] = actor.seen_tiles
+        fov = actor.fov if actor.alive else None
+        if not _same(fov, self.fov):
+            fields["fov"] = PlayerView._packed_fov(actor)
+        self.fov = fov
+        rm = sorted(a for a in self.actors if a not in actors)
+        add = [actors[a] for a in sorted(actors) if a not in self.actors]
+        upd = [[a, *actors[a][3:]] for a in sorted(actors)
+               if a in self.actors and self.actors[a] != actors[a]]
+        for key, value in (("rm", rm), ("add", add), ("upd", upd)):
+            if value:
+                fields[key] = value
+        changed: list[Any] = []
+        for pos, key in sorted(objs.items()):
+            if self.objs.get(pos) != key:
+                changed += [pos[0], pos[1], key]
+                self.objs[pos] = key
+        if fov is not None:
+            for pos in sorted(p for p in self.objs if p not in objs and fov.contains(*p)):
+                changed += [pos[0], pos[1], ""]
+                del self.objs[pos]
+        ev = self._events(index, actor, fov, set(self.actors) | set(actors))
+        self.actors = actors
+        diff = {k: v for k, v in me.items() if self.me.get(k) != v}
+        self.me = me
+        if changed:
+            fields["objs"] = changed
+        if ev:
+            fields["ev"] = ev
+        if diff:
+            fields["me"] = diff
+        if fields:
+            msgs.append(Delta(tick=world.tick, **fields))
+        return msgs
+
+    def _events(self, index: TickIndex, actor: Actor, fov: Any,
+                known: set[int]) -> list[list[Any]]:
+        """Every event of the tick the player saw or took part in, found by a
+        scan of all of them (the index is used only for its event list)."""
+        me = self.actor_id
+        found: dict[int, list[Any]] = {o: w for o, w in index.involving.get(me, ())}
+        for order, span in index._spans.get(actor.depth, ()):
+            concerned = index._concerns(span, me)
+            if fov is None and not concerned:
+                continue
+            wire = span_to_wire(span, fov.contains if fov is not None else (lambda x, y: False),
+                                me)
+            if wire[3] or concerned:
+                found[order] = wire
+        for order, event in index.shared:
+            if event.actor != me:
+                found[order] = ["join" if isinstance(event, Joined) else "leave", event.name]
+        if fov is not None:
+            for placed in index._placed.get(actor.depth, {}).values():
+                for x, y, order, wire in placed:
+                    if order not in found and fov.contains(x, y):
+                        found[order] = wire
+        return [anonymise(found[o], lambda a: a == me or a in known) for o in sorted(found)]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    return bool((a.x0, a.y0) == (b.x0, b.y0) and a.visible.shape == b.visible.shape
+                and (a.visible == b.visible).all())
+
+
+def event_wire(event: Any) -> list[Any] | None:
+    """Re-exported for tests that build expectations from events."""
+    return event_to_wire(event)
