@@ -148,7 +148,7 @@ class PlayerView:
                                  lambda aid: aid == me_id or aid in now or aid in old)
             if ev:
                 fields["ev"] = ev
-        self._me_delta(actor, world, fields)
+        self._me_delta(actor, world, fields, index.may_touch_me(self.actor_id))
         if not fields:
             return None
         return Delta(tick=world.tick, **fields)
@@ -189,17 +189,27 @@ class PlayerView:
                     del mine[pos]
         return changed
 
-    def _me_delta(self, actor: Actor, world: World, fields: dict[str, Any]) -> None:
+    def _me_delta(self, actor: Actor, world: World, fields: dict[str, Any],
+                  may_change: bool) -> None:
         """Put the changed ``me`` fields into ``fields["me"]``.
 
         Position, health and energy change often and are compared one by one;
-        the rest is rebuilt only when its fingerprint (:func:`_me_key`) changes.
+        the rest is rebuilt only when its fingerprint (:func:`_me_key`)
+        changes, and the fingerprint is taken only when ``may_change`` (see
+        :meth:`TickIndex.may_touch_me`), or depth, level, death or the
+        spell-memory round changed.
         """
         me = self.me
         diff: dict[str, Any] = {}
         for key, value in (("x", actor.x), ("y", actor.y), ("hp", actor.hp), ("en", actor.en)):
             if me[key] != value:
                 diff[key] = me[key] = value
+        if (not may_change and me["depth"] == actor.depth and me["level"] == actor.level
+                and me["dead"] != actor.alive
+                and self.me_key[-1] == _memory_round(actor, world.tick)):
+            if diff:
+                fields["me"] = diff
+            return
         me_key = _me_key(actor, world.tick)
         if me_key != self.me_key:
             self.me_key = me_key
@@ -224,7 +234,12 @@ def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
             tuple(id(i) for i in actor.equipment.values()), actor.statuses.snapshot(),
             actor.food.nourishment, actor.food.hunger, tuple(actor.known_spells.items()),
             tuple(sorted(actor.skills.items())), actor.choices_owed,
-            tick // MEMORY_STEP if actor.known_spells else 0)
+            _memory_round(actor, tick))
+
+
+def _memory_round(actor: Actor, tick: int) -> int:
+    """Spell failure rates and forgetting change only with this number."""
+    return tick // MEMORY_STEP if actor.known_spells else 0
 
 
 def _window_cells(fov: FieldOfView) -> list[tuple[int, int]]:

@@ -158,6 +158,11 @@ class World:
         self._players_on: Counter[int] = Counter()
         self._pending: list[Event] = []
         self._monster_ids: set[int] = set()
+        self.touched: set[int] = set()
+        """Ids of the actors that acted (a command carried out or refused) or
+        were given a status during the last :meth:`step`: besides a round's
+        upkeep, the events naming them and these, nothing changes an actor's
+        pack, statuses, spells or food (what the per-player views rely on)."""
         self._terrain_log: dict[int, list[tuple[int, int]]] = {}
         """Per depth, the cells whose terrain changed since the fields of view
         were last brought up to date."""
@@ -419,6 +424,7 @@ class World:
         """Advance the world by one tick and return what happened, in order."""
         events: list[Event] = self._pending
         self._pending = []
+        self.touched = set()
         tick = self.tick
         for actor in list(self.actors.values()):
             if actor.is_player and not actor.alive and actor.respawn_tick <= tick:
@@ -450,6 +456,7 @@ class World:
         return events
 
     def _reject(self, actor: Actor, tag: int, reason: RejectReason, events: list[Event]) -> None:
+        self.touched.add(actor.id)
         actor.last_tag = tag
         events.append(Rejected(actor.id, tag, reason))
 
@@ -460,6 +467,7 @@ class World:
             self._reject(actor, tag, reason, events)
 
     def _do(self, actor: Actor, command: Command, tag: int, events: list[Event]) -> None:
+        self.touched.add(actor.id)
         before = actor.last_tag
         reason = self._carry_out(actor, command, events)
         if reason is not None:
@@ -729,11 +737,14 @@ class World:
         """Give ``actor`` ``rounds`` of status ``kind`` (seed 001 stacking rules)."""
         if rounds <= 0 or not actor.alive:
             return
+        self.touched.add(actor.id)
         self.report_status(actor, actor.statuses.add(kind, rounds), events)
 
     def report_status(self, actor: Actor, effects: list[StatusEffect],
                       events: list[Event]) -> None:
         """Emit the events of status changes on ``actor``."""
+        if effects:
+            self.touched.add(actor.id)
         upkeep.report_status(self, actor, effects, events)
 
     def put_to_sleep(self, victim: Actor, rounds: int, source: Actor | None,
