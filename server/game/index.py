@@ -139,8 +139,6 @@ class TickIndex:
             for d in active}
         """Top floor item by cell, per level with players."""
         self._upd_rows: dict[int, list[Any]] = {}
-        self.round_tick = (world.tick - 1) % world.status_rules.round_ticks == 0
-        """True if the step just run ended with a round's upkeep."""
         self.all_changed = previous is None
         """True on the first tick: every view must look at everything."""
         self.changed: set[int] = set()
@@ -176,11 +174,11 @@ class TickIndex:
 
     def may_touch_me(self, actor_id: int) -> bool:
         """Whether the player's ``me`` fields other than position, health and
-        energy may have changed this tick: on the first tick, after a round's
-        upkeep (statuses and hunger run by rounds), or when it acted, was
-        given a status (:attr:`World.touched`) or took part in an event (an
-        attack, a harm, xp, an item...)."""
-        return (self.all_changed or self.round_tick or actor_id in self.world.touched
+        energy may have changed this tick: on the first tick, when the world
+        says so (:attr:`World.touched`: a command other than a step, a status
+        given, a round's upkeep of its statuses or food), or when it took part
+        in an event (an attack, a harm, xp, an item...)."""
+        return (self.all_changed or actor_id in self.world.touched
                 or actor_id in self.involving)
 
     def record(self, aid: int) -> list[Any]:

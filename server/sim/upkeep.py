@@ -63,6 +63,8 @@ def run_round(world: World, events: list[Event]) -> None:
             continue
         if world.players_on(actor.depth) == 0:
             continue
+        if actor.is_player and actor.statuses.snapshot():
+            world.touched.add(actor.id)  # the rounds left of its statuses change
         effects = actor.statuses.tick(world.rng)
         _apply_effects(world, actor, effects, events)
         if not actor.alive:
@@ -70,7 +72,10 @@ def run_round(world: World, events: list[Event]) -> None:
         if "regenerate" in actor.abilities and actor.hp < actor.max_hp:
             actor.hp += 1  # every round, even while fighting (the ability)
         if actor.is_player:
+            food = (actor.food.nourishment, actor.food.hunger)
             _hunger(world, actor, events)
+            if food != (actor.food.nourishment, actor.food.hunger):
+                world.touched.add(actor.id)
 
 
 def regenerate(world: World) -> None:

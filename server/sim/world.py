@@ -159,10 +159,11 @@ class World:
         self._pending: list[Event] = []
         self._monster_ids: set[int] = set()
         self.touched: set[int] = set()
-        """Ids of the actors that acted (a command carried out or refused) or
-        were given a status during the last :meth:`step`: besides a round's
-        upkeep, the events naming them and these, nothing changes an actor's
-        pack, statuses, spells or food (what the per-player views rely on)."""
+        """Ids of the players whose pack, equipment, statuses, spells or food
+        may have changed during the last :meth:`step` without an event naming
+        them: they carried out a command other than a step, were given or lost
+        a status, or a round's upkeep changed their statuses or food (what the
+        per-player views rely on to skip the rest)."""
         self._terrain_log: dict[int, list[tuple[int, int]]] = {}
         """Per depth, the cells whose terrain changed since the fields of view
         were last brought up to date."""
@@ -456,7 +457,6 @@ class World:
         return events
 
     def _reject(self, actor: Actor, tag: int, reason: RejectReason, events: list[Event]) -> None:
-        self.touched.add(actor.id)
         actor.last_tag = tag
         events.append(Rejected(actor.id, tag, reason))
 
@@ -467,7 +467,8 @@ class World:
             self._reject(actor, tag, reason, events)
 
     def _do(self, actor: Actor, command: Command, tag: int, events: list[Event]) -> None:
-        self.touched.add(actor.id)
+        if not isinstance(command, Move):  # a step changes only the place (or attacks)
+            self.touched.add(actor.id)
         before = actor.last_tag
         reason = self._carry_out(actor, command, events)
         if reason is not None:

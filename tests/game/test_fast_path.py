@@ -17,11 +17,11 @@ from tests.game.randomplay import give_commands, seat_players
 from tests.game.reference_view import ReferenceView
 
 
-@pytest.mark.parametrize("scatter", [False, True])
-def test_fast_views_send_what_the_reference_sends(scatter: bool) -> None:
-    world = World(33)
+@pytest.mark.parametrize(("seed", "scatter"), [(33, False), (33, True), (4, False), (5, True)])
+def test_fast_views_send_what_the_reference_sends(seed: int, scatter: bool) -> None:
+    world = World(seed)
     game = Game(world, Store(":memory:"))
-    rng = np.random.default_rng(8)
+    rng = np.random.default_rng(seed)
     ids = seat_players(game, 12, rng, scatter=scatter, invisible=2)
     refs = {pid: ReferenceView(pid) for pid in ids}
     seq = 0
