@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from server.game.wire import (
-    FLAG_YOU,
     actor_flags,
     actor_record,
     event_to_wire,

@@ -104,6 +104,11 @@ RESTOCK_TICKS = 300
 """Ticks between restocking attempts on a level that has players."""
 _MONSTER_FLAGS = frozenset(MONSTER_FLAGS)
 _FLIGHT_BLOCKERS = np.array([Terrain.ROCK, Terrain.WALL, Terrain.DOOR_CLOSED], dtype=np.uint8)
+ENTRANCE_DEPTHS = 10
+"""Deepest level a new or respawning player may arrive on when the levels
+above it are full (:meth:`World._entrance`)."""
+SEARCH_ORDERS_KEPT = 64
+"""Starting cells whose search order :meth:`World.free_cell_near` keeps."""
 DEFAULT_SIZE = (198, 66)
 """Width and height of generated levels, in cells: Angband's dungeon size, room
 for a crowd (about 2,200 walkable cells, 60 rooms) while the per-player cost
@@ -164,6 +169,9 @@ class World:
         them: they carried out a command other than a step, were given or lost
         a status, or a round's upkeep changed their statuses or food (what the
         per-player views rely on to skip the rest)."""
+        self._search_orders: dict[tuple[int, int, int],
+                                  tuple[NDArray[np.bool_], NDArray[np.intp]]] = {}
+        """Breadth-first search orders by ``(depth, x, y)`` (:meth:`free_cell_near`)."""
         self._terrain_log: dict[int, list[tuple[int, int]]] = {}
         """Per depth, the cells whose terrain changed since the fields of view
         were last brought up to date."""
@@ -273,6 +281,11 @@ class World:
         first passable, unoccupied cell it reaches, so a crowd at the stairs
         spills into the corridors beyond rather than through walls.
 
+        The search's order of cells depends only on the level's walkable
+        cells, so it is kept per starting cell (until digging or a terrain
+        change alters what is walkable): a thousand arrivals at the same
+        staircase cost one search and a thousand array look-ups.
+
         Raises:
             LookupError: If every reachable cell is occupied.
         """
@@ -282,22 +295,19 @@ class World:
         if level.in_bounds(x, y) and passable[y, x] and occ[y, x] < 0:
             return x, y
         walkable = passable | (level.terrain == Terrain.DOOR_CLOSED)
-        width, height = level.width, level.height
-        seen = {(x, y)}
-        queue = deque([(x, y)])
-        while queue:
-            cx, cy = queue.popleft()
-            for dx, dy in DIRECTIONS:
-                nx, ny = cx + dx, cy + dy
-                if not (0 <= nx < width and 0 <= ny < height) or (nx, ny) in seen:
-                    continue
-                if not walkable[ny, nx]:
-                    continue
-                if passable[ny, nx] and occ[ny, nx] < 0:
-                    return nx, ny
-                seen.add((nx, ny))
-                queue.append((nx, ny))
-        raise LookupError(f"no free cell reachable from ({x}, {y}) on depth {depth}")
+        cached = self._search_orders.get((depth, x, y))
+        if cached is None or not np.array_equal(cached[0], walkable):
+            if len(self._search_orders) >= SEARCH_ORDERS_KEPT:
+                self._search_orders.clear()
+            cached = (walkable, _search_order(walkable, x, y))
+            self._search_orders[(depth, x, y)] = cached
+        order = cached[1]
+        free = passable.ravel()[order] & (occ.ravel()[order] < 0)
+        first = int(np.argmax(free)) if len(free) else 0
+        if not len(free) or not free[first]:
+            raise LookupError(f"no free cell reachable from ({x}, {y}) on depth {depth}")
+        cy, cx = divmod(int(order[first]), level.width)
+        return cx, cy
 
     # ----------------------------------------------------------- actors
 
@@ -328,10 +338,11 @@ class World:
              record: dict[str, Any] | None = None) -> Actor:
         """Bring a player into the world: new, or resumed from a saved record.
 
-        A new player starts by the up staircase of depth 1; a resumed one at
-        its saved place (or the nearest free cell), except that one saved
-        while dead comes back as a respawn would: by the up staircase of
-        depth 1, with full health. Emits :class:`Joined`.
+        A new player starts by the up staircase of depth 1 (or of the first
+        level below with room, when depth 1 is full: :meth:`_entrance`); a
+        resumed one at its saved place (or the nearest free cell), except that
+        one saved while dead comes back as a respawn would, with full health.
+        Emits :class:`Joined`.
 
         Raises:
             KeyError: Unknown ``class_key`` (new players only).
@@ -343,7 +354,8 @@ class World:
             level = self.level(depth)
             sx, sy = int(record["x"]), int(record["y"])
             if dead or not level.in_bounds(sx, sy):
-                x, y = self._arrival(depth, Terrain.STAIRS_UP)
+                depth, x, y = self._entrance() if dead else (depth, *self._arrival(
+                    depth, Terrain.STAIRS_UP))
             else:
                 if level.terrain_at(sx, sy) == Terrain.DOOR_CLOSED:
                     # Saved standing in a doorway; the regenerated level has
@@ -355,8 +367,7 @@ class World:
                 return player_from_record(aid, record)
         else:
             cls = self.content.classes[class_key]
-            depth = 1
-            x, y = self._arrival(depth, Terrain.STAIRS_UP)
+            depth, x, y = self._entrance()
 
             def make(aid: int) -> Actor:
                 return new_player(aid, name, cls, depth, x, y)
@@ -615,6 +626,23 @@ class World:
         targets = level.find(arrive_on) or level.find(Terrain.FLOOR)
         return self.free_cell_near(depth, *targets[0])
 
+    def _entrance(self) -> tuple[int, int, int]:
+        """Where a new or respawning player arrives: ``(depth, x, y)``.
+
+        The free cell nearest the up staircase of depth 1; when depth 1 is
+        full (a level seats a couple of thousand players), the next depth's,
+        and so on down to :data:`ENTRANCE_DEPTHS`.
+
+        Raises:
+            LookupError: Every one of those levels is full.
+        """
+        for depth in range(1, ENTRANCE_DEPTHS + 1):
+            try:
+                return (depth, *self._arrival(depth, Terrain.STAIRS_UP))
+            except LookupError:
+                continue
+        raise LookupError(f"no free cell on depths 1-{ENTRANCE_DEPTHS}")
+
     def _relocate(self, actor: Actor, depth: int, x: int, y: int) -> None:
         """Move ``actor`` to the free cell ``(x, y)`` of level ``depth``."""
         if self._occ[actor.depth][actor.y, actor.x] == actor.id:
@@ -628,14 +656,14 @@ class World:
 
     def _respawn(self, actor: Actor, events: list[Event]) -> None:
         try:
-            x, y = self._arrival(1, Terrain.STAIRS_UP)
+            depth, x, y = self._entrance()
         except LookupError:
             actor.respawn_tick = self.tick + RESPAWN_TICKS
             return
         actor.hp, actor.en, actor.respawn_tick = actor.max_hp, actor.max_en, 0
         actor.statuses = Statuses(self.status_rules)
         hunger.reset_on_death(actor.food, avatar=False, rules=self.status_rules.hunger)
-        self._relocate(actor, 1, x, y)
+        self._relocate(actor, depth, x, y)
         actor.next_act = self.tick
         events.append(Respawned(actor.depth, actor.x, actor.y, actor.id))
 
@@ -859,6 +887,29 @@ class World:
         if not fresh.any():
             return []
         return _remember(mem, window, fresh, x0, y0)
+
+
+def _search_order(walkable: NDArray[np.bool_], x: int, y: int) -> NDArray[np.intp]:
+    """Flat indices (``y * W + x``) of the cells a breadth-first search from
+    ``(x, y)`` over ``walkable`` (``bool[H, W]``) discovers, in the order it
+    discovers them (8 directions in ``DIRECTIONS`` order); ``(x, y)`` itself
+    is not included."""
+    height, width = walkable.shape
+    seen = {(x, y)}
+    queue = deque([(x, y)])
+    found: list[int] = []
+    while queue:
+        cx, cy = queue.popleft()
+        for dx, dy in DIRECTIONS:
+            nx, ny = cx + dx, cy + dy
+            if not (0 <= nx < width and 0 <= ny < height) or (nx, ny) in seen:
+                continue
+            if not walkable[ny, nx]:
+                continue
+            seen.add((nx, ny))
+            queue.append((nx, ny))
+            found.append(ny * width + nx)
+    return np.array(found, dtype=np.intp)
 
 
 def _touches(fov: FieldOfView, cells: Iterable[tuple[int, int]]) -> bool:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages import Delta, Reject, ServerMessage, Snapshot
+from protocol.messages import Delta, Reject, ServerMessage
 from server.game.game import Game
 from server.game.index import TickIndex, anonymise
-from server.game.wire import actor_record, event_to_wire, me_fields, span_to_wire
 from server.game.views import PlayerView
+from server.game.wire import actor_record, event_to_wire, me_fields, span_to_wire
 from server.sim.actors import Actor, xp_for_level
-from server.sim.events import Joined, Left
+from server.sim.events import Joined
 
 
 class ReferenceView:

@@ -34,7 +34,7 @@ from server.sim.events import (
     TookStairs,
 )
 from server.sim.items import Item
-from server.sim.world import COMMAND_QUEUE_LIMIT, RESPAWN_TICKS
+from server.sim.world import COMMAND_QUEUE_LIMIT, RESPAWN_TICKS, World
 from tests.sim.conftest import ROOM, make_world, run, spawn
 from tests.sim.conftest import submit_and_step as act
 
@@ -337,7 +337,7 @@ def test_same_seed_same_commands_same_events() -> None:
     assert play(12) != first
 
 
-def test_a_crowd_spills_out_of_the_entrance_room_until_the_level_is_full() -> None:
+def test_a_crowd_spills_out_of_the_entrance_room_until_the_level_is_full_then_below() -> None:
     world = make_world("""
         ######
         #<...+......#
@@ -348,12 +348,8 @@ def test_a_crowd_spills_out_of_the_entrance_room_until_the_level_is_full() -> No
     cells = {(p.x, p.y) for p in players}
     assert len(cells) == free, "every player has a cell of its own"
     assert (6, 1) in cells, "the search passes the closed door"
-    try:
-        world.join("one_too_many")
-    except LookupError:
-        pass
-    else:
-        raise AssertionError("joined a full level")
+    late = world.join("one_too_many")
+    assert late.depth == 2, "a full first level sends newcomers one level down"
 
 
 def test_taking_stairs_into_a_full_arrival_is_refused_without_side_effects() -> None:
@@ -407,3 +403,35 @@ def test_a_character_saved_in_a_doorway_finds_the_door_open_again() -> None:
     back = world.join("ann", record=record)
     assert (back.x, back.y) == (8, 3)
     assert world.levels[1].terrain_at(8, 3) == Terrain.DOOR_OPEN
+
+
+def test_a_full_first_level_sends_newcomers_to_the_next_depth() -> None:
+    """Depth 1 seats as many players as it has free cells; the next new
+    player arrives by depth 2's up staircase (issue 10: room for everyone),
+    and each arrival costs an array look-up, not a search of the level."""
+    world = World(3, size=(24, 12), populate=False)
+    level = world.level(1)
+    room = int(level.passable.sum())
+    placed = [world.join(f"p{i}") for i in range(room)]
+    assert {a.depth for a in placed} == {1}
+    assert len({(a.x, a.y) for a in placed}) == room
+    extra = world.join("late")
+    assert extra.depth == 2
+    stairs = world.level(2).find(Terrain.STAIRS_UP)[0]
+    assert max(abs(extra.x - stairs[0]), abs(extra.y - stairs[1])) <= 1
+
+
+def test_free_cell_near_follows_the_search_order_after_digging() -> None:
+    """The kept search order is dropped when what is walkable changes."""
+    world = make_world("""
+        #######
+        #<.#..#
+        #######
+    """)
+    a = world.join("a")
+    b = world.join("b")
+    assert (a.x, a.y, b.x, b.y) == (1, 1, 2, 1)
+    assert world.join("c").depth == 2
+    world.set_terrain(1, 3, 1, Terrain.FLOOR)
+    d = world.join("d")
+    assert (d.depth, d.x, d.y) == (1, 3, 1)
