@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import time
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -29,9 +30,12 @@ from protocol.messages import (
     ClientMessage,
     Command,
     CommandName,
+    Delta,
     Error,
     Hello,
+    Reject,
     ServerMessage,
+    Snapshot,
     Welcome,
 )
 from protocol.version import PROTOCOL_VERSION
@@ -92,6 +96,7 @@ class Connection:
         self._url = url
         self._next_seq = 0
         self._fatal: str | None = None
+        self._pending: deque[ServerMessage] = deque()
         self.sent_at: dict[int, float] = {}
         self.bytes_received = 0
         self.messages_received = 0
@@ -239,6 +244,8 @@ class Connection:
             ProtocolError: the frame could not be decoded; it is dropped and
                 the connection stays usable.
         """
+        if self._pending:
+            return self._pending.popleft()
         try:
             data = await self._ws.recv()
         except _WSConnectionClosed as exc:
@@ -251,6 +258,17 @@ class Connection:
         msg = decode_server(data)
         if isinstance(msg, Error) and msg.fatal:
             self._fatal = f"{msg.code}: {msg.msg}" if msg.msg else msg.code
+        if isinstance(msg, (Delta, Snapshot)) and msg.rej:
+            # Protocol 3 folds the tick's refusals into its one frame; they
+            # are handed out first, as ``reject`` messages, then the frame.
+            rejects = [Reject(seq=r[0], reason=r[1]) for r in msg.rej
+                       if isinstance(r, list) and len(r) >= 2 and isinstance(r[0], int)
+                       and not isinstance(r[0], bool) and isinstance(r[1], str)]
+            self._pending.extend(rejects[1:])
+            self._pending.append(msg)
+            if rejects:
+                return rejects[0]
+            return self._pending.popleft()
         return msg
 
     async def close(self) -> None:

@@ -368,14 +368,21 @@ def _enc_delta(m: Delta) -> dict[str, Any]:
         obj["ev"] = m.ev
     if m.me is not None:
         obj["me"] = m.me
+    if m.rej is not None:
+        obj["rej"] = m.rej
     return obj
 
 
 def _enc_snapshot(m: Snapshot) -> dict[str, Any]:
-    return {
+    obj = {
         "t": "snap", "tick": m.tick, "depth": m.depth, "w": m.w, "h": m.h, "map": m.map,
         "fov": m.fov, "actors": m.actors, "objs": m.objs, "me": m.me, "ack": m.ack,
     }  # fmt: skip
+    if m.rej is not None:
+        obj["rej"] = m.rej
+    if m.ev is not None:
+        obj["ev"] = m.ev
+    return obj
 
 
 def _enc_welcome(m: Welcome) -> dict[str, Any]:
@@ -491,7 +498,7 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
             ("actors", "actors", _list), ("objs", "objs", _list), ("me", "me", _dict),
             ("ack", "ack", _int),
         ],
-        [],
+        [("rej", "rej", _list), ("ev", "ev", _list)],
     ),
     "delta": (
         Delta,
@@ -500,6 +507,7 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
             ("ack", "ack", _int), ("tiles", "tiles", _list), ("fov", "fov", _fov),
             ("add", "add", _list), ("upd", "upd", _list), ("rm", "rm", _list),
             ("objs", "objs", _list), ("ev", "ev", _list), ("me", "me", _dict),
+            ("rej", "rej", _list),
         ],
     ),
     "reject": (Reject, [("seq", "seq", _int), ("reason", "reason", _str)], []),

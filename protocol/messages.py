@@ -222,6 +222,8 @@ class Snapshot:
 
     ``map`` is ``w * h`` bytes of terrain codes, row by row (255 = unknown);
     ``fov`` is ``[x0, y0, fw, fh, bits]`` (see :mod:`protocol.fov`).
+    ``rej`` and ``ev`` are the tick's refused commands and witnessed events,
+    as in :class:`Delta` (None = key absent).
     """
 
     tick: int
@@ -234,11 +236,17 @@ class Snapshot:
     objs: list[Any]
     me: dict[str, Any]
     ack: int
+    rej: list[Any] | None = None
+    ev: list[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Delta:
-    """``delta``: what changed since the last message; None = key absent."""
+    """``delta``: what changed since the last message; None = key absent.
+
+    ``rej`` lists ``[seq, reason]`` for the commands refused this tick
+    (protocol 3: they ride in the tick's one frame instead of ``reject``
+    messages of their own)."""
 
     tick: int
     ack: int | None = None
@@ -250,6 +258,7 @@ class Delta:
     objs: list[Any] | None = None
     ev: list[Any] | None = None
     me: dict[str, Any] | None = None
+    rej: list[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.messages import ChatOut, Info, Reject, ServerMessage, Welcome
+from protocol.messages import ChatOut, Info, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
 from server.game.index import TickIndex
 from server.game.store import Store, hash_token
@@ -176,7 +176,10 @@ class Game:
             seat.view.needs_snapshot = True
 
     def step(self, skip: set[int] | frozenset[int] = frozenset()) -> dict[int, list[ServerMessage]]:
-        """Run one tick; return the messages for each seated player.
+        """Run one tick; return the messages for each seated player: one
+        ``snap`` or ``delta`` (with the tick's refused commands in ``rej``),
+        or none when nothing changed for that player (protocol 3: one frame
+        per player per tick).
 
         Args:
             skip: Players whose clients are behind: nothing is built for them
@@ -190,19 +193,17 @@ class Game:
                 seat.view.needs_snapshot = True
                 continue
             actor = self.world.actors[actor_id]
-            msgs: list[ServerMessage] = [
-                Reject(seq=e.tag, reason=e.reason.name.lower())
-                for e in index.rejections.get(actor_id, ())]
+            refused = index.rejections.get(actor_id)
+            rej = [[e.tag, e.reason.name.lower()] for e in refused] if refused else None
             view = seat.view
+            msg: ServerMessage | None
             if (view.needs_snapshot or actor_id in index.snapshot_for
                     or view.depth != actor.depth):
-                msgs.append(view.snapshot(index, actor))
+                msg = view.snapshot(index, actor, rej)
             else:
-                delta = view.delta(index, actor)
-                if delta is not None:
-                    msgs.append(delta)
-            if msgs:
-                out[actor_id] = msgs
+                msg = view.delta(index, actor, rej)
+            if msg is not None:
+                out[actor_id] = [msg]
         self._autosave_slice()
         return out
 

@@ -62,8 +62,18 @@ class PlayerView:
             return {}
         return index.items_in_view(actor.depth, actor.fov)
 
-    def snapshot(self, index: TickIndex, actor: Actor) -> Snapshot:
-        """Everything the player sees and remembers; resets this view's state."""
+    def snapshot(self, index: TickIndex, actor: Actor,
+                 rej: list[Any] | None = None) -> Snapshot:
+        """Everything the player sees and remembers; resets this view's state.
+
+        Args:
+            index: The tick's shared index.
+            actor: This view's player.
+            rej: The tick's refused commands, ``[[seq, reason], ...]``, or None.
+
+        The tick's events that the player witnessed ride along in ``ev`` (a
+        player who arrived this tick still hears who else joined).
+        """
         world = index.world
         level = world.level(actor.depth)
         memory = actor.memory.get(actor.depth)
@@ -77,12 +87,17 @@ class PlayerView:
         self.me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
         self.me_key = _me_key(actor, world.tick)
         self.ack = actor.last_tag
+        ev = None
+        if index.may_witness(self.actor_id, actor.depth):
+            me_id, now = self.actor_id, self.ids
+            ev = index.witnessed(me_id, actor.depth, actor.fov if actor.alive else None,
+                                 lambda aid: aid == me_id or aid in now) or None
         return Snapshot(
             tick=world.tick, depth=actor.depth, w=level.width, h=level.height, map=raw,
             fov=self._packed_fov(actor),
             actors=[self._record(index, a) for a in sorted(self.ids)],
             objs=[v for (x, y), k in sorted(seen.items()) for v in (x, y, k)],
-            me=dict(self.me), ack=actor.last_tag,
+            me=dict(self.me), ack=actor.last_tag, rej=rej, ev=ev,
         )
 
     @staticmethod
@@ -91,16 +106,20 @@ class PlayerView:
             return [0, 0, 0, 0, b""]
         return pack_fov(actor.fov.visible, actor.fov.x0, actor.fov.y0)
 
-    def delta(self, index: TickIndex, actor: Actor) -> Delta | None:
+    def delta(self, index: TickIndex, actor: Actor,
+              rej: list[Any] | None = None) -> Delta | None:
         """The changes since the last message, or None if there are none.
 
         Args:
             index: The tick's shared index (world after the tick, its events).
             actor: This view's player.
+            rej: The tick's refused commands, ``[[seq, reason], ...]``, or None.
         """
         world = index.world
         fov = actor.fov if actor.alive else None
         fields: dict[str, Any] = {}
+        if rej:
+            fields["rej"] = rej
         if actor.last_tag != self.ack:
             self.ack = actor.last_tag
             fields["ack"] = actor.last_tag

@@ -49,16 +49,17 @@ class ReferenceView:
         """This tick's messages for the player (``snapshot``: the game sends one)."""
         world = game.world
         actor = world.actors[self.actor_id]
-        msgs: list[ServerMessage] = [Reject(seq=e.tag, reason=e.reason.name.lower())
-                                     for e in index.rejections.get(self.actor_id, ())]
+        rej = [[e.tag, e.reason.name.lower()] for e in index.rejections.get(self.actor_id, ())]
         actors = self._actors(game)
         objs = self._objs(game, actor)
         me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
         if snapshot:
             self.actors, self.objs, self.me = actors, dict(objs), me
             self.ack, self.fov, self.depth = actor.last_tag, actor.fov, actor.depth
-            return msgs + [PlayerView(self.actor_id).snapshot(index, actor)]
+            return [PlayerView(self.actor_id).snapshot(index, actor, rej or None)]
         fields: dict[str, Any] = {}
+        if rej:
+            fields["rej"] = rej
         if actor.last_tag != self.ack:
             self.ack = fields["ack"] = actor.last_tag
         if actor.seen_tiles:
@@ -93,9 +94,7 @@ class ReferenceView:
             fields["ev"] = ev
         if diff:
             fields["me"] = diff
-        if fields:
-            msgs.append(Delta(tick=world.tick, **fields))
-        return msgs
+        return [Delta(tick=world.tick, **fields)] if fields else []
 
     def _events(self, index: TickIndex, actor: Actor, fov: Any,
                 known: set[int]) -> list[list[Any]]:

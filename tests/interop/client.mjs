@@ -17,7 +17,7 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 2;
+const PROTOCOL_VERSION = 3;
 const WAIT_MS = 3000; // bound on any single wait for the server
 const RUN_MS = 15000; // bound on the whole run
 const MAX_FRAME = 4096;
@@ -318,7 +318,23 @@ class Game {
     this.mergeMe(m.me, true);
     this.ack = m.ack;
     this.lastDeltaTick = m.tick;
+    this.onRejects(m, "snap");
+    if ("ev" in m) {
+      check(isList(m.ev), "snap.ev");
+      for (const e of m.ev) this.onEvent(e);
+    }
     this.checkInvariants("snap");
+  }
+
+  // Version 3: the commands refused this tick ride in the snap or delta as
+  // "rej": [[seq, reason], ...].
+  onRejects(m, where) {
+    if (!("rej" in m)) return;
+    check(isList(m.rej), `${where}.rej`);
+    for (const r of m.rej) {
+      check(isList(r) && r.length === 2 && isInt(r[0]) && isStr(r[1]), `bad ${where}.rej ${show(r)}`);
+      this.rejects.push([r[0], r[1]]);
+    }
   }
 
   onDelta(m) {
@@ -365,6 +381,7 @@ class Game {
       check(isInt(m.ack), "delta.ack");
       this.ack = m.ack;
     }
+    this.onRejects(m, "delta");
     if ("ev" in m) {
       check(isList(m.ev), "delta.ev");
       for (const e of m.ev) this.onEvent(e);
@@ -503,12 +520,12 @@ class Game {
     if (e[0] === "land") check(isInt(e[1]) && isStr(e[2]) && isInt(e[3]) && isInt(e[4]) && isBool(e[5]), `event ${show(e)}`);
     if (e[0] === "harm") {
       const causes = ["throw", "ray", "beam", "bolt", "ball", "spell", "breath", "status", "hunger", "shield", "potion"];
-      check(isInt(e[1]) && (e[2] === null || isInt(e[2])) && isStr(e[3]) && isInt(e[4]) && causes.includes(e[5])
+      check((e[1] === null || isInt(e[1])) && (e[2] === null || isInt(e[2])) && isStr(e[3]) && isInt(e[4]) && causes.includes(e[5])
         && outcomes.includes(e[6]), `event ${show(e)}`);
     }
     if (e[0] === "ray") {
       check((e[1] === null || isInt(e[1])) && isStr(e[2]) && isCells(e[3]) && isCells(e[4]) && isList(e[5])
-        && e[5].every((h) => isList(h) && isInt(h[0]) && isBool(h[1])) && isBool(e[6]), `event ${show(e)}`);
+        && e[5].every((h) => isList(h) && (h[0] === null || isInt(h[0])) && isBool(h[1])) && isBool(e[6]), `event ${show(e)}`);
     }
     if (e[0] === "boom") check(isStr(e[2]) && isInt(e[3]) && isInt(e[4]) && isInt(e[5]), `event ${show(e)}`);
     if (e[0] === "status") check(isInt(e[2]) && e[2] >= 0 && e[2] < this.welcome.statuses.length && isBool(e[3]), `event ${show(e)}`);

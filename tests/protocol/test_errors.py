@@ -40,9 +40,9 @@ def test_protocol_error() -> None:
 
 
 def test_version() -> None:
-    assert PROTOCOL_VERSION == 2
-    check_version(2)
-    for other in (1, 3):
+    assert PROTOCOL_VERSION == 3
+    check_version(3)
+    for other in (1, 2, 4):
         try:
             check_version(other)
         except ProtocolError as exc:
