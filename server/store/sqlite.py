@@ -123,6 +123,8 @@ def _check_file(file: Path) -> None:
         raise StoreError(f"{file}: permission denied (the server must read and write it)")
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise StoreError(f"{file}: cannot create its folder: a file is in the way") from exc
     except OSError as exc:
         raise StoreError(f"{file}: cannot create its folder: {exc.strerror or exc}") from exc
 
