@@ -25,7 +25,7 @@ from typing import Any
 from protocol.messages import ChatOut, Info, Reject, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
 from server.game.index import TickIndex
-from server.store import Store, hash_token
+from server.store import Store, hash_token, pack_record
 from server.store.writer import StoreWriter
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
@@ -144,7 +144,8 @@ class Game:
         self.by_name[name] = seat
         self._left.pop(name, None)
         if not resumed:  # made from nothing: saving it alone keeps the floors consistent
-            self.saver.submit([(name, token_hash, actor.to_record(), self.world.tick)], [])
+            self.saver.submit([(name, token_hash, pack_record(actor.to_record()),
+                                self.world.tick)], [])
         return self._welcome(seat, token, resumed), None
 
     def _welcome(self, seat: Seat, token: str | None, resumed: bool) -> Welcome:
@@ -245,12 +246,13 @@ class Game:
         tick = self.world.tick
         done = self.saver.committed
         self._left = {n: v for n, v in self._left.items() if v[2] == 0 or v[2] > done}
-        players = [(s.name, s.token_hash, self.world.actors[a].to_record(), tick)
+        players = [(s.name, s.token_hash, pack_record(self.world.actors[a].to_record()), tick)
                    for a, s in self.seats.items()]
         fresh = [n for n, v in self._left.items() if v[2] == 0]
-        players += [(n, self._left[n][0], self._left[n][1], tick) for n in fresh]
-        levels = [(d, self.world.level_record(d), tick) for d in sorted(self.world.levels)]
-        seq = self.saver.submit(players, levels, forget=set(fresh))
+        players += [(n, self._left[n][0], pack_record(self._left[n][1]), tick) for n in fresh]
+        levels = [(d, pack_record(self.world.level_record(d)), tick)
+                  for d in sorted(self.world.levels)]
+        seq = self.saver.submit(players, levels, forget=set(fresh), checkpoint_tick=tick)
         for n in fresh:
             self._left[n] = (self._left[n][0], self._left[n][1], seq)
         return seq

@@ -169,16 +169,21 @@ class Store(ABC):
             rows = cur.fetchall()
         return {int(d): unpack_record(bytes(r)) for d, r in rows}
 
-    def save(self, players: Sequence[PlayerRow], levels: Sequence[LevelRow]) -> None:
-        """Write packed player and level rows in one transaction: after a
-        crash the database holds all of them or none.
+    def save(self, players: Sequence[PlayerRow], levels: Sequence[LevelRow],
+             meta: Sequence[tuple[str, str]] = ()) -> None:
+        """Write packed player and level rows, and metadata values, in one
+        transaction: after a crash the database holds all of them or none.
 
         Raises:
             StoreError: The write failed (nothing of it was kept).
         """
-        if not players and not levels:
+        if not players and not levels and not meta:
             return
         with self._transaction(True) as cur:
+            if meta:
+                cur.executemany(self._sql(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"), list(meta))
             if players:
                 cur.executemany(self._sql(
                     "INSERT INTO players (name, token_hash, record, saved_tick) "

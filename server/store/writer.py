@@ -1,9 +1,10 @@
 """Saving off the tick: a thread that packs records and writes them.
 
-The tick only builds record dicts (plain data, sharing nothing with the live
-world) and hands them over with :meth:`StoreWriter.submit`; this thread packs
-them, skips those equal to what it last wrote, and writes the rest in one
-transaction. Submissions waiting while a write runs are merged, the newest
+The tick builds and packs the records (:func:`~server.store.base.pack_record`:
+packing at once lets each record's dicts be freed at once, which keeps the
+garbage collector quiet) and hands the blobs over with
+:meth:`StoreWriter.submit`; this thread skips those equal to what it last
+wrote and writes the rest in one transaction. Submissions waiting while a write runs are merged, the newest
 record of each player or level winning, so a slow database delays saves
 instead of queueing them without bound. A failed write is logged and its rows
 are retried (unless newer ones replaced them) in the next transaction.
@@ -15,12 +16,14 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from server.store.base import LevelRow, PlayerRow, Store, StoreError, pack_record
+from server.store.base import LevelRow, PlayerRow, Store, StoreError
 
 log = logging.getLogger("underhall.store")
 
+CHECKPOINT_KEY = "checkpoint_tick"
+"""Metadata key of the tick of the last checkpoint written: every character
+and level in the database is as it was at that tick or later."""
 IDLE_EXIT_S = 30.0
 """The thread ends after this long with nothing to write (started again on demand)."""
 RETRY_S = 1.0
@@ -30,7 +33,7 @@ RETRY_S = 1.0
 @dataclass(slots=True)
 class _Player:
     token_hash: str
-    record: dict[str, Any]
+    blob: bytes
     tick: int
     forget: bool
 
@@ -60,7 +63,8 @@ class StoreWriter:
         """The highest submission number whose rows are all in the database."""
         self._cond = threading.Condition()
         self._players: dict[str, _Player] = {}
-        self._levels: dict[int, tuple[dict[str, Any], int]] = {}
+        self._levels: dict[int, tuple[bytes, int]] = {}
+        self._checkpoint: int | None = None
         self._pending_seq = 0
         self._seq = 0
         self._busy = False
@@ -68,14 +72,16 @@ class StoreWriter:
         self._written_players: dict[str, bytes] = {}
         self._written_levels: dict[int, bytes] = {}
 
-    def submit(self, players: list[tuple[str, str, dict[str, Any], int]],
-               levels: list[tuple[int, dict[str, Any], int]],
-               forget: frozenset[str] | set[str] = frozenset()) -> int:
-        """Queue ``(name, token_hash, record, tick)`` and ``(depth, record,
-        tick)`` rows to be written together in one transaction.
+    def submit(self, players: list[PlayerRow], levels: list[LevelRow],
+               forget: frozenset[str] | set[str] = frozenset(),
+               checkpoint_tick: int | None = None) -> int:
+        """Queue packed player and level rows to be written together in one
+        transaction.
 
-        The records must not be changed afterwards. ``forget`` names players
+        ``forget`` names players
         who left: once written, the writer drops its copy of them.
+        ``checkpoint_tick`` says these rows are the whole world at that tick;
+        it is written as the metadata value ``CHECKPOINT_KEY``.
 
         Returns:
             This submission's number: it is in the database once
@@ -83,10 +89,12 @@ class StoreWriter:
         """
         with self._cond:
             self._seq += 1
-            for name, token_hash, record, tick in players:
-                self._players[name] = _Player(token_hash, record, tick, name in forget)
-            for depth, record, tick in levels:
-                self._levels[depth] = (record, tick)
+            for name, token_hash, blob, tick in players:
+                self._players[name] = _Player(token_hash, blob, tick, name in forget)
+            for depth, blob, tick in levels:
+                self._levels[depth] = (blob, tick)
+            if checkpoint_tick is not None:
+                self._checkpoint = checkpoint_tick
             self._pending_seq = self._seq
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="store-writer",
@@ -111,9 +119,10 @@ class StoreWriter:
                     return
                 players, self._players = self._players, {}
                 levels, self._levels = self._levels, {}
+                checkpoint, self._checkpoint = self._checkpoint, None
                 seq = self._pending_seq
                 self._busy = True
-            ok = self._write(players, levels)
+            ok = self._write(players, levels, checkpoint)
             with self._cond:
                 self._busy = False
                 if ok:
@@ -123,40 +132,33 @@ class StoreWriter:
                         self._players.setdefault(name, p)
                     for depth, lv in levels.items():
                         self._levels.setdefault(depth, lv)
+                    if self._checkpoint is None:
+                        self._checkpoint = checkpoint
                 self._cond.notify_all()
             if not ok:
                 time.sleep(RETRY_S)
 
-    def _write(self, players: dict[str, _Player],
-               levels: dict[int, tuple[dict[str, Any], int]]) -> bool:
+    def _write(self, players: dict[str, _Player], levels: dict[int, tuple[bytes, int]],
+               checkpoint: int | None) -> bool:
         started = time.perf_counter()
-        player_rows: list[PlayerRow] = []
-        player_blobs: dict[str, bytes] = {}
-        for name, p in sorted(players.items()):
-            blob = pack_record(p.record)
-            if self._written_players.get(name) != blob:
-                player_rows.append((name, p.token_hash, blob, p.tick))
-            player_blobs[name] = blob
-        level_rows: list[LevelRow] = []
-        level_blobs: dict[int, bytes] = {}
-        for depth, (record, tick) in sorted(levels.items()):
-            blob = pack_record(record)
-            if self._written_levels.get(depth) != blob:
-                level_rows.append((depth, blob, tick))
-            level_blobs[depth] = blob
+        player_rows = [(name, p.token_hash, p.blob, p.tick) for name, p in sorted(players.items())
+                       if self._written_players.get(name) != p.blob]
+        level_rows = [(depth, blob, tick) for depth, (blob, tick) in sorted(levels.items())
+                      if self._written_levels.get(depth) != blob]
         try:
-            self.store.save(player_rows, level_rows)
+            meta = [] if checkpoint is None else [(CHECKPOINT_KEY, str(checkpoint))]
+            self.store.save(player_rows, level_rows, meta)
         except StoreError as exc:
             self.stats.failures += 1
             log.error("saving %d characters and %d levels failed (will retry): %s",
                       len(player_rows), len(level_rows), exc)
             return False
-        for name, blob in player_blobs.items():
-            if players[name].forget:
+        for name, p in players.items():
+            if p.forget:
                 self._written_players.pop(name, None)
             else:
-                self._written_players[name] = blob
-        self._written_levels.update(level_blobs)
+                self._written_players[name] = p.blob
+        self._written_levels.update((depth, blob) for depth, (blob, _) in levels.items())
         ms = (time.perf_counter() - started) * 1000
         self.stats.writes += 1
         self.stats.rows += len(player_rows) + len(level_rows)
