@@ -75,8 +75,8 @@ def start_server(db: str, port: int, log_path: Path, save_s: float) -> subproces
     return proc
 
 
-async def observe(url: str, last: list[int]) -> None:
-    """Join as ``observer`` and ping until the connection drops; keep the last tick."""
+async def observe(url: str, name: str, last: list[int]) -> None:
+    """Join as ``name`` and ping until the connection drops; keep the last tick."""
     import msgpack  # type: ignore[import-untyped]
     import websockets
 
@@ -84,7 +84,7 @@ async def observe(url: str, last: list[int]) -> None:
 
     try:
         async with websockets.connect(url, compression=None) as ws:
-            await ws.send(msgpack.packb({"t": "hello", "v": PROTOCOL_VERSION, "name": "observer"}))
+            await ws.send(msgpack.packb({"t": "hello", "v": PROTOCOL_VERSION, "name": name}))
             n = 0
 
             async def pinger() -> None:
@@ -140,13 +140,15 @@ async def one_run(db: str, port: int, log: Path, n: int, save_s: float, kill_at:
     before, _ = read_rows(db) if created else ({}, None)
     proc = start_server(db, port, log, save_s)
     last = [0]
-    watcher = asyncio.create_task(observe(url, last))
+    watcher = asyncio.create_task(observe(url, f"observer{rng_seed}", last))
     bots = asyncio.create_task(run_bots_async(url, n, kill_at + 2.0, seed=rng_seed,
                                               ramp=1.0))
     await asyncio.sleep(kill_at)
     proc.kill()  # SIGKILL
     proc.wait(10)
     kill_tick = last[0]
+    if kill_tick == 0:
+        raise RuntimeError("the observer saw no tick: is the server answering pings?")
     await asyncio.gather(bots, watcher, return_exceptions=True)
     after, checkpoint = read_rows(db)
     names = [f"bot{i}" for i in range(n)]
