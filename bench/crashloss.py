@@ -60,9 +60,24 @@ def start_server(db: str, port: int, log_path: Path, save_s: float) -> subproces
         RuntimeError: It exited or did not listen in time (with its output).
     """
     start = log_path.stat().st_size if log_path.exists() else 0
-    cmd = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1",
-           "--port", str(port), "--tick-rate", str(TICK_RATE), "--seed", "17",
-           "--db", db, "--save-s", str(save_s)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "server.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--tick-rate",
+        str(TICK_RATE),
+        "--seed",
+        "17",
+        "--db",
+        db,
+        "--save-s",
+        str(save_s),
+    ]
     with log_path.open("ab") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     expected = f"listening on ws://127.0.0.1:{port}".encode()
@@ -113,8 +128,11 @@ def read_rows(db: str) -> tuple[dict[str, tuple[int, str]], int | None]:
 
     store = open_store(db, lock=False)
     try:
-        rows = {row[0]: (int(row[3]), hashlib.sha256(row[2]).hexdigest())
-                for kind, row in store.dump() if kind == "player"}
+        rows = {
+            row[0]: (int(row[3]), hashlib.sha256(row[2]).hexdigest())
+            for kind, row in store.dump()
+            if kind == "player"
+        }
         checkpoint = store.get_meta("checkpoint_tick")
     finally:
         store.close()
@@ -132,8 +150,16 @@ class Kill:
     missing: list[str]
 
 
-async def one_run(db: str, port: int, log: Path, n: int, save_s: float, kill_at: float,
-                  created: set[str], rng_seed: int) -> Kill:
+async def one_run(
+    db: str,
+    port: int,
+    log: Path,
+    n: int,
+    save_s: float,
+    kill_at: float,
+    created: set[str],
+    rng_seed: int,
+) -> Kill:
     from client.bots import run_bots_async
 
     url = f"ws://127.0.0.1:{port}"
@@ -141,8 +167,7 @@ async def one_run(db: str, port: int, log: Path, n: int, save_s: float, kill_at:
     proc = start_server(db, port, log, save_s)
     last = [0]
     watcher = asyncio.create_task(observe(url, f"observer{rng_seed}", last))
-    bots = asyncio.create_task(run_bots_async(url, n, kill_at + 2.0, seed=rng_seed,
-                                              ramp=1.0))
+    bots = asyncio.create_task(run_bots_async(url, n, kill_at + 2.0, seed=rng_seed, ramp=1.0))
     await asyncio.sleep(kill_at)
     proc.kill()  # SIGKILL
     proc.wait(10)
@@ -178,18 +203,26 @@ async def crash_loop(args: argparse.Namespace) -> int:
             kill = await one_run(db, port, log, args.n, args.save_s, kill_at, created, k)
             kills.append(kill)
             lost = list(kill.lost.values())
-            print(f"kill {k + 1:2d} at {kill.at_s:5.1f} s: tick {kill.tick}, last checkpoint "
-                  f"{kill.checkpoint}, lost per character mean {statistics.mean(lost):.1f} "
-                  f"max {max(lost)} ticks; missing {kill.missing or 'none'}", flush=True)
+            print(
+                f"kill {k + 1:2d} at {kill.at_s:5.1f} s: tick {kill.tick}, last checkpoint "
+                f"{kill.checkpoint}, lost per character mean {statistics.mean(lost):.1f} "
+                f"max {max(lost)} ticks; missing {kill.missing or 'none'}",
+                flush=True,
+            )
         every = [v for kill in kills for v in kill.lost.values()]
         missing = sorted({m for kill in kills for m in kill.missing})
         late = [k.tick for k in kills if k.checkpoint is not None and k.checkpoint > k.tick]
-        print(f"\n{args.kills} kills, {args.n} bots, save every {args.save_s} s, "
-              f"{TICK_RATE} ticks/s")
-        print(f"ticks lost per character: mean {statistics.mean(every):.1f}, max {max(every)} "
-              f"({statistics.mean(every) / TICK_RATE:.2f} s, {max(every) / TICK_RATE:.1f} s)")
-        print(f"integrity: {len(created)} characters, lost {len(missing)} "
-              f"{missing or ''}; checkpoints after the kill: {len(late)}")
+        print(
+            f"\n{args.kills} kills, {args.n} bots, save every {args.save_s} s, {TICK_RATE} ticks/s"
+        )
+        print(
+            f"ticks lost per character: mean {statistics.mean(every):.1f}, max {max(every)} "
+            f"({statistics.mean(every) / TICK_RATE:.2f} s, {max(every) / TICK_RATE:.1f} s)"
+        )
+        print(
+            f"integrity: {len(created)} characters, lost {len(missing)} "
+            f"{missing or ''}; checkpoints after the kill: {len(late)}"
+        )
         return 1 if missing or late else 0
 
 
@@ -222,10 +255,13 @@ def checkpoint_cost(n: int) -> int:
             writes.append(game.saver.stats.last_ms)
         size = Path(tmp, "world.db").stat().st_size
         store.close()
-    print(f"checkpoint of {n} characters: built and packed in the tick {statistics.median(builds):.1f} ms "
-          f"(median of 5, max {max(builds):.1f}); compared and written by the writer thread "
-          f"{statistics.median(writes):.1f} ms (max {max(writes):.1f}); database "
-          f"{size / 1e6:.1f} MB")
+    print(
+        f"checkpoint of {n} characters: built and packed in the tick "
+        f"{statistics.median(builds):.1f} ms "
+        f"(median of 5, max {max(builds):.1f}); compared and written by the writer thread "
+        f"{statistics.median(writes):.1f} ms (max {max(writes):.1f}); database "
+        f"{size / 1e6:.1f} MB"
+    )
     return 0
 
 
@@ -233,16 +269,30 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=20, help="bots (default %(default)s)")
     parser.add_argument("--kills", type=int, default=10, help="default %(default)s")
-    parser.add_argument("--save-s", type=float, default=3.0,
-                        help="the server's --save-s (default %(default)s)")
-    parser.add_argument("--min-s", type=float, default=4.0,
-                        help="earliest kill after a start, s (default %(default)s)")
-    parser.add_argument("--max-s", type=float, default=12.0,
-                        help="latest kill after a start, s (default %(default)s)")
+    parser.add_argument(
+        "--save-s", type=float, default=3.0, help="the server's --save-s (default %(default)s)"
+    )
+    parser.add_argument(
+        "--min-s",
+        type=float,
+        default=4.0,
+        help="earliest kill after a start, s (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-s",
+        type=float,
+        default=12.0,
+        help="latest kill after a start, s (default %(default)s)",
+    )
     parser.add_argument("--db", default=None, help="a postgresql:// URL instead of SQLite")
     parser.add_argument("--seed", type=int, default=1, help="of the kill moments")
-    parser.add_argument("--checkpoint-cost", type=int, default=0, metavar="N",
-                        help="measure one checkpoint of N characters instead")
+    parser.add_argument(
+        "--checkpoint-cost",
+        type=int,
+        default=0,
+        metavar="N",
+        help="measure one checkpoint of N characters instead",
+    )
     args = parser.parse_args(argv)
     if args.checkpoint_cost:
         return checkpoint_cost(args.checkpoint_cost)

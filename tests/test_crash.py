@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
@@ -36,11 +36,26 @@ class Server:
     def __init__(self, db: Path, log: Path) -> None:
         self.log = log
         seen = log.stat().st_size if log.exists() else 0  # a restart appends to the log
-        cmd = [*underhall_command(), "serve", "--host", "127.0.0.1", "--port", "0",
-               "--seed", "3", "--tick-rate", "20", "--save-s", str(SAVE_S), "--db", str(db)]
+        cmd = [
+            *underhall_command(),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--seed",
+            "3",
+            "--tick-rate",
+            "20",
+            "--save-s",
+            str(SAVE_S),
+            "--db",
+            str(db),
+        ]
         with log.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
             found = re.findall(rb"listening on (ws://\S+)", log.read_bytes()[seen:])
@@ -114,10 +129,18 @@ def saved_count(db: Path, name: str) -> int:
     store = open_store(db, lock=False)
     try:
         found = store.load_player(name)
-        pack = 0 if found is None else sum(
-            int(rec[1]) for rec in found[1]["inventory"] if rec[0] == ITEM)
-        floor = sum(int(rec[1]) for level in store.load_levels().values()
-                    for _x, _y, pile in level["items"] for rec in pile if rec[0] == ITEM)
+        pack = (
+            0
+            if found is None
+            else sum(int(rec[1]) for rec in found[1]["inventory"] if rec[0] == ITEM)
+        )
+        floor = sum(
+            int(rec[1])
+            for level in store.load_levels().values()
+            for _x, _y, pile in level["items"]
+            for rec in pile
+            if rec[0] == ITEM
+        )
     finally:
         store.close()
     return pack + floor
@@ -162,14 +185,18 @@ async def _next_save(url: str, state: dict[str, Any]) -> None:
 
 Step = Callable[[str, dict[str, Any]], Awaitable[None]]
 STEPS: list[tuple[str, Step]] = [
-    ("join", _join), ("drop", _drop), ("level saved", _level_saved), ("pickup", _pickup),
-    ("leave", _leave), ("a moment later", _a_moment), ("next save", _next_save),
+    ("join", _join),
+    ("drop", _drop),
+    ("level saved", _level_saved),
+    ("pickup", _pickup),
+    ("leave", _leave),
+    ("a moment later", _a_moment),
+    ("next save", _next_save),
 ]
 
 
 @pytest.mark.parametrize("upto", range(1, len(STEPS) + 1), ids=[s[0] for s in STEPS])
-async def test_kill_9_after_each_step_never_duplicates_the_stack(
-        tmp_path: Path, upto: int) -> None:
+async def test_kill_9_after_each_step_never_duplicates_the_stack(tmp_path: Path, upto: int) -> None:
     db, log = tmp_path / "world.db", tmp_path / "server.log"
     server = Server(db, log)
     state: dict[str, Any] = {}

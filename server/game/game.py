@@ -25,11 +25,11 @@ from typing import Any
 from protocol.messages import ChatOut, Info, Reject, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
 from server.game.index import TickIndex
-from server.store import Store, hash_token, pack_record
-from server.store.writer import StoreWriter
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
 from server.sim.world import World
+from server.store import Store, hash_token, pack_record
+from server.store.writer import StoreWriter
 
 SAVE_INTERVAL_S = 3.0
 """Default seconds of play between two checkpoints (at most this much is lost

@@ -21,8 +21,17 @@ from server.store.base import (
     unpack_record,
 )
 
-__all__ = ["LevelRow", "PlayerRow", "Store", "StoreError", "hash_token", "is_url",
-           "open_store", "pack_record", "unpack_record"]
+__all__ = [
+    "LevelRow",
+    "PlayerRow",
+    "Store",
+    "StoreError",
+    "hash_token",
+    "is_url",
+    "open_store",
+    "pack_record",
+    "unpack_record",
+]
 
 
 def is_url(target: str | Path) -> bool:

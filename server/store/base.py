@@ -108,17 +108,22 @@ class Store(ABC):
             cur.execute(VERSION_TABLE[self.backend])
         have = self.schema_version()
         if have > LATEST:
-            raise StoreError(f"{self.url}: schema version {have} is newer than this "
-                             f"server knows ({LATEST}); upgrade underhall")
+            raise StoreError(
+                f"{self.url}: schema version {have} is newer than this "
+                f"server knows ({LATEST}); upgrade underhall"
+            )
         for migration in MIGRATIONS:
             if migration.version <= have:
                 continue
             with self._transaction(True) as cur:
                 for statement in statements(getattr(migration, self.backend)):
                     cur.execute(statement)
-                cur.execute(self._sql(
-                    "INSERT INTO schema_version (version, about, applied_at) VALUES (?, ?, ?)"),
-                    (migration.version, migration.about, datetime.now(UTC).isoformat()))
+                cur.execute(
+                    self._sql(
+                        "INSERT INTO schema_version (version, about, applied_at) VALUES (?, ?, ?)"
+                    ),
+                    (migration.version, migration.about, datetime.now(UTC).isoformat()),
+                )
 
     def schema_version(self) -> int:
         """The highest migration applied to this database (0 if none)."""
@@ -139,17 +144,20 @@ class Store(ABC):
     def set_meta(self, key: str, value: str) -> None:
         """Set a metadata value."""
         with self._transaction(True) as cur:
-            cur.execute(self._sql(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"), (key, value))
+            cur.execute(
+                self._sql(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                ),
+                (key, value),
+            )
 
     # ----------------------------------------------------------- players and levels
 
     def load_player(self, name: str) -> tuple[str, dict[str, Any]] | None:
         """Return ``(token_hash, record)`` for ``name``, or None if unknown."""
         with self._transaction(False) as cur:
-            cur.execute(self._sql("SELECT token_hash, record FROM players WHERE name = ?"),
-                        (name,))
+            cur.execute(self._sql("SELECT token_hash, record FROM players WHERE name = ?"), (name,))
             row = cur.fetchone()
         if row is None:
             return None
@@ -169,8 +177,12 @@ class Store(ABC):
             rows = cur.fetchall()
         return {int(d): unpack_record(bytes(r)) for d, r in rows}
 
-    def save(self, players: Sequence[PlayerRow], levels: Sequence[LevelRow],
-             meta: Sequence[tuple[str, str]] = ()) -> None:
+    def save(
+        self,
+        players: Sequence[PlayerRow],
+        levels: Sequence[LevelRow],
+        meta: Sequence[tuple[str, str]] = (),
+    ) -> None:
         """Write packed player and level rows, and metadata values, in one
         transaction: after a crash the database holds all of them or none.
 
@@ -181,20 +193,32 @@ class Store(ABC):
             return
         with self._transaction(True) as cur:
             if meta:
-                cur.executemany(self._sql(
-                    "INSERT INTO meta (key, value) VALUES (?, ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"), list(meta))
+                cur.executemany(
+                    self._sql(
+                        "INSERT INTO meta (key, value) VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                    ),
+                    list(meta),
+                )
             if players:
-                cur.executemany(self._sql(
-                    "INSERT INTO players (name, token_hash, record, saved_tick) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
-                    "token_hash = excluded.token_hash, record = excluded.record, "
-                    "saved_tick = excluded.saved_tick"), list(players))
+                cur.executemany(
+                    self._sql(
+                        "INSERT INTO players (name, token_hash, record, saved_tick) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+                        "token_hash = excluded.token_hash, record = excluded.record, "
+                        "saved_tick = excluded.saved_tick"
+                    ),
+                    list(players),
+                )
             if levels:
-                cur.executemany(self._sql(
-                    "INSERT INTO levels (depth, record, saved_tick) VALUES (?, ?, ?) "
-                    "ON CONFLICT (depth) DO UPDATE SET record = excluded.record, "
-                    "saved_tick = excluded.saved_tick"), list(levels))
+                cur.executemany(
+                    self._sql(
+                        "INSERT INTO levels (depth, record, saved_tick) VALUES (?, ?, ?) "
+                        "ON CONFLICT (depth) DO UPDATE SET record = excluded.record, "
+                        "saved_tick = excluded.saved_tick"
+                    ),
+                    list(levels),
+                )
 
     def save_players(self, rows: Sequence[tuple[str, str, dict[str, Any], int]]) -> None:
         """Save ``(name, token_hash, record, tick)`` rows in one transaction."""
@@ -227,25 +251,37 @@ class Store(ABC):
     def is_empty(self) -> bool:
         """True if the database holds no metadata, player or level."""
         with self._transaction(False) as cur:
-            cur.execute("SELECT (SELECT COUNT(*) FROM meta) + (SELECT COUNT(*) FROM players)"
-                        " + (SELECT COUNT(*) FROM levels)")
+            cur.execute(
+                "SELECT (SELECT COUNT(*) FROM meta) + (SELECT COUNT(*) FROM players)"
+                " + (SELECT COUNT(*) FROM levels)"
+            )
             row = cur.fetchone()
         return row is None or int(row[0]) == 0
 
-    def replace_all(self, meta: Sequence[tuple[str, str]], players: Sequence[PlayerRow],
-                    levels: Sequence[LevelRow]) -> None:
+    def replace_all(
+        self,
+        meta: Sequence[tuple[str, str]],
+        players: Sequence[PlayerRow],
+        levels: Sequence[LevelRow],
+    ) -> None:
         """Make the database hold exactly these rows, in one transaction."""
         with self._transaction(True) as cur:
             for table in ("meta", "players", "levels"):
                 cur.execute(f"DELETE FROM {table}")
             if meta:
-                cur.executemany(self._sql("INSERT INTO meta (key, value) VALUES (?, ?)"),
-                                list(meta))
+                cur.executemany(
+                    self._sql("INSERT INTO meta (key, value) VALUES (?, ?)"), list(meta)
+                )
             if players:
-                cur.executemany(self._sql(
-                    "INSERT INTO players (name, token_hash, record, saved_tick) "
-                    "VALUES (?, ?, ?, ?)"), list(players))
+                cur.executemany(
+                    self._sql(
+                        "INSERT INTO players (name, token_hash, record, saved_tick) "
+                        "VALUES (?, ?, ?, ?)"
+                    ),
+                    list(players),
+                )
             if levels:
-                cur.executemany(self._sql(
-                    "INSERT INTO levels (depth, record, saved_tick) VALUES (?, ?, ?)"),
-                    list(levels))
+                cur.executemany(
+                    self._sql("INSERT INTO levels (depth, record, saved_tick) VALUES (?, ?, ?)"),
+                    list(levels),
+                )

@@ -49,19 +49,33 @@ def export_world(store: Store, path: Path) -> Counter[str]:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            _line(out, {"underhall": "world", "format": FORMAT,
-                        "schema": store.schema_version()})
+            _line(out, {"underhall": "world", "format": FORMAT, "schema": store.schema_version()})
             for kind, row in store.dump():
                 if kind == "meta":
                     _line(out, {"table": "meta", "key": row[0], "value": row[1]})
                     counts["meta"] += 1
                 elif kind == "player":
-                    _line(out, {"table": "players", "name": row[0], "token_hash": row[1],
-                                "saved_tick": row[3], "record": _b64(row[2])})
+                    _line(
+                        out,
+                        {
+                            "table": "players",
+                            "name": row[0],
+                            "token_hash": row[1],
+                            "saved_tick": row[3],
+                            "record": _b64(row[2]),
+                        },
+                    )
                     counts["players"] += 1
                 else:
-                    _line(out, {"table": "levels", "depth": row[0], "saved_tick": row[2],
-                                "record": _b64(row[1])})
+                    _line(
+                        out,
+                        {
+                            "table": "levels",
+                            "depth": row[0],
+                            "saved_tick": row[2],
+                            "record": _b64(row[1]),
+                        },
+                    )
                     counts["levels"] += 1
         os.replace(tmp, path)
     except OSError as exc:
@@ -105,11 +119,16 @@ def import_world(store: Store, path: Path, *, replace: bool = False) -> Counter[
                 if row["table"] == "meta":
                     meta.append((row["key"], row["value"]))
                 elif row["table"] == "players":
-                    players.append((row["name"], row["token_hash"],
-                                    _unb64(row["record"], where), row["saved_tick"]))
+                    players.append(
+                        (
+                            row["name"],
+                            row["token_hash"],
+                            _unb64(row["record"], where),
+                            row["saved_tick"],
+                        )
+                    )
                 else:
-                    levels.append((row["depth"], _unb64(row["record"], where),
-                                   row["saved_tick"]))
+                    levels.append((row["depth"], _unb64(row["record"], where), row["saved_tick"]))
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: cannot read: {exc}") from exc
     if not header:
@@ -122,8 +141,10 @@ def import_world(store: Store, path: Path, *, replace: bool = False) -> Counter[
             if count > 1:
                 raise StoreError(f"{path}: {label} {key!r} appears {count} times")
     if not replace and not store.is_empty():
-        raise StoreError(f"{store.url} already holds a world; import into an empty "
-                         "database, or pass --replace to overwrite it")
+        raise StoreError(
+            f"{store.url} already holds a world; import into an empty "
+            "database, or pass --replace to overwrite it"
+        )
     store.replace_all(meta, players, levels)
     return Counter(meta=len(meta), players=len(players), levels=len(levels))
 
@@ -152,8 +173,9 @@ def _check_header(obj: Any, where: str) -> None:
     if not isinstance(obj, dict) or obj.get("underhall") != "world":
         raise StoreError(f"{where}: not an Underhall world export (no header)")
     if obj.get("format") != FORMAT:
-        raise StoreError(f"{where}: export format {obj.get('format')!r}; this "
-                         f"version reads format {FORMAT}")
+        raise StoreError(
+            f"{where}: export format {obj.get('format')!r}; this version reads format {FORMAT}"
+        )
 
 
 def _check_row(obj: Any, where: str) -> dict[str, Any]:

@@ -28,15 +28,16 @@ class Migration:
 
 VERSION_TABLE = {
     "sqlite": "CREATE TABLE IF NOT EXISTS schema_version ("
-              "version INTEGER PRIMARY KEY, about TEXT NOT NULL, applied_at TEXT NOT NULL)",
+    "version INTEGER PRIMARY KEY, about TEXT NOT NULL, applied_at TEXT NOT NULL)",
     "postgres": "CREATE TABLE IF NOT EXISTS schema_version ("
-                "version INTEGER PRIMARY KEY, about TEXT NOT NULL, applied_at TEXT NOT NULL)",
+    "version INTEGER PRIMARY KEY, about TEXT NOT NULL, applied_at TEXT NOT NULL)",
 }
 """The table recording which migrations a database has had."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
-        1, "world metadata, players and levels",
+        1,
+        "world metadata, players and levels",
         sqlite="""
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS players (

@@ -73,26 +73,29 @@ class PostgresStore(Store):
 
     def _connect(self, url: str, name: str) -> psycopg.Connection[Any]:
         try:
-            return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                                   application_name=name)
+            return psycopg.connect(
+                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, application_name=name
+            )
         except psycopg.Error as exc:
             raise StoreError(f"{self.url}: cannot connect: {_one_line(exc)}") from exc
 
     def _take_lock(self) -> None:
         try:
-            got = self._rconn.execute("SELECT pg_try_advisory_lock(%s, %s)",
-                                      LOCK_KEY).fetchone()
+            got = self._rconn.execute("SELECT pg_try_advisory_lock(%s, %s)", LOCK_KEY).fetchone()
             if got is not None and got[0]:
                 return
             holder = self._rconn.execute(
                 "SELECT a.application_name, a.client_addr FROM pg_locks l "
                 "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' "
-                "AND l.classid = %s AND l.objid = %s AND l.granted", LOCK_KEY).fetchone()
+                "AND l.classid = %s AND l.objid = %s AND l.granted",
+                LOCK_KEY,
+            ).fetchone()
         except psycopg.Error as exc:
             raise StoreError(f"{self.url}: {_one_line(exc)}") from exc
         who = "unknown" if holder is None else f"{holder[0] or 'a client'} from {holder[1]}"
-        raise StoreError(f"{self.url} is in use by another server ({who}); stop it or "
-                         "choose another --db")
+        raise StoreError(
+            f"{self.url} is in use by another server ({who}); stop it or choose another --db"
+        )
 
     def _sql(self, query: str) -> str:
         return query.replace("?", "%s")

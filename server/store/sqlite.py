@@ -70,8 +70,9 @@ class SqliteStore(Store):
 
     def _connect(self, target: str) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False,
-                                   timeout=BUSY_TIMEOUT_S)
+            conn = sqlite3.connect(
+                target, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+            )
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
@@ -144,15 +145,17 @@ def _take_lock(file: Path) -> int:
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise StoreError(f"{lock_path}: cannot create the lock file: "
-                         f"{exc.strerror or exc}") from exc
+        raise StoreError(
+            f"{lock_path}: cannot create the lock file: {exc.strerror or exc}"
+        ) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
         os.close(fd)
-        raise StoreError(f"{file} is in use by another server (pid {holder}); stop it "
-                         "or choose another --db") from None
+        raise StoreError(
+            f"{file} is in use by another server (pid {holder}); stop it or choose another --db"
+        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd

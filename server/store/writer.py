@@ -1,13 +1,14 @@
-"""Saving off the tick: a thread that packs records and writes them.
+"""Saving off the tick: a thread that writes what the tick packed.
 
 The tick builds and packs the records (:func:`~server.store.base.pack_record`:
 packing at once lets each record's dicts be freed at once, which keeps the
 garbage collector quiet) and hands the blobs over with
 :meth:`StoreWriter.submit`; this thread skips those equal to what it last
-wrote and writes the rest in one transaction. Submissions waiting while a write runs are merged, the newest
-record of each player or level winning, so a slow database delays saves
-instead of queueing them without bound. A failed write is logged and its rows
-are retried (unless newer ones replaced them) in the next transaction.
+wrote and writes the rest in one transaction. Submissions waiting while a
+write runs are merged, the newest record of each player or level winning,
+so a slow database delays saves instead of queueing them without bound. A
+failed write is logged and its rows are retried (unless newer ones replaced
+them) in the next transaction.
 """
 
 from __future__ import annotations
@@ -72,9 +73,13 @@ class StoreWriter:
         self._written_players: dict[str, bytes] = {}
         self._written_levels: dict[int, bytes] = {}
 
-    def submit(self, players: list[PlayerRow], levels: list[LevelRow],
-               forget: frozenset[str] | set[str] = frozenset(),
-               checkpoint_tick: int | None = None) -> int:
+    def submit(
+        self,
+        players: list[PlayerRow],
+        levels: list[LevelRow],
+        forget: frozenset[str] | set[str] = frozenset(),
+        checkpoint_tick: int | None = None,
+    ) -> int:
         """Queue packed player and level rows to be written together in one
         transaction.
 
@@ -97,8 +102,7 @@ class StoreWriter:
                 self._checkpoint = checkpoint_tick
             self._pending_seq = self._seq
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="store-writer",
-                                                daemon=True)
+                self._thread = threading.Thread(target=self._run, name="store-writer", daemon=True)
                 self._thread.start()
             self._cond.notify()
             return self._seq
@@ -108,13 +112,15 @@ class StoreWriter:
         waiting for its retry). Returns False on timeout."""
         with self._cond:
             return self._cond.wait_for(
-                lambda: not self._busy and not self._players and not self._levels, timeout)
+                lambda: not self._busy and not self._players and not self._levels, timeout
+            )
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                if not self._cond.wait_for(lambda: bool(self._players or self._levels),
-                                           IDLE_EXIT_S):
+                if not self._cond.wait_for(
+                    lambda: bool(self._players or self._levels), IDLE_EXIT_S
+                ):
                     self._thread = None
                     return
                 players, self._players = self._players, {}
@@ -138,20 +144,34 @@ class StoreWriter:
             if not ok:
                 time.sleep(RETRY_S)
 
-    def _write(self, players: dict[str, _Player], levels: dict[int, tuple[bytes, int]],
-               checkpoint: int | None) -> bool:
+    def _write(
+        self,
+        players: dict[str, _Player],
+        levels: dict[int, tuple[bytes, int]],
+        checkpoint: int | None,
+    ) -> bool:
         started = time.perf_counter()
-        player_rows = [(name, p.token_hash, p.blob, p.tick) for name, p in sorted(players.items())
-                       if self._written_players.get(name) != p.blob]
-        level_rows = [(depth, blob, tick) for depth, (blob, tick) in sorted(levels.items())
-                      if self._written_levels.get(depth) != blob]
+        player_rows = [
+            (name, p.token_hash, p.blob, p.tick)
+            for name, p in sorted(players.items())
+            if self._written_players.get(name) != p.blob
+        ]
+        level_rows = [
+            (depth, blob, tick)
+            for depth, (blob, tick) in sorted(levels.items())
+            if self._written_levels.get(depth) != blob
+        ]
         try:
             meta = [] if checkpoint is None else [(CHECKPOINT_KEY, str(checkpoint))]
             self.store.save(player_rows, level_rows, meta)
         except StoreError as exc:
             self.stats.failures += 1
-            log.error("saving %d characters and %d levels failed (will retry): %s",
-                      len(player_rows), len(level_rows), exc)
+            log.error(
+                "saving %d characters and %d levels failed (will retry): %s",
+                len(player_rows),
+                len(level_rows),
+                exc,
+            )
             return False
         for name, p in players.items():
             if p.forget:

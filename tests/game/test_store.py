@@ -51,8 +51,10 @@ def test_a_new_database_gets_every_migration_once(target: str) -> None:
     assert [r[0] for r in rows] == list(range(1, LATEST + 1)) and all(r[1] for r in rows)
     assert again.get_meta("seed") == "5"
     with again._transaction(True) as cur:
-        cur.execute(again._sql("INSERT INTO schema_version (version, about, applied_at) "
-                               "VALUES (?, ?, ?)"), (LATEST + 1, "from the future", "-"))
+        cur.execute(
+            again._sql("INSERT INTO schema_version (version, about, applied_at) VALUES (?, ?, ?)"),
+            (LATEST + 1, "from the future", "-"),
+        )
     again.close()
     with pytest.raises(StoreError, match="newer than this server"):
         open_store(target)
@@ -118,7 +120,8 @@ def play_world(store: Store, seed: int = 5) -> dict[str, str]:
 
 
 def test_a_played_world_moves_sqlite_to_postgres_to_sqlite_unchanged(
-        tmp_path: Path, pg_database: str) -> None:
+    tmp_path: Path, pg_database: str
+) -> None:
     first = open_store(tmp_path / "first.db")
     first.set_meta("seed", "5")
     tokens = play_world(first)
@@ -145,21 +148,28 @@ def test_a_played_world_moves_sqlite_to_postgres_to_sqlite_unchanged(
     assert saved is not None
     welcome, _ = game.join("bob", tokens["bob"], None, object())
     bob = game.world.actors[welcome.id]
-    assert welcome.resumed and (bob.x, bob.y, bob.hp) == (saved[1]["x"], saved[1]["y"],
-                                                        saved[1]["hp"])
+    assert welcome.resumed and (bob.x, bob.y, bob.hp) == (
+        saved[1]["x"],
+        saved[1]["y"],
+        saved[1]["hp"],
+    )
     last.close()
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"table": "meta", "key": "seed"}', "field 'value' must be str"),
-    ('{"table": "bans", "name": "x"}', "unknown table 'bans'"),
-    ('{"table": "levels", "depth": 1, "saved_tick": 0, "record": "!!"}', "not base64"),
-    ('{"table": "levels", "depth": 1, "saved_tick": 0, "record": "kQE="}', "not a map"),
-    ('{"table": "meta", "key": "a", "value": "b", "extra": 1}', "unknown field"),
-    ("[1, 2", "not JSON"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"table": "meta", "key": "seed"}', "field 'value' must be str"),
+        ('{"table": "bans", "name": "x"}', "unknown table 'bans'"),
+        ('{"table": "levels", "depth": 1, "saved_tick": 0, "record": "!!"}', "not base64"),
+        ('{"table": "levels", "depth": 1, "saved_tick": 0, "record": "kQE="}', "not a map"),
+        ('{"table": "meta", "key": "a", "value": "b", "extra": 1}', "unknown field"),
+        ("[1, 2", "not JSON"),
+    ],
+)
 def test_a_bad_import_names_its_line_and_writes_nothing(
-        store: Store, tmp_path: Path, line: str, message: str) -> None:
+    store: Store, tmp_path: Path, line: str, message: str
+) -> None:
     store.set_meta("seed", "3")
     good = tmp_path / "good.jsonl"
     export_world(store, good)

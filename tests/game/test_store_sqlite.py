@@ -43,7 +43,8 @@ def _serve(db: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
 
 
 def test_paths_that_cannot_hold_a_world_are_refused_in_one_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("not a database at all, just some words " * 40)
     blocker = tmp_path / "a-file"
@@ -64,7 +65,8 @@ def test_paths_that_cannot_hold_a_world_are_refused_in_one_line(
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write any file")
 def test_an_unwritable_database_is_refused(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "world.db"
     open_store(db).close()
     db.chmod(0o400)
@@ -73,7 +75,8 @@ def test_an_unwritable_database_is_refused(
 
 
 def test_a_second_server_on_the_same_file_is_refused_with_the_holders_pid(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with running_server(tmp_path):
         pid = (tmp_path / "world.db.lock").read_text().strip()
         status, err = _serve(str(tmp_path / "world.db"), capsys)
