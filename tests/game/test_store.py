@@ -193,3 +193,31 @@ def test_import_does_not_overwrite_a_world_unless_told(store: Store, tmp_path: P
     (tmp_path / "empty.jsonl").write_text("")
     with pytest.raises(StoreError, match="empty file"):
         import_world(store, tmp_path / "empty.jsonl", replace=True)
+
+
+def test_the_db_commands_move_a_world_and_refuse_bad_files_in_one_line(
+    tmp_path: Path, pg_database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from server.cli import main
+
+    db = tmp_path / "world.db"
+    source = open_store(db)
+    source.set_meta("seed", "8")
+    play_world(source, seed=8)
+    original = list(source.dump())
+    source.close()
+    url = empty_pg(pg_database)
+    assert main(["db", "export", str(tmp_path / "w.jsonl"), "--db", str(db)]) == 0
+    assert main(["db", "import", str(tmp_path / "w.jsonl"), "--db", url]) == 0
+    out = capsys.readouterr().out
+    assert "exported to" in out and "imported from" in out and "3 players" in out
+    pg = open_store(url)
+    assert list(pg.dump()) == original
+    pg.close()
+    assert main(["db", "import", str(tmp_path / "w.jsonl"), "--db", url]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already holds a world" in err
+    (tmp_path / "bad.jsonl").write_text('{"underhall": "world", "format": 1}\n{"table": 3}\n')
+    assert main(["db", "import", str(tmp_path / "bad.jsonl"), "--db", url, "--replace"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("underhall db import: ") and "bad.jsonl:2: unknown table" in err
