@@ -1,7 +1,8 @@
 """Killing the real server (``kill -9``) at every step of the sequence that
 once duplicated items (issue 11, item 2): drop a stack, let the level be
 saved, pick the stack up, leave, crash. Whenever the process dies, the
-database must never hold more of the item (pack + floors) than there was."""
+database must never hold more of the item (pack + floors) than there was.
+On SQLite and, when it answers, PostgreSQL."""
 
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ from websockets.asyncio.client import ClientConnection
 
 from protocol.version import PROTOCOL_VERSION
 from server.store import open_store
+from tests.pgdb import empty_pg, pg_database
 from tests.serverproc import READY_TIMEOUT_S, underhall_command
+
+__all__ = ["pg_database"]
 
 SAVE_S = 0.5
 """The servers here checkpoint every half second."""
@@ -33,7 +37,7 @@ START_COUNT = 2
 class Server:
     """``underhall serve`` as a subprocess that the test may kill."""
 
-    def __init__(self, db: Path, log: Path) -> None:
+    def __init__(self, db: str, log: Path) -> None:
         self.log = log
         seen = log.stat().st_size if log.exists() else 0  # a restart appends to the log
         cmd = [
@@ -50,7 +54,7 @@ class Server:
             "--save-s",
             str(SAVE_S),
             "--db",
-            str(db),
+            db,
         ]
         with log.open("ab") as out:
             self.proc = subprocess.Popen(
@@ -124,7 +128,7 @@ class Player:
         return str(next(row[0] for row in self.me["inv"] if row[1] == ITEM))
 
 
-def saved_count(db: Path, name: str) -> int:
+def saved_count(db: str, name: str) -> int:
     """Items of kind ITEM in the saved pack of ``name`` plus on every saved floor."""
     store = open_store(db, lock=False)
     try:
@@ -196,8 +200,15 @@ STEPS: list[tuple[str, Step]] = [
 
 
 @pytest.mark.parametrize("upto", range(1, len(STEPS) + 1), ids=[s[0] for s in STEPS])
-async def test_kill_9_after_each_step_never_duplicates_the_stack(tmp_path: Path, upto: int) -> None:
-    db, log = tmp_path / "world.db", tmp_path / "server.log"
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_kill_9_after_each_step_never_duplicates_the_stack(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str, upto: int
+) -> None:
+    if backend == "sqlite":
+        db = str(tmp_path / "world.db")
+    else:
+        db = empty_pg(request.getfixturevalue("pg_database"))
+    log = tmp_path / "server.log"
     server = Server(db, log)
     state: dict[str, Any] = {}
     try:

@@ -263,7 +263,3 @@ class Game:
         writer)."""
         self.checkpoint()
         self.saver.flush(SHUTDOWN_FLUSH_S)
-
-    def save_levels(self) -> None:
-        """Kept for callers of old: the same as :meth:`save_all`."""
-        self.save_all()

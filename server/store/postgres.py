@@ -6,6 +6,9 @@ at a time per database: the reading connection holds a session advisory
 lock, released by PostgreSQL when that connection ends (the server stopped
 or was killed); a second server is refused with the holder's description
 (its ``application_name`` carries its host's pid, and its client address).
+A connection found broken (the database restarted, say) is opened again on
+its next use, the lock taken again with it; the write that found it broken
+failed and is retried by the writer.
 """
 
 from __future__ import annotations
@@ -56,10 +59,11 @@ class PostgresStore(Store):
     def __init__(self, url: str, *, lock: bool = True) -> None:
         super().__init__()
         self.url = redact(url)
-        name = f"underhall pid {os.getpid()}"
-        self._rconn = self._connect(url, name)
+        self._dsn = url
+        self._locked = lock
+        self._rconn = self._connect()
         try:
-            self._wconn = self._connect(url, name)
+            self._wconn = self._connect()
         except BaseException:
             self._rconn.close()
             raise
@@ -71,10 +75,13 @@ class PostgresStore(Store):
             self.close()
             raise
 
-    def _connect(self, url: str, name: str) -> psycopg.Connection[Any]:
+    def _connect(self) -> psycopg.Connection[Any]:
         try:
             return psycopg.connect(
-                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, application_name=name
+                self._dsn,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name=f"underhall pid {os.getpid()}",
             )
         except psycopg.Error as exc:
             raise StoreError(f"{self.url}: cannot connect: {_one_line(exc)}") from exc
@@ -102,13 +109,29 @@ class PostgresStore(Store):
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[psycopg.Cursor[Any]]:
-        conn, lock = (self._wconn, self._write_lock) if write else (self._rconn, self._read_lock)
+        lock = self._write_lock if write else self._read_lock
         with lock:
+            conn = self._usable(write)
             try:
                 with conn.transaction(), conn.cursor() as cur:
                     yield cur
             except psycopg.Error as exc:
                 raise StoreError(f"{self.url}: {_one_line(exc)}") from exc
+
+    def _usable(self, write: bool) -> psycopg.Connection[Any]:
+        """The writing or reading connection, opened again if it broke."""
+        conn = self._wconn if write else self._rconn
+        if not conn.broken:
+            return conn
+        conn.close()
+        fresh = self._connect()
+        if write:
+            self._wconn = fresh
+        else:
+            self._rconn = fresh
+            if self._locked:
+                self._take_lock()
+        return fresh
 
     def close(self) -> None:
         """Close both connections (which releases the lock)."""

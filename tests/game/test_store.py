@@ -221,3 +221,25 @@ def test_the_db_commands_move_a_world_and_refuse_bad_files_in_one_line(
     assert main(["db", "import", str(tmp_path / "bad.jsonl"), "--db", url, "--replace"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("underhall db import: ") and "bad.jsonl:2: unknown table" in err
+
+
+def test_postgres_connections_that_broke_are_opened_again(pg_database: str) -> None:
+    import psycopg
+
+    url = empty_pg(pg_database)
+    store = open_store(url)
+    store.save_players([("ann", "h", {"hp": 1}, 1)])
+    with psycopg.connect(url, autocommit=True) as admin:  # as a database restart would
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            (f"underhall pid {os.getpid()}",),
+        )
+    with pytest.raises(StoreError):  # the write that finds its connection dead fails ...
+        store.save_players([("ann", "h", {"hp": 2}, 2)])
+    store.save_players([("ann", "h", {"hp": 3}, 3)])  # ... the next one reconnects
+    with pytest.raises(StoreError):
+        store.load_player("ann")
+    assert store.load_player("ann") == ("h", {"hp": 3})
+    with pytest.raises(StoreError, match="in use by another server"):
+        open_store(url)  # and the lock was taken again with the reading connection
+    store.close()
