@@ -109,10 +109,13 @@ def bots_main(args: argparse.Namespace) -> int:
 
 def db_main(args: argparse.Namespace) -> int:
     """``db export FILE`` / ``db import FILE``: copy a world to or from JSON lines."""
-    from server.store import StoreError, open_store
+    from server.store import StoreError, is_url, open_store
     from server.store.dump import export_world, import_world
 
     target = args.db if args.db is not None else str(default_db())
+    if args.action == "export" and not is_url(target) and not Path(target).is_file():
+        print(f"underhall db export: no database at {target}", file=sys.stderr)
+        return 1
     try:
         # export only reads (one transaction), so it may run beside a server
         store = open_store(target, lock=args.action == "import")
