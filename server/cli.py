@@ -1,4 +1,4 @@
-"""The ``underhall`` command: ``serve``, ``play`` and ``bots``.
+"""The ``underhall`` command: ``serve``, ``play``, ``bots`` and ``db``.
 
 This module is the composition root: it wires the server's layers together
 and, for ``play`` and ``bots``, hands over to the client package.
@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any
 
 
-def default_db() -> Path:
-    """``$UNDERHALL_DB``, else ``$XDG_DATA_HOME/underhall/world.db``."""
-    if os.environ.get("UNDERHALL_DB"):
-        return Path(os.environ["UNDERHALL_DB"])
+def default_db() -> Path | str:
+    """``$UNDERHALL_DB`` (a file or a ``postgresql://`` URL), else
+    ``$XDG_DATA_HOME/underhall/world.db``."""
+    env = os.environ.get("UNDERHALL_DB")
+    if env:
+        return env if env.startswith(("postgresql://", "postgres://")) else Path(env)
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "underhall" / "world.db"
 
@@ -36,25 +38,34 @@ def _use_uvloop() -> None:
 def serve_main(args: argparse.Namespace) -> int:
     """Run a server until interrupted; return the exit status."""
     from server.game.game import Game
-    from server.game.store import Store
     from server.net.server import GameServer
     from server.sim.world import World
+    from server.store import StoreError, open_store
 
     resolve_serve_options(args)
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    store = Store(args.db)
-    stored = store.get_meta("seed")
-    if stored is None:
-        seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
-        store.set_meta("seed", str(seed))
-    else:
-        seed = int(stored)
-        if args.seed is not None and args.seed != seed:
-            print(f"note: {args.db} holds a world with seed {seed}; --seed {args.seed} ignored "
-                  "(use another --db for a new world)", file=sys.stderr)
-    game = Game(World(seed), store, tick_rate=args.tick_rate, max_players=args.max_players,
-                motd=args.motd)
+    try:
+        store = open_store(args.db)
+    except StoreError as exc:
+        print(f"underhall serve: {exc}", file=sys.stderr)
+        return 1
+    try:
+        stored = store.get_meta("seed")
+        if stored is None:
+            seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+            store.set_meta("seed", str(seed))
+        else:
+            seed = int(stored)
+            if args.seed is not None and args.seed != seed:
+                print(f"note: {store.url} holds a world with seed {seed}; --seed {args.seed} "
+                      "ignored (use another --db for a new world)", file=sys.stderr)
+        game = Game(World(seed), store, tick_rate=args.tick_rate,
+                    max_players=args.max_players, motd=args.motd, save_interval_s=args.save_s)
+    except (StoreError, ValueError) as exc:
+        store.close()
+        print(f"underhall serve: {store.url}: {exc}", file=sys.stderr)
+        return 1
     server = GameServer(game, args.host, args.port, args.tick_rate)
     _use_uvloop()
 
@@ -67,7 +78,7 @@ def serve_main(args: argparse.Namespace) -> int:
             task.result()
         port = ready.result()
         print(f"listening on ws://{args.host}:{port} (seed {seed}, {args.tick_rate} ticks/s, "
-              f"database {args.db})", flush=True)
+              f"database {store.url})", flush=True)
         await task
 
     try:
@@ -96,6 +107,34 @@ def bots_main(args: argparse.Namespace) -> int:
                     name_prefix=args.prefix)
 
 
+def db_main(args: argparse.Namespace) -> int:
+    """``db export FILE`` / ``db import FILE``: copy a world to or from JSON lines."""
+    from server.store import StoreError, is_url, open_store
+    from server.store.dump import export_world, import_world
+
+    target = args.db if args.db is not None else str(default_db())
+    if args.action == "export" and not is_url(target) and not Path(target).is_file():
+        print(f"underhall db export: no database at {target}", file=sys.stderr)
+        return 1
+    try:
+        # export only reads (one transaction), so it may run beside a server
+        store = open_store(target, lock=args.action == "import")
+        try:
+            if args.action == "export":
+                counts = export_world(store, Path(args.file))
+            else:
+                counts = import_world(store, Path(args.file), replace=args.replace)
+        finally:
+            store.close()
+    except StoreError as exc:
+        print(f"underhall db {args.action}: {exc}", file=sys.stderr)
+        return 1
+    verb = "exported to" if args.action == "export" else "imported from"
+    print(f"{verb} {args.file}: {counts['meta']} meta, {counts['players']} players, "
+          f"{counts['levels']} levels ({store.url})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``underhall``."""
     parser = argparse.ArgumentParser(
@@ -110,8 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="world seed for a new world (default: random)")
     p.add_argument("--tick-rate", type=int, choices=range(1, 61), metavar="HZ",
                    help="ticks per second, 1-60 (default 10)")
-    p.add_argument("--db", type=Path,
-                   help=f"SQLite file holding the world and players (default {default_db()})")
+    p.add_argument("--db",
+                   help="SQLite file, or postgresql://USER@HOST/DB, holding the world and "
+                        f"players (default {default_db()})")
+    p.add_argument("--save-s", type=float, default=None, metavar="S",
+                   help="seconds between two saves of the changed characters and levels; "
+                        "at most this much play is lost to a crash (default 3)")
     p.add_argument("--max-players", type=int, help="default 5000")
     p.add_argument("--motd", help="message of the day")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
@@ -138,6 +181,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bot names are PREFIX0, PREFIX1, ... (default %(default)s); their "
                         "tokens are kept like a player's, so a rerun resumes the same bots")
     p.set_defaults(func=bots_main)
+
+    p = sub.add_parser("db", help="back up a world, or move it between databases",
+                       description="Copy a world to or from a JSON-lines file (one row per "
+                                   "line, records in base64). Export reads in one transaction "
+                                   "and may run beside a server; import needs the database "
+                                   "to itself.")
+    p.add_argument("action", choices=["export", "import"])
+    p.add_argument("file", help="the JSON-lines file to write or read")
+    p.add_argument("--db", default=None,
+                   help=f"SQLite file or postgresql://USER@HOST/DB (default {default_db()})")
+    p.add_argument("--replace", action="store_true",
+                   help="import over a database that already holds a world")
+    p.set_defaults(func=db_main)
     return parser
 
 
@@ -163,7 +219,7 @@ def _login_name() -> str:
 
 CONFIG_KEYS = {
     "host": str, "port": int, "seed": int, "tick_rate": int, "db": str,
-    "max_players": int, "motd": str, "log_level": str,
+    "max_players": int, "motd": str, "log_level": str, "save_s": float,
 }
 
 
@@ -188,13 +244,15 @@ def load_config(path: Path) -> dict[str, object]:
                              f"(known: {', '.join(sorted(CONFIG_KEYS))})")
         if not isinstance(value, kind) or isinstance(value, bool):
             raise SystemExit(f"underhall serve: {path}: {key!r} must be {kind.__name__}")
-        out[key] = Path(str(value)) if key == "db" else value
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        out[key] = value
     return out
 
 
 SERVE_DEFAULTS: dict[str, object] = {
     "host": "127.0.0.1", "port": 8765, "seed": None, "tick_rate": 10, "db": None,
-    "max_players": 5000, "motd": "Welcome to Underhall.", "log_level": "info",
+    "max_players": 5000, "motd": "Welcome to Underhall.", "log_level": "info", "save_s": 3.0,
 }
 
 
@@ -208,6 +266,8 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
         args.db = default_db()
     if not 1 <= int(args.tick_rate) <= 60:
         raise SystemExit("underhall serve: tick_rate must be 1-60")
+    if not 0 < float(args.save_s) <= 3600:
+        raise SystemExit("underhall serve: save_s must be above 0 and at most 3600")
 
 
 def main(argv: list[str] | None = None) -> int:

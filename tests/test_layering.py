@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {
     "server.content": {"server.content"},
     "server.sim": {"server.sim", "server.content"},
-    "server.game": {"server.game", "server.sim", "server.content", "protocol"},
+    "server.game": {"server.game", "server.sim", "server.content", "server.store", "protocol"},
+    "server.store": {"server.store"},
     "server.net": {"server.net", "server.game", "protocol"},
     "protocol": {"protocol"},
     "client": {"client", "protocol"},

@@ -4,6 +4,16 @@ This layer knows that a player connected, under which name and token, not how
 (STYLE.md: the Portal/Server boundary). It turns protocol commands into
 simulation commands, runs the world's ticks, cuts each tick down to one
 message list per player, and saves characters in the :class:`Store`.
+
+Saving (issue 11, items 2 and 3): every ``save_interval_s`` seconds the tick
+takes a *checkpoint*: the record of every seated character, of every
+character that left since the last one, and of every visited level, all as
+they are at that one tick, handed to a :class:`StoreWriter` thread that
+writes the changed ones in one transaction. A character is therefore never
+saved with a pack that disagrees with the saved floors (an item picked up
+is in the pack or on the floor, never both), and a crash loses at most one
+interval of play. A character that left is held in memory until its
+checkpoint is written, so coming back at once resumes it as it left.
 """
 
 from __future__ import annotations
@@ -15,14 +25,17 @@ from typing import Any
 from protocol.messages import ChatOut, Info, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
 from server.game.index import TickIndex
-from server.game.store import Store, hash_token
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
 from server.sim.world import World
+from server.store import Store, hash_token, pack_record
+from server.store.writer import StoreWriter
 
-AUTOSAVE_TICKS = 300
-"""Ticks between two saves of a connected character (30 s at 10 Hz); the
-characters are spread over those ticks."""
+SAVE_INTERVAL_S = 3.0
+"""Default seconds of play between two checkpoints (at most this much is lost
+to a crash, plus the time the write takes)."""
+SHUTDOWN_FLUSH_S = 30.0
+"""How long :meth:`Game.save_all` waits for the database."""
 
 
 class GameError(Exception):
@@ -54,10 +67,13 @@ class Game:
         tick_rate: Ticks per second (told to clients in ``welcome``).
         max_players: Joins beyond this are refused with ``server_full``.
         motd: Message of the day sent in ``welcome``.
+        save_interval_s: Seconds between two checkpoints (rounded to whole
+            ticks, at least one).
     """
 
     def __init__(self, world: World, store: Store, *, tick_rate: int = 10,
-                 max_players: int = 5000, motd: str = "") -> None:
+                 max_players: int = 5000, motd: str = "",
+                 save_interval_s: float = SAVE_INTERVAL_S) -> None:
         self.world = world
         self.store = store
         self.tick_rate = tick_rate
@@ -67,6 +83,13 @@ class Game:
         self.by_name: dict[str, Seat] = {}
         self._tables = welcome_tables(world.content)
         self._last_index: TickIndex | None = None
+        self.saver = StoreWriter(store)
+        self.save_every = max(1, round(save_interval_s * tick_rate))
+        """Ticks between two checkpoints."""
+        self._left: dict[str, tuple[str, dict[str, Any], int]] = {}
+        """Characters that left and may not be in the database yet: name ->
+        (token hash, record, number of the submission holding it; 0 before
+        the next checkpoint)."""
         world.saved_levels.update({depth: record for depth, record in store.load_levels().items()
                                    if depth not in world.levels})
 
@@ -93,9 +116,11 @@ class Game:
             return self._welcome(online, token, resumed=True), replaced
         if len(self.seats) >= self.max_players:
             raise GameError("server_full", f"the server holds {self.max_players} players")
-        saved = self.store.load_player(name)
+        left = self._left.get(name)
+        saved = self.store.load_player(name) if left is None else left[:2]
         if saved is not None:
-            record = self.store.check_token(name, token)
+            ok = token is not None and saved[0] == hash_token(token)
+            record = saved[1] if ok else None
             if record is None:
                 raise GameError("name_taken", f"{name!r} belongs to someone; a token is needed")
             try:
@@ -117,7 +142,10 @@ class Game:
         seat = Seat(name, token_hash, actor.id, PlayerView(actor.id), session)
         self.seats[actor.id] = seat
         self.by_name[name] = seat
-        self.store.save_players([(name, token_hash, actor.to_record(), self.world.tick)])
+        self._left.pop(name, None)
+        if not resumed:  # made from nothing: saving it alone keeps the floors consistent
+            self.saver.submit([(name, token_hash, pack_record(actor.to_record()),
+                                self.world.tick)], [])
         return self._welcome(seat, token, resumed), None
 
     def _welcome(self, seat: Seat, token: str | None, resumed: bool) -> Welcome:
@@ -131,7 +159,8 @@ class Game:
         )
 
     def leave(self, actor_id: int, session: object) -> None:
-        """Unseat a player (its connection ended) and save its character.
+        """Unseat a player (its connection ended); its character is saved by
+        the next checkpoint, with the floors as they are then.
 
         Does nothing if the seat now belongs to another session (a reconnect
         replaced this one) or is already gone.
@@ -142,7 +171,7 @@ class Game:
         record = self.world.leave(actor_id)
         del self.seats[actor_id]
         del self.by_name[seat.name]
-        self.store.save_players([(seat.name, seat.token_hash, record, self.world.tick)])
+        self._left[seat.name] = (seat.token_hash, record, 0)
 
     def command(self, actor_id: int, seq: int, name: str, d: tuple[int, int] | None = None, *,
                 item: str | None = None, at: tuple[int, int] | None = None,
@@ -204,35 +233,34 @@ class Game:
                 msg = view.delta(index, actor, rej)
             if msg is not None:
                 out[actor_id] = [msg]
-        self._autosave_slice()
+        if self.world.tick % self.save_every == 0:
+            self.checkpoint()
         return out
 
-    def _autosave_slice(self) -> None:
-        """Save the players whose turn it is this tick.
+    def checkpoint(self) -> int:
+        """Hand the writer every seated and recently left character and every
+        visited level, as they are now, to be written in one transaction.
 
-        Each player is saved once every ``AUTOSAVE_TICKS`` ticks, a slice of
-        them per tick, so no single tick pays for writing everyone; the
-        visited levels are saved once in that period, half-way through it.
+        Returns:
+            The submission's number (see :attr:`StoreWriter.committed`).
         """
-        phase = self.world.tick % AUTOSAVE_TICKS
-        self._save([a for a in self.seats if a % AUTOSAVE_TICKS == phase])
-        if phase == AUTOSAVE_TICKS // 2:
-            self.save_levels()
+        tick = self.world.tick
+        done = self.saver.committed
+        self._left = {n: v for n, v in self._left.items() if v[2] == 0 or v[2] > done}
+        players = [(s.name, s.token_hash, pack_record(self.world.actors[a].to_record()), tick)
+                   for a, s in self.seats.items()]
+        fresh = [n for n, v in self._left.items() if v[2] == 0]
+        players += [(n, self._left[n][0], pack_record(self._left[n][1]), tick) for n in fresh]
+        levels = [(d, pack_record(self.world.level_record(d)), tick)
+                  for d in sorted(self.world.levels)]
+        seq = self.saver.submit(players, levels, forget=set(fresh), checkpoint_tick=tick)
+        for n in fresh:
+            self._left[n] = (self._left[n][0], self._left[n][1], seq)
+        return seq
 
     def save_all(self) -> None:
-        """Save every seated player's character and every visited level."""
-        self._save(list(self.seats))
-        self.save_levels()
-
-    def save_levels(self) -> None:
-        """Save the terrain and floor items of every level visited so far."""
-        tick = self.world.tick
-        self.store.save_levels([(depth, self.world.level_record(depth), tick)
-                                for depth in sorted(self.world.levels)])
-
-    def _save(self, actor_ids: list[int]) -> None:
-        rows: list[tuple[str, str, dict[str, Any], int]] = [
-            (self.seats[a].name, self.seats[a].token_hash, self.world.actors[a].to_record(),
-             self.world.tick) for a in actor_ids]
-        if rows:
-            self.store.save_players(rows)
+        """Checkpoint now and wait until it is written (at most
+        ``SHUTDOWN_FLUSH_S``; a database that stays broken is logged by the
+        writer)."""
+        self.checkpoint()
+        self.saver.flush(SHUTDOWN_FLUSH_S)

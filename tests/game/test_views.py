@@ -194,15 +194,14 @@ def test_names_tokens_and_resume() -> None:
 
 
 def test_connected_characters_are_saved_without_leaving() -> None:
-    from server.game import game as game_module
-
     store = Store(":memory:")
     game = Game(World(6, populate=False), store)
     ids = [game.join(f"p{i}", None, None, object())[0].id for i in range(5)]
     for aid in ids:
         game.world.actors[aid].xp = 7
-    for _ in range(game_module.AUTOSAVE_TICKS):
+    for _ in range(game.save_every):
         game.step()
+    assert game.saver.flush(10)
     for i in range(5):
         saved = store.load_player(f"p{i}")
         assert saved is not None and saved[1]["xp"] == 7

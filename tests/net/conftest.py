@@ -49,6 +49,7 @@ async def stop(server: GameServer) -> None:
     while server._ws_server is not None and server._ws_server.is_serving():
         await asyncio.sleep(0.02)
     await asyncio.sleep(0.1)
+    server.game.store.close()  # release the database's lock for the next server
 
 
 def url(server: GameServer) -> str:

@@ -1,0 +1,66 @@
+"""The database schema, as numbered migrations applied in order.
+
+Each migration is one step of the schema, written once per backend (SQLite's
+and PostgreSQL's column types differ a little; the tables and keys are the
+same). A store applies, in one transaction each, every migration whose
+number is above the highest one recorded in its ``schema_version`` table, and
+records it there. Migration 1 uses ``IF NOT EXISTS`` so a database made
+before migrations existed (same three tables) is adopted as it is.
+
+Never edit a published migration: add the next number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: its number, what it does, and its SQL per backend
+    (statements separated by ``;``)."""
+
+    version: int
+    about: str
+    sqlite: str
+    postgres: str
+
+
+VERSION_TABLE = {
+    "sqlite": "CREATE TABLE IF NOT EXISTS schema_version ("
+    "version INTEGER PRIMARY KEY, about TEXT NOT NULL, applied_at TEXT NOT NULL)",
+    "postgres": "CREATE TABLE IF NOT EXISTS schema_version ("
+    "version INTEGER PRIMARY KEY, about TEXT NOT NULL, applied_at TEXT NOT NULL)",
+}
+"""The table recording which migrations a database has had."""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "world metadata, players and levels",
+        sqlite="""
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS players (
+                name TEXT PRIMARY KEY, token_hash TEXT NOT NULL,
+                record BLOB NOT NULL, saved_tick INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS levels (
+                depth INTEGER PRIMARY KEY, record BLOB NOT NULL, saved_tick INTEGER NOT NULL)
+        """,
+        postgres="""
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS players (
+                name TEXT PRIMARY KEY, token_hash TEXT NOT NULL,
+                record BYTEA NOT NULL, saved_tick BIGINT NOT NULL);
+            CREATE TABLE IF NOT EXISTS levels (
+                depth INTEGER PRIMARY KEY, record BYTEA NOT NULL, saved_tick BIGINT NOT NULL)
+        """,
+    ),
+)
+
+LATEST = MIGRATIONS[-1].version
+"""The schema version this code writes."""
+
+
+def statements(sql: str) -> list[str]:
+    """Split a migration's SQL into its statements (no ``;`` inside them)."""
+    return [s.strip() for s in sql.split(";") if s.strip()]

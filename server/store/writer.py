@@ -1,0 +1,187 @@
+"""Saving off the tick: a thread that writes what the tick packed.
+
+The tick builds and packs the records (:func:`~server.store.base.pack_record`:
+packing at once lets each record's dicts be freed at once, which keeps the
+garbage collector quiet) and hands the blobs over with
+:meth:`StoreWriter.submit`; this thread skips those equal to what it last
+wrote and writes the rest in one transaction. Submissions waiting while a
+write runs are merged, the newest record of each player or level winning,
+so a slow database delays saves instead of queueing them without bound. A
+failed write is logged and its rows are retried (unless newer ones replaced
+them) in the next transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from server.store.base import LevelRow, PlayerRow, Store, StoreError
+
+log = logging.getLogger("underhall.store")
+
+CHECKPOINT_KEY = "checkpoint_tick"
+"""Metadata key of the tick of the last checkpoint written: every character
+and level in the database is as it was at that tick or later."""
+IDLE_EXIT_S = 30.0
+"""The thread ends after this long with nothing to write (started again on demand)."""
+RETRY_S = 1.0
+"""Pause after a failed write before trying again."""
+
+
+@dataclass(slots=True)
+class _Player:
+    token_hash: str
+    blob: bytes
+    tick: int
+    forget: bool
+
+
+@dataclass(slots=True)
+class WriteStats:
+    """What the writer has done (read from any thread)."""
+
+    writes: int = 0
+    rows: int = 0
+    failures: int = 0
+    last_ms: float = 0.0
+    max_ms: float = 0.0
+
+
+class StoreWriter:
+    """The background writer of one store.
+
+    Args:
+        store: Where to write. The caller keeps using it for reads.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.stats = WriteStats()
+        self.committed = 0
+        """The highest submission number whose rows are all in the database."""
+        self._cond = threading.Condition()
+        self._players: dict[str, _Player] = {}
+        self._levels: dict[int, tuple[bytes, int]] = {}
+        self._checkpoint: int | None = None
+        self._pending_seq = 0
+        self._seq = 0
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self._written_players: dict[str, bytes] = {}
+        self._written_levels: dict[int, bytes] = {}
+
+    def submit(
+        self,
+        players: list[PlayerRow],
+        levels: list[LevelRow],
+        forget: frozenset[str] | set[str] = frozenset(),
+        checkpoint_tick: int | None = None,
+    ) -> int:
+        """Queue packed player and level rows to be written together in one
+        transaction.
+
+        ``forget`` names players
+        who left: once written, the writer drops its copy of them.
+        ``checkpoint_tick`` says these rows are the whole world at that tick;
+        it is written as the metadata value ``CHECKPOINT_KEY``.
+
+        Returns:
+            This submission's number: it is in the database once
+            :attr:`committed` reaches it.
+        """
+        with self._cond:
+            self._seq += 1
+            for name, token_hash, blob, tick in players:
+                self._players[name] = _Player(token_hash, blob, tick, name in forget)
+            for depth, blob, tick in levels:
+                self._levels[depth] = (blob, tick)
+            if checkpoint_tick is not None:
+                self._checkpoint = checkpoint_tick
+            self._pending_seq = self._seq
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="store-writer", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+            return self._seq
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything submitted so far is written (or failed and
+        waiting for its retry). Returns False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: not self._busy and not self._players and not self._levels, timeout
+            )
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._cond.wait_for(
+                    lambda: bool(self._players or self._levels), IDLE_EXIT_S
+                ):
+                    self._thread = None
+                    return
+                players, self._players = self._players, {}
+                levels, self._levels = self._levels, {}
+                checkpoint, self._checkpoint = self._checkpoint, None
+                seq = self._pending_seq
+                self._busy = True
+            ok = self._write(players, levels, checkpoint)
+            with self._cond:
+                self._busy = False
+                if ok:
+                    self.committed = max(self.committed, seq)
+                else:  # keep for a retry what nothing newer replaced
+                    for name, p in players.items():
+                        self._players.setdefault(name, p)
+                    for depth, lv in levels.items():
+                        self._levels.setdefault(depth, lv)
+                    if self._checkpoint is None:
+                        self._checkpoint = checkpoint
+                self._cond.notify_all()
+            if not ok:
+                time.sleep(RETRY_S)
+
+    def _write(
+        self,
+        players: dict[str, _Player],
+        levels: dict[int, tuple[bytes, int]],
+        checkpoint: int | None,
+    ) -> bool:
+        started = time.perf_counter()
+        player_rows = [
+            (name, p.token_hash, p.blob, p.tick)
+            for name, p in sorted(players.items())
+            if self._written_players.get(name) != p.blob
+        ]
+        level_rows = [
+            (depth, blob, tick)
+            for depth, (blob, tick) in sorted(levels.items())
+            if self._written_levels.get(depth) != blob
+        ]
+        try:
+            meta = [] if checkpoint is None else [(CHECKPOINT_KEY, str(checkpoint))]
+            self.store.save(player_rows, level_rows, meta)
+        except StoreError as exc:
+            self.stats.failures += 1
+            log.error(
+                "saving %d characters and %d levels failed (will retry): %s",
+                len(player_rows),
+                len(level_rows),
+                exc,
+            )
+            return False
+        for name, p in players.items():
+            if p.forget:
+                self._written_players.pop(name, None)
+            else:
+                self._written_players[name] = p.blob
+        self._written_levels.update((depth, blob) for depth, (blob, _) in levels.items())
+        ms = (time.perf_counter() - started) * 1000
+        self.stats.writes += 1
+        self.stats.rows += len(player_rows) + len(level_rows)
+        self.stats.last_ms = ms
+        self.stats.max_ms = max(self.stats.max_ms, ms)
+        return True
