@@ -14,6 +14,8 @@ from typing import Any
 
 from protocol.messages import ChatOut, Info, Reject, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
+from server.game.bans import BanList
+from server.game.hooks import GameHooks
 from server.game.index import TickIndex
 from server.game.store import Store, hash_token
 from server.game.views import PlayerView
@@ -67,6 +69,8 @@ class Game:
         self.by_name: dict[str, Seat] = {}
         self._tables = welcome_tables(world.content)
         self._last_index: TickIndex | None = None
+        self.hooks = GameHooks()  # the server puts its metrics here
+        self.bans = BanList()  # the server's command line puts the persistent list here
         world.saved_levels.update({depth: record for depth, record in store.load_levels().items()
                                    if depth not in world.levels})
 
@@ -81,8 +85,12 @@ class Game:
 
         Raises:
             GameError: ``name_taken`` (known name, token missing or wrong),
-                ``bad_class`` (unknown class), ``server_full``.
+                ``bad_class`` (unknown class), ``server_full``, ``banned``,
+                ``kicked`` (see :class:`~server.game.bans.BanList`).
         """
+        refused = self.bans.refusal(name)
+        if refused is not None:
+            raise GameError(*refused)
         online = self.by_name.get(name)
         if online is not None:
             if token is None or online.token_hash != hash_token(token):
@@ -226,12 +234,14 @@ class Game:
     def save_levels(self) -> None:
         """Save the terrain and floor items of every level visited so far."""
         tick = self.world.tick
-        self.store.save_levels([(depth, self.world.level_record(depth), tick)
-                                for depth in sorted(self.world.levels)])
+        with self.hooks.saving("levels"):
+            self.store.save_levels([(depth, self.world.level_record(depth), tick)
+                                    for depth in sorted(self.world.levels)])
 
     def _save(self, actor_ids: list[int]) -> None:
         rows: list[tuple[str, str, dict[str, Any], int]] = [
             (self.seats[a].name, self.seats[a].token_hash, self.world.actors[a].to_record(),
              self.world.tick) for a in actor_ids]
         if rows:
-            self.store.save_players(rows)
+            with self.hooks.saving("players"):
+                self.store.save_players(rows)
