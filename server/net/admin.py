@@ -111,6 +111,8 @@ class AdminServer:
                 await _write(writer, self.handle(line, uid))
         except (ConnectionError, OSError):
             pass
+        except asyncio.CancelledError:  # the server is closing with this client still on
+            pass
         finally:
             writer.close()
 

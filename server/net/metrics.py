@@ -24,7 +24,14 @@ import http
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from websockets.asyncio.server import ServerConnection
@@ -99,6 +106,7 @@ class Metrics(GameHooks):
     """
 
     def __init__(self, server: GameServer) -> None:
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series
         self._server = server
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry

@@ -171,7 +171,8 @@ class GameServer:
             # Save first: closing handshakes with slow clients take time, and
             # the process may be killed while they run.
             self.game.save_all()
-            log.info("stopping: %d players saved", len(self.game.seats))
+            log.info("stopping: %d players saved", len(self.game.seats),
+                     extra={"event": "saved", "players": len(self.game.seats)})
             data = encode_server(Error(code=ErrorCode.SHUTDOWN.value,
                                        msg="the server is stopping", fatal=True))
             for client in list(self.clients.values()):
