@@ -170,7 +170,7 @@ class GameServer:
                 pass
             # Save first: closing handshakes with slow clients take time, and
             # the process may be killed while they run.
-            self.game.save_all()
+            self._save_all()
             log.info("stopping: %d players saved", len(self.game.seats),
                      extra={"event": "saved", "players": len(self.game.seats)})
             data = encode_server(Error(code=ErrorCode.SHUTDOWN.value,
@@ -234,10 +234,16 @@ class GameServer:
                  extra={"event": "drain", "players": len(self.game.seats), "grace_s": grace})
         if grace <= 0:
             return
-        self.game.save_all()  # in case the process is killed during the grace period
+        self._save_all()  # in case the process is killed during the grace period
         self.notice(f"The server stops in {grace:.0f} s. Your character is saved.")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._hurry.wait(), grace)
+
+    def _save_all(self) -> None:
+        try:
+            self.game.save_all()
+        except Exception:  # counted as a database error; closing goes on
+            log.exception("saving every character failed", extra={"event": "save_failed"})
 
     # ----------------------------------------------------------- operators
 
