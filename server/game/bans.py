@@ -44,9 +44,12 @@ class BanList:
     ``ValueError`` naming the key, rather than dropping every ban silently.
     """
 
-    def __init__(self, load: Callable[[], str | None] | None = None,
-                 save: Callable[[str], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        load: Callable[[], str | None] | None = None,
+        save: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._save = save
         self._clock = clock
         self._bans: dict[str, Ban] = {}
@@ -55,16 +58,17 @@ class BanList:
         if text:
             try:
                 rows: Any = json.loads(text)
-                self._bans = {r["name"]: Ban(str(r["name"]), str(r["reason"]), str(r["by"]),
-                                             float(r["at"])) for r in rows}
+                self._bans = {
+                    r["name"]: Ban(str(r["name"]), str(r["reason"]), str(r["by"]), float(r["at"]))
+                    for r in rows
+                }
             except (ValueError, TypeError, KeyError) as exc:
                 raise ValueError(f"metadata {META_KEY!r} is not a list of bans: {exc}") from exc
 
     @classmethod
     def from_meta(cls, store: Any) -> BanList:
         """Bans kept in ``store``'s metadata (anything with ``get_meta``/``set_meta``)."""
-        return cls(lambda: store.get_meta(META_KEY),
-                   lambda text: store.set_meta(META_KEY, text))
+        return cls(lambda: store.get_meta(META_KEY), lambda text: store.set_meta(META_KEY, text))
 
     def refusal(self, name: str) -> tuple[str, str] | None:
         """Why ``name`` may not join now: ``(code, text)``, or None if it may."""

@@ -70,21 +70,32 @@ class AdminServer:
         self.path = Path(path)
         self._unix: asyncio.Server | None = None
         self._commands: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-            "who": self._who, "kick": self._kick, "ban": self._ban, "unban": self._unban,
-            "bans": self._bans, "broadcast": self._broadcast, "save": self._save,
+            "who": self._who,
+            "kick": self._kick,
+            "ban": self._ban,
+            "unban": self._unban,
+            "bans": self._bans,
+            "broadcast": self._broadcast,
+            "save": self._save,
             "shutdown": self._shutdown,
         }
 
     async def __aenter__(self) -> Self:
         sock = bind_private_socket(self.path)
-        self._unix = await asyncio.start_unix_server(self._serve, sock=sock,
-                                                     limit=MAX_REQUEST_BYTES)
-        log.info("admin socket at %s", self.path,
-                 extra={"event": "admin_socket", "path": str(self.path)})
+        self._unix = await asyncio.start_unix_server(
+            self._serve, sock=sock, limit=MAX_REQUEST_BYTES
+        )
+        log.info(
+            "admin socket at %s", self.path, extra={"event": "admin_socket", "path": str(self.path)}
+        )
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self._unix is not None:
             self._unix.close()
             with contextlib.suppress(TimeoutError):
@@ -96,8 +107,11 @@ class AdminServer:
         uid = peer_uid(writer.get_extra_info("socket"))
         try:
             if uid is not None and uid not in (os.geteuid(), 0):
-                log.warning("admin socket: refused uid %d", uid,
-                            extra={"event": "admin_refused", "uid": uid})
+                log.warning(
+                    "admin socket: refused uid %d",
+                    uid,
+                    extra={"event": "admin_refused", "uid": uid},
+                )
                 await _write(writer, {"ok": False, "error": "not the server's user"})
                 return
             while True:
@@ -139,10 +153,18 @@ class AdminServer:
         if cmd not in ("who", "bans"):
             self.server.metrics.admin_actions.labels(cmd).inc()
             fields = {k: v for k, v in request.items() if k in ("name", "reason", "text", "grace")}
-            log.info("admin %s %s", cmd, " ".join(f"{k}={v!r}" for k, v in fields.items()),
-                     extra={"event": "admin", "action": cmd, "uid": uid,
-                            **({"player": fields.pop("name")} if "name" in fields else {}),
-                            **fields})
+            log.info(
+                "admin %s %s",
+                cmd,
+                " ".join(f"{k}={v!r}" for k, v in fields.items()),
+                extra={
+                    "event": "admin",
+                    "action": cmd,
+                    "uid": uid,
+                    **({"player": fields.pop("name")} if "name" in fields else {}),
+                    **fields,
+                },
+            )
         return {"ok": True, **answer}
 
     # --------------------------------------------------------- commands
@@ -154,19 +176,21 @@ class AdminServer:
         for actor_id, seat in sorted(game.seats.items(), key=lambda item: item[1].name):
             actor = game.world.actors.get(actor_id)
             client = server.clients.get(actor_id)
-            players.append({
-                "name": seat.name, "actor": actor_id,
-                "depth": None if actor is None else int(actor.depth),
-                "level": None if actor is None else int(actor.level),
-                "address": None if client is None else address(client.ws.remote_address),
-            })
+            players.append(
+                {
+                    "name": seat.name,
+                    "actor": actor_id,
+                    "depth": None if actor is None else int(actor.depth),
+                    "level": None if actor is None else int(actor.level),
+                    "address": None if client is None else address(client.ws.remote_address),
+                }
+            )
         return {"players": players, "draining": server.draining, "tick": game.world.tick}
 
     def _kick(self, request: dict[str, Any]) -> dict[str, Any]:
         name = _name(request)
         self.server.game.bans.kick(name)
-        if not self.server.disconnect(name, ErrorCode.KICKED.value,
-                                      "an operator disconnected you"):
+        if not self.server.disconnect(name, ErrorCode.KICKED.value, "an operator disconnected you"):
             raise AdminError(f"nobody called {name!r} is playing")
         return {"name": name}
 
@@ -176,8 +200,9 @@ class AdminServer:
         if not isinstance(reason, str) or len(reason) > MAX_CHAT:
             raise AdminError(f"reason must be text of at most {MAX_CHAT} characters")
         self.server.game.bans.ban(name, reason)
-        online = self.server.disconnect(name, ErrorCode.BANNED.value,
-                                        "banned" + (f": {reason}" if reason else ""))
+        online = self.server.disconnect(
+            name, ErrorCode.BANNED.value, "banned" + (f": {reason}" if reason else "")
+        )
         return {"name": name, "online": online}
 
     def _unban(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -187,26 +212,37 @@ class AdminServer:
         return {"name": name}
 
     def _bans(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {"bans": [{"name": b.name, "reason": b.reason, "at": b.at}
-                         for b in self.server.game.bans.bans()]}
+        return {
+            "bans": [
+                {"name": b.name, "reason": b.reason, "at": b.at}
+                for b in self.server.game.bans.bans()
+            ]
+        }
 
     def _broadcast(self, request: dict[str, Any]) -> dict[str, Any]:
         text = request.get("text")
-        if (not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT
-                or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text)):
+        if (
+            not isinstance(text, str)
+            or not text.strip()
+            or len(text) > MAX_CHAT
+            or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text)
+        ):
             raise AdminError(f"text must be 1-{MAX_CHAT} characters without control characters")
         return {"players": self.server.notice(text)}
 
     def _save(self, request: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         self.server.game.save_all()
-        return {"players": len(self.server.game.seats),
-                "seconds": round(time.perf_counter() - started, 3)}
+        return {
+            "players": len(self.server.game.seats),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
 
     def _shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
         grace = request.get("grace")
-        if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int | float)
-                                  or not 0 <= grace <= 3600):
+        if grace is not None and (
+            isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600
+        ):
             raise AdminError("grace must be a number of seconds, 0-3600")
         given = self.server.drain(None if grace is None else float(grace))
         return {"grace_s": given, "players": len(self.server.game.seats)}
@@ -230,8 +266,9 @@ def peer_uid(sock: socket.socket | None) -> int | None:
     if sock is None or option is None:
         return None
     try:
-        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option,
-                                                              struct.calcsize("3i")))
+        _pid, uid, _gid = struct.unpack(
+            "3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+        )
     except OSError:
         return None
     return int(uid)

@@ -69,22 +69,26 @@ class _StateCollector:
     def collect(self) -> Iterator[Metric]:
         server = self._server
         game = server.game
-        yield GaugeMetricFamily("underhall_players_online", "Players seated in the world",
-                                value=len(game.seats))
+        yield GaugeMetricFamily(
+            "underhall_players_online", "Players seated in the world", value=len(game.seats)
+        )
         by_depth: dict[int, int] = {}
         for actor_id in game.seats:
             actor = game.world.actors.get(actor_id)
             if actor is not None:
                 by_depth[actor.depth] = by_depth.get(actor.depth, 0) + 1
-        depth = GaugeMetricFamily("underhall_players_by_depth", "Players seated at each depth",
-                                  labels=["depth"])
+        depth = GaugeMetricFamily(
+            "underhall_players_by_depth", "Players seated at each depth", labels=["depth"]
+        )
         for d in sorted(by_depth):
             depth.add_metric([str(d)], by_depth[d])
         yield depth
-        yield GaugeMetricFamily("underhall_ready", "1 while joins are accepted, else 0",
-                                value=1 if server.ready else 0)
-        yield GaugeMetricFamily("underhall_world_tick", "Current tick of the world",
-                                value=game.world.tick)
+        yield GaugeMetricFamily(
+            "underhall_ready", "1 while joins are accepted, else 0", value=1 if server.ready else 0
+        )
+        yield GaugeMetricFamily(
+            "underhall_world_tick", "Current tick of the world", value=game.world.tick
+        )
         frames = CounterMetricFamily("underhall_frames_sent", "Websocket frames sent to players")
         frames.add_metric([], self._metrics.frames_sent)
         yield frames
@@ -112,35 +116,60 @@ class Metrics(GameHooks):
         r = self.registry
         self.frames_sent = 0
         self.bytes_sent = 0
-        self.connections = Gauge("underhall_connections_open", "Open websocket connections",
-                                 registry=r)
+        self.connections = Gauge(
+            "underhall_connections_open", "Open websocket connections", registry=r
+        )
         self.joins = Counter("underhall_joins", "Players who joined", ["kind"], registry=r)
         self.leaves = Counter("underhall_leaves", "Players who left", registry=r)
-        self.refusals = Counter("underhall_join_refusals", "Joins refused, by error code",
-                                ["code"], registry=r)
-        self.commands = Counter("underhall_commands", "Commands received, by command",
-                                ["command"], registry=r)
-        self.rejects = Counter("underhall_command_rejects",
-                               "Commands the world refused, by reason", ["reason"], registry=r)
-        self.protocol_errors = Counter("underhall_protocol_errors",
-                                       "Protocol errors sent to clients, by code", ["code"],
-                                       registry=r)
-        self.tick_seconds = Histogram("underhall_tick_duration_seconds",
-                                      "Time to run one tick and send its frames",
-                                      buckets=TICK_BUCKETS_S, registry=r)
-        self.late_ticks = Counter("underhall_late_ticks",
-                                  "Ticks that started after their time", registry=r)
-        self.saves = Counter("underhall_saves", "Database saves, by what was saved", ["what"],
-                             registry=r)
-        self.save_seconds = Histogram("underhall_save_duration_seconds",
-                                      "Duration of a database save", ["what"],
-                                      buckets=SAVE_BUCKETS_S, registry=r)
-        self.db_errors = Counter("underhall_database_errors",
-                                 "Database calls that raised, by what was attempted", ["what"],
-                                 registry=r)
-        self.admin_actions = Counter("underhall_admin_actions",
-                                     "Admin commands carried out, by command", ["action"],
-                                     registry=r)
+        self.refusals = Counter(
+            "underhall_join_refusals", "Joins refused, by error code", ["code"], registry=r
+        )
+        self.commands = Counter(
+            "underhall_commands", "Commands received, by command", ["command"], registry=r
+        )
+        self.rejects = Counter(
+            "underhall_command_rejects",
+            "Commands the world refused, by reason",
+            ["reason"],
+            registry=r,
+        )
+        self.protocol_errors = Counter(
+            "underhall_protocol_errors",
+            "Protocol errors sent to clients, by code",
+            ["code"],
+            registry=r,
+        )
+        self.tick_seconds = Histogram(
+            "underhall_tick_duration_seconds",
+            "Time to run one tick and send its frames",
+            buckets=TICK_BUCKETS_S,
+            registry=r,
+        )
+        self.late_ticks = Counter(
+            "underhall_late_ticks", "Ticks that started after their time", registry=r
+        )
+        self.saves = Counter(
+            "underhall_saves", "Database saves, by what was saved", ["what"], registry=r
+        )
+        self.save_seconds = Histogram(
+            "underhall_save_duration_seconds",
+            "Duration of a database save",
+            ["what"],
+            buckets=SAVE_BUCKETS_S,
+            registry=r,
+        )
+        self.db_errors = Counter(
+            "underhall_database_errors",
+            "Database calls that raised, by what was attempted",
+            ["what"],
+            registry=r,
+        )
+        self.admin_actions = Counter(
+            "underhall_admin_actions",
+            "Admin commands carried out, by command",
+            ["action"],
+            registry=r,
+        )
         self.draining = Gauge("underhall_draining", "1 from the start of a drain", registry=r)
         r.register(_StateCollector(server, self))
         ProcessCollector(namespace="underhall", registry=r)
@@ -212,8 +241,11 @@ class Metrics(GameHooks):
         """The hook for ``--metrics-port``: health and metrics, else 404."""
         found = self.answer(request.path)
         if found is None:
-            found = (404, "text/plain; charset=utf-8",
-                     b"not found: try /metrics, /healthz or /readyz\n")
+            found = (
+                404,
+                "text/plain; charset=utf-8",
+                b"not found: try /metrics, /healthz or /readyz\n",
+            )
         return _response(conn, *found)
 
 

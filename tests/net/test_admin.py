@@ -50,8 +50,9 @@ async def start(short_dir: Path) -> AsyncIterator[Start]:
         store = Store(short_dir / db)
         game = Game(World(1, populate=False), store, tick_rate=20)
         game.bans = BanList.from_meta(store)
-        server = GameServer(game, "127.0.0.1", 0, 20, admin_socket=short_dir / "admin.sock",
-                            **options)
+        server = GameServer(
+            game, "127.0.0.1", 0, 20, admin_socket=short_dir / "admin.sock", **options
+        )
         ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(server.run(ready, install_signals=False))
         await asyncio.wait_for(ready, 5)
@@ -105,9 +106,15 @@ async def test_bad_requests_get_a_clear_error_and_the_channel_goes_on(start: Sta
     assert server.admin_socket is not None
     reader, writer = await asyncio.open_unix_connection(str(server.admin_socket))
     answers = []
-    for line in [b"not json\n", b"[1]\n", b'{"cmd": "fly"}\n', b'{"cmd": "kick"}\n',
-                 b'{"cmd": "broadcast", "text": "bad\\u0007bell"}\n',
-                 b'{"cmd": "shutdown", "grace": -1}\n', b'{"cmd": "who"}\n']:
+    for line in [
+        b"not json\n",
+        b"[1]\n",
+        b'{"cmd": "fly"}\n',
+        b'{"cmd": "kick"}\n',
+        b'{"cmd": "broadcast", "text": "bad\\u0007bell"}\n',
+        b'{"cmd": "shutdown", "grace": -1}\n',
+        b'{"cmd": "who"}\n',
+    ]:
         writer.write(line)
         answers.append(json.loads(await asyncio.wait_for(reader.readline(), 5)))
     writer.close()
@@ -120,8 +127,7 @@ async def test_bad_requests_get_a_clear_error_and_the_channel_goes_on(start: Sta
 async def test_broadcast_reaches_every_player(start: Start) -> None:
     server = await start()
     (a, _, _), (b, _, _) = await join(server, "ann"), await join(server, "bob")
-    assert await admin(server, cmd="broadcast", text="Reboot at noon") == {"ok": True,
-                                                                          "players": 2}
+    assert await admin(server, cmd="broadcast", text="Reboot at noon") == {"ok": True, "players": 2}
     for ws in (a, b):
         notice = await recv_until(ws, lambda m: m["t"] == "chat")
         assert (notice["from"], notice["text"]) == ("", "Reboot at noon")
@@ -140,9 +146,9 @@ async def test_kick_closes_the_player_and_holds_the_name_out(start: Start) -> No
     assert not answer["ok"] and "nobody" in answer["error"]
 
 
-async def test_ban_persists_across_a_restart_until_unbanned(start: Start,
-                                                            caplog: pytest.LogCaptureFixture
-                                                            ) -> None:
+async def test_ban_persists_across_a_restart_until_unbanned(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO, logger="underhall.admin")
     server = await start()
     ws, first, _ = await join(server, "mal")
@@ -161,14 +167,17 @@ async def test_ban_persists_across_a_restart_until_unbanned(start: Start,
     ws, welcome, _ = await join(again, "mal", first["token"])
     assert welcome["name"] == "mal" and welcome["resumed"]
     await ws.close()
-    actions = [(r.action, getattr(r, "player", None)) for r in caplog.records  # type: ignore[attr-defined]
-               if getattr(r, "event", None) == "admin"]
+    actions = [
+        (r.action, getattr(r, "player", None))
+        for r in caplog.records  # type: ignore[attr-defined]
+        if getattr(r, "event", None) == "admin"
+    ]
     assert actions == [("ban", "mal"), ("unban", "mal")]
 
 
 async def test_save_writes_every_character(start: Start, short_dir: Path) -> None:
     server = await start()
-    ws, _, snap = await join(server, "sam")
+    ws, _, _ = await join(server, "sam")
     await send(ws, {"t": "cmd", "seq": 0, "c": "move", "d": [1, 0]})
     await recv_until(ws, lambda m: m.get("ack") == 0 or m["t"] == "reject")
     actor = server.game.world.actors[server.game.by_name["sam"].actor_id]
@@ -224,9 +233,8 @@ async def test_a_second_admin_server_on_the_same_path_is_refused(tmp_path: Path)
     store = Store(tmp_path / "w.db")
     server = GameServer(Game(World(1, populate=False), store), "127.0.0.1", 0, 20)
     with pytest.raises(OSError, match="in use"):
-        async with AdminServer(server, tmp_path / "s"):
-            async with AdminServer(server, tmp_path / "s"):
-                pass
+        async with AdminServer(server, tmp_path / "s"), AdminServer(server, tmp_path / "s"):
+            pass
     store.close()
 
 
@@ -235,11 +243,23 @@ async def test_a_second_admin_server_on_the_same_path_is_refused(tmp_path: Path)
 
 def _serve(short_dir: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
     log = short_dir / "server.log"
-    cmd = [*underhall_command(), "serve", "--host", "127.0.0.1", "--port", "0", "--seed", "3",
-           "--tick-rate", "20", "--db", str(short_dir / "world.db"), *extra]
+    cmd = [
+        *underhall_command(),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--seed",
+        "3",
+        "--tick-rate",
+        "20",
+        "--db",
+        str(short_dir / "world.db"),
+        *extra,
+    ]
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while b"listening on" not in log.read_bytes():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -252,8 +272,14 @@ def _serve(short_dir: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
 
 async def _run_admin(short_dir: Path, *args: str) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
-        *underhall_command(), "admin", "--db", str(short_dir / "world.db"), *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        *underhall_command(),
+        "admin",
+        "--db",
+        str(short_dir / "world.db"),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await asyncio.wait_for(proc.communicate(), 30)
     return int(proc.returncode or 0), out.decode()
 
@@ -303,11 +329,13 @@ async def test_sigterm_drains_within_drain_s_and_exits_0(short_dir: Path) -> Non
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    events = [json.loads(line) for line in (short_dir / "server.log").read_text().splitlines()
-              if line.startswith("{")]
+    events = [
+        json.loads(line)
+        for line in (short_dir / "server.log").read_text().splitlines()
+        if line.startswith("{")
+    ]
     kinds = [e.get("event") for e in events]
     assert "drain" in kinds and kinds.index("drain") < kinds.index("saved")
     drain = events[kinds.index("drain")]
     assert (drain["players"], drain["grace_s"]) == (1, 2.0)
     assert not (short_dir / "world.db.admin.sock").exists()
-

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from client.bots import run_bots_async
@@ -34,8 +36,11 @@ async def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], flo
     """Every sample of ``/metrics``, by name and sorted labels."""
     status, kind, body = await http_get(port, "/metrics")
     assert status == 200 and kind.startswith("text/plain; version=0.0.4"), (status, kind)
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(body) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(body)
+        for s in family.samples
+    }
 
 
 def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str) -> float:
@@ -58,8 +63,9 @@ async def test_metrics_move_as_bots_play(start_server: Started) -> None:
     before = await scrape(server.port)
     assert before[("underhall_players_online", ())] == 0
     assert total(before, "underhall_joins_total") == 0
-    bots = asyncio.create_task(run_bots_async(url(server), 6, duration=3.0, seed=2,
-                                              name_prefix="mbot"))
+    bots = asyncio.create_task(
+        run_bots_async(url(server), 6, duration=3.0, seed=2, name_prefix="mbot")
+    )
     await asyncio.sleep(2.0)
     during = await scrape(server.port)
     report = await asyncio.wait_for(bots, 30)
@@ -107,10 +113,8 @@ async def test_database_errors_are_counted_and_the_server_goes_on(start_server: 
     server = await start_server(populate=False)
     server.game.store.close()  # every later write fails
     await asyncio.sleep(0.2)
-    try:
+    with pytest.raises(sqlite3.ProgrammingError):
         server.game.save_levels()
-    except Exception:  # noqa: BLE001 -- sqlite3.ProgrammingError, counted below
-        pass
     samples = await scrape(server.port)
     assert samples[("underhall_database_errors_total", (("what", "levels"),))] == 1
     assert (await http_get(server.port, "/healthz"))[0] == 200
@@ -131,8 +135,7 @@ async def test_readyz_fails_from_the_first_moment_of_a_drain(start_server: Start
 
 async def test_metrics_port_serves_only_http(tmp_path: Path) -> None:
     store = Store(tmp_path / "w.db")
-    server = GameServer(Game(World(1, populate=False), store), "127.0.0.1", 0, 20,
-                        metrics_port=0)
+    server = GameServer(Game(World(1, populate=False), store), "127.0.0.1", 0, 20, metrics_port=0)
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(server.run(ready, install_signals=False))
     await asyncio.wait_for(ready, 5)
@@ -149,8 +152,9 @@ async def test_metrics_port_serves_only_http(tmp_path: Path) -> None:
         store.close()
 
 
-async def test_two_servers_in_one_process_keep_their_own_metrics(start_server: Started,
-                                                                 tmp_path: Path) -> None:
+async def test_two_servers_in_one_process_keep_their_own_metrics(
+    start_server: Started, tmp_path: Path
+) -> None:
     one = await start_server(populate=False, db=tmp_path / "one.db")
     two = await start_server(populate=False, db=tmp_path / "two.db")
     ws, _, _ = await join(one, "dee")
