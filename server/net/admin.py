@@ -189,9 +189,9 @@ class AdminServer:
 
     def _kick(self, request: dict[str, Any]) -> dict[str, Any]:
         name = _name(request)
-        self.server.game.bans.kick(name)
         if not self.server.disconnect(name, ErrorCode.KICKED.value, "an operator disconnected you"):
             raise AdminError(f"nobody called {name!r} is playing")
+        self.server.game.bans.kick(name)
         return {"name": name}
 
     def _ban(self, request: dict[str, Any]) -> dict[str, Any]:

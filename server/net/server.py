@@ -114,6 +114,7 @@ class GameServer:
         self.draining = False
         self._ticking = False
         self._grace = 0.0
+        self._reserve = CLOSE_RESERVE_S
         self._drain_started = 0.0
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
@@ -178,7 +179,7 @@ class GameServer:
             for client in list(self.clients.values()):
                 self._send_raw(client, data)
             closing = [c.ws for c in list(self.clients.values())]
-            left = max(0.5, self._drain_started + self._grace + CLOSE_RESERVE_S
+            left = max(0.5, self._drain_started + self._grace + self._reserve
                        - time.monotonic()) if self._drain_started else 2.5
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(
@@ -212,7 +213,7 @@ class GameServer:
         """
         if self.draining:
             return self._grace
-        reserve = min(CLOSE_RESERVE_S, self.drain_s / 2)
+        self._reserve = reserve = min(CLOSE_RESERVE_S, self.drain_s / 2)
         grace = max(0.0, self.drain_s - reserve) if grace_s is None else max(0.0, grace_s)
         self._grace = grace if self.game.seats else 0.0
         self._drain_started = time.monotonic()

@@ -168,8 +168,8 @@ async def test_ban_persists_across_a_restart_until_unbanned(
     assert welcome["name"] == "mal" and welcome["resumed"]
     await ws.close()
     actions = [
-        (r.action, getattr(r, "player", None))
-        for r in caplog.records  # type: ignore[attr-defined]
+        (getattr(r, "action", None), getattr(r, "player", None))
+        for r in caplog.records
         if getattr(r, "event", None) == "admin"
     ]
     assert actions == [("ban", "mal"), ("unban", "mal")]

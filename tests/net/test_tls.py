@@ -27,9 +27,8 @@ from server.game.store import Store
 from server.net.server import GameServer
 from server.sim.world import World
 
-x509 = pytest.importorskip(
-    "cryptography.x509", reason="making test certificates needs cryptography"
-)
+pytest.importorskip("cryptography", reason="making test certificates needs cryptography")
+from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
