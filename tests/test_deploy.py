@@ -237,3 +237,14 @@ async def test_metric_names_in_docs_and_alerts_exist(tmp_path: Path) -> None:
 )
 def test_deploy_files_are_named_in_the_operating_doc(path: str) -> None:
     assert f"deploy/{path}" in (ROOT / "docs" / "operating.md").read_text()
+
+
+def test_every_config_key_is_a_serve_option_and_the_example_loads() -> None:
+    from server.cli import CONFIG_KEYS
+
+    for key in CONFIG_KEYS:
+        assert f"--{key.replace('_', '-')}" in serve_help(), key
+    config = load_config(DEPLOY / "underhall.toml")
+    assert config["drain_s"] == 10.0 and config["log_format"] == "json"
+    commented = re.findall(r"^# (\w+) = ", (DEPLOY / "underhall.toml").read_text(), re.MULTILINE)
+    assert set(config) | set(commented) == set(CONFIG_KEYS)
