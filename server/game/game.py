@@ -125,7 +125,8 @@ class Game:
         seat = Seat(name, token_hash, actor.id, PlayerView(actor.id), session)
         self.seats[actor.id] = seat
         self.by_name[name] = seat
-        self.store.save_players([(name, token_hash, actor.to_record(), self.world.tick)])
+        with self.hooks.saving("players"):
+            self.store.save_players([(name, token_hash, actor.to_record(), self.world.tick)])
         return self._welcome(seat, token, resumed), None
 
     def _welcome(self, seat: Seat, token: str | None, resumed: bool) -> Welcome:
@@ -150,7 +151,8 @@ class Game:
         record = self.world.leave(actor_id)
         del self.seats[actor_id]
         del self.by_name[seat.name]
-        self.store.save_players([(seat.name, seat.token_hash, record, self.world.tick)])
+        with self.hooks.saving("players"):
+            self.store.save_players([(seat.name, seat.token_hash, record, self.world.tick)])
 
     def command(self, actor_id: int, seq: int, name: str, d: tuple[int, int] | None = None, *,
                 item: str | None = None, at: tuple[int, int] | None = None,

@@ -105,8 +105,9 @@ class Metrics(GameHooks):
 
     Attributes:
         registry: The ``CollectorRegistry`` holding every metric below.
-        frames_sent: Frames sent so far (plain int: counted per frame).
-        bytes_sent: Payload bytes sent so far.
+        frames_sent: Frames sent so far to playing clients (plain int:
+            counted per frame): ticks' messages, chat, notices, errors.
+        bytes_sent: Payload bytes of those frames.
     """
 
     def __init__(self, server: GameServer) -> None:
@@ -177,10 +178,10 @@ class Metrics(GameHooks):
 
     # --------------------------------------------------------- events
 
-    def sent(self, size: int) -> None:
-        """One frame of ``size`` bytes went to a player."""
-        self.frames_sent += 1
-        self.bytes_sent += size
+    def sent(self, size: int, frames: int = 1) -> None:
+        """``frames`` frames of ``size`` bytes each went to players."""
+        self.frames_sent += frames
+        self.bytes_sent += size * frames
 
     def command(self, name: str) -> None:
         """A command named ``name`` was accepted for the world."""

@@ -472,6 +472,7 @@ class GameServer:
         elif isinstance(msg, Chat):
             data = encode_server(self.game.chat(client.actor_id, msg.text))
             broadcast([c.ws for c in self.clients.values()], data)
+            self.metrics.sent(len(data), len(self.clients))
         elif isinstance(msg, Ping):
             broadcast([ws], encode_server(Pong(id=msg.id, tick=self.game.world.tick)))
         elif isinstance(msg, Look):
