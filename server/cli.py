@@ -84,7 +84,11 @@ def serve_main(args: argparse.Namespace) -> int:
                   "(use another --db for a new world)", file=sys.stderr)
     game = Game(World(seed), store, tick_rate=args.tick_rate, max_players=args.max_players,
                 motd=args.motd)
-    game.bans = BanList.from_meta(store)
+    try:
+        game.bans = BanList.from_meta(store)
+    except ValueError as exc:
+        store.close()
+        raise SystemExit(f"underhall serve: {args.db}: {exc}") from None
     server = GameServer(game, args.host, args.port, args.tick_rate, ssl_context=ssl_context,
                         drain_s=args.drain_s, metrics_port=args.metrics_port,
                         admin_socket=args.admin_socket or default_admin_socket(args.db))

@@ -214,6 +214,20 @@ async def test_shutdown_drains_tells_players_and_stops(start: Start) -> None:
     assert not server.admin_socket.exists()
 
 
+def test_ban_list_round_trips_and_refuses_a_damaged_document() -> None:
+    from server.game.bans import BanList
+
+    kept: list[str] = []
+    bans = BanList(lambda: None, kept.append, clock=lambda: 100.0)
+    bans.ban("mal", "griefing")
+    again = BanList(lambda: kept[-1])
+    assert [(b.name, b.reason) for b in again.bans()] == [("mal", "griefing")]
+    assert again.refusal("mal") == ("banned", "'mal' is banned: griefing")
+    assert again.refusal("ann") is None
+    with pytest.raises(ValueError, match="'bans'"):
+        BanList(lambda: '{"not": "a list"}')
+
+
 def test_a_socket_in_use_is_refused_and_a_stale_one_replaced(short_dir: Path) -> None:
     path = short_dir / "a.sock"
     live = bind_private_socket(path)
