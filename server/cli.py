@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import json
 import os
 import secrets
 import ssl
@@ -103,10 +104,15 @@ def serve_main(args: argparse.Namespace) -> int:
             task.result()
         port = ready.result()
         scheme = "ws" if ssl_context is None else "wss"
-        print(f"listening on {scheme}://{args.host}:{port} (seed {seed}, {args.tick_rate} "
-              f"ticks/s, database {args.db})", flush=True)
+        said = [(f"listening on {scheme}://{args.host}:{port} (seed {seed}, "
+                 f"{args.tick_rate} ticks/s, database {args.db})")]
         if server.metrics_port is not None:
-            print(f"metrics on http://{args.host}:{server.metrics_port}/metrics", flush=True)
+            said.append(f"metrics on http://{args.host}:{server.metrics_port}/metrics")
+        for line in said:
+            if args.log_format == "json":  # every line of output is then one JSON object
+                print(json.dumps({"event": "listening", "msg": line}), flush=True)
+            else:
+                print(line, flush=True)
         await task
 
     try:
@@ -151,8 +157,6 @@ def admin_main(args: argparse.Namespace) -> int:
 
     Exit status 0 if done, 1 if the server refused it, 2 if no server answers.
     """
-    import json
-
     from server.net.admin import request
 
     if args.admin_socket is not None:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import stat
@@ -280,8 +281,9 @@ def _serve(short_dir: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
             proc.kill()
             pytest.fail(f"the server did not start:\n{log.read_text()}")
         time.sleep(0.05)
-    line = next(ln for ln in log.read_text().splitlines() if ln.startswith("listening on"))
-    return proc, line.split()[2]
+    found = re.search(r"listening on (ws://[\d.]+:\d+)", log.read_text())
+    assert found is not None
+    return proc, found.group(1)
 
 
 async def _run_admin(short_dir: Path, *args: str) -> tuple[int, str]:

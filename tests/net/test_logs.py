@@ -66,7 +66,9 @@ async def test_serve_logs_events_as_json_lines_at_their_levels(tmp_path: Path) -
         while "listening on" not in said.read_text():
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             await asyncio.sleep(0.05)
-        port = said.read_text().split("ws://127.0.0.1:")[1].split()[0]
+        [started] = [json.loads(x) for x in said.read_text().splitlines()]
+        assert started["event"] == "listening"
+        port = started["msg"].split("ws://127.0.0.1:")[1].split()[0]
         ws = await websockets.connect(f"ws://127.0.0.1:{port}", compression=None)
         await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "ann"})
         await recv_until(ws, lambda m: m["t"] == "snap")
