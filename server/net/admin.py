@@ -150,21 +150,16 @@ class AdminServer:
         except Exception as exc:  # a failing save must not take the admin channel down
             log.exception("admin %s failed", cmd)
             return {"ok": False, "error": f"{cmd} failed: {exc}"}
-        if cmd not in ("who", "bans"):
+        fields = {k: v for k, v in request.items() if k in ("name", "reason", "text", "grace")}
+        said = " ".join([cmd, *(f"{k}={v!r}" for k, v in fields.items())])
+        if "name" in fields:
+            fields["player"] = fields.pop("name")
+        extra = {"event": "admin", "action": cmd, "uid": uid, **fields}
+        if cmd in ("who", "bans"):  # questions change nothing: DEBUG
+            log.debug("admin %s", said, extra=extra)
+        else:
             self.server.metrics.admin_actions.labels(cmd).inc()
-            fields = {k: v for k, v in request.items() if k in ("name", "reason", "text", "grace")}
-            log.info(
-                "admin %s %s",
-                cmd,
-                " ".join(f"{k}={v!r}" for k, v in fields.items()),
-                extra={
-                    "event": "admin",
-                    "action": cmd,
-                    "uid": uid,
-                    **({"player": fields.pop("name")} if "name" in fields else {}),
-                    **fields,
-                },
-            )
+            log.info("admin %s", said, extra=extra)
         return {"ok": True, **answer}
 
     # --------------------------------------------------------- commands
