@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import ssl
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -110,6 +111,7 @@ class Connection:
         cls_key: str | None = None,
         token: str | None = None,
         open_timeout: float = 5.0,
+        ca: str | os.PathLike[str] | None = None,
     ) -> Connection:
         """Connect, say ``hello`` and wait for ``welcome``.
 
@@ -121,19 +123,24 @@ class Connection:
             token: resume token from an earlier ``welcome`` for this name.
             open_timeout: seconds allowed for the handshake, and again for
                 the ``welcome``.
+            ca: for ``wss://``, a PEM file of the authority to trust instead
+                of the system's (a private authority or a self-signed
+                certificate); default ``$UNDERHALL_CA`` if set. The server's
+                certificate and host name are always verified.
 
         Returns:
             The connection; the server's ``snap`` is the next :meth:`recv`.
 
         Raises:
             ConnectionClosed: the server cannot be reached ("cannot reach
-                ..."), refused the ``hello`` (the reason is its error's code
+                ...", a certificate that does not verify included), refused the ``hello`` (the reason is its error's code
                 and text), sent something undecodable, or did not answer in
                 time. The websocket is closed.
         """
         try:
             ws = await connect(
-                url, compression=None, max_size=MAX_RECEIVE_BYTES, open_timeout=open_timeout
+                url, compression=None, max_size=MAX_RECEIVE_BYTES, open_timeout=open_timeout,
+                ssl=client_ssl(url, ca),
             )
         except (OSError, TimeoutError, WebSocketException) as exc:
             raise ConnectionClosed(f"cannot reach {url}: {exc or type(exc).__name__}") from exc
@@ -292,6 +299,23 @@ class Connection:
         if exc.rcvd is not None and exc.rcvd.reason:
             return exc.rcvd.reason
         return f"connection to {self._url} closed ({exc})"
+
+
+def client_ssl(url: str, ca: str | os.PathLike[str] | None = None) -> ssl.SSLContext | None:
+    """The TLS context for ``url``: None for ``ws://``; for ``wss://`` one that
+    verifies the server's certificate and host name against ``ca`` (else
+    ``$UNDERHALL_CA``, else the system's authorities).
+
+    Raises:
+        ConnectionClosed: ``ca`` cannot be read as PEM certificates.
+    """
+    if not url.startswith("wss://"):
+        return None
+    cafile = ca if ca is not None else os.environ.get("UNDERHALL_CA") or None
+    try:
+        return ssl.create_default_context(cafile=cafile)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConnectionClosed(f"cannot use certificate authority {cafile}: {exc}") from exc
 
 
 # --- resume tokens ------------------------------------------------------------

@@ -56,6 +56,8 @@ _ERRORS: Mapping[str, str] = {
     "timeout": "The server timed out waiting for us.",
     "shutdown": "The server is shutting down.",
     "too_large": "A message was too large for the server.",
+    "kicked": "An operator disconnected you from the server.",
+    "banned": "This name is banned from the server.",
 }
 
 

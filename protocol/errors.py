@@ -33,6 +33,8 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     SHUTDOWN = "shutdown"
     REPLACED = "replaced"
+    KICKED = "kicked"
+    BANNED = "banned"
 
     @property
     def fatal(self) -> bool:
@@ -51,6 +53,8 @@ FATAL_CODES: frozenset[ErrorCode] = frozenset(
         ErrorCode.TIMEOUT,
         ErrorCode.SHUTDOWN,
         ErrorCode.REPLACED,
+        ErrorCode.KICKED,
+        ErrorCode.BANNED,
     }
 )
 """Codes after which the server closes the websocket (1008, or 1001 for shutdown)."""

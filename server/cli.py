@@ -1,4 +1,4 @@
-"""The ``underhall`` command: ``serve``, ``play``, ``bots`` and ``db``.
+"""The ``underhall`` command: ``serve``, ``play``, ``bots``, ``db`` and ``admin``.
 
 This module is the composition root: it wires the server's layers together
 and, for ``play`` and ``bots``, hands over to the client package.
@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
-import logging
+import json
 import os
 import secrets
+import ssl
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,34 @@ def default_db() -> Path | str:
     return base / "underhall" / "world.db"
 
 
+def default_admin_socket(db: object) -> Path:
+    """The admin socket of a server: beside its SQLite file (``world.db.admin.sock``),
+    or beside the default database when the database is a URL."""
+    text = str(db)
+    if "://" in text:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+        return base / "underhall" / "admin.sock"
+    return Path(text).with_name(Path(text).name + ".admin.sock")
+
+
+def _server_ssl(cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
+    """The TLS context for ``--tls-cert``/``--tls-key``, or None for plain ws://.
+
+    Raises:
+        SystemExit: Only one of the two given, or they cannot be loaded.
+    """
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise SystemExit("underhall serve: --tls-cert and --tls-key go together")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise SystemExit(f"underhall serve: cannot load {cert} / {key}: {exc}") from None
+    return context
+
+
 def _use_uvloop() -> None:
     try:
         import uvloop
@@ -37,14 +66,16 @@ def _use_uvloop() -> None:
 
 def serve_main(args: argparse.Namespace) -> int:
     """Run a server until interrupted; return the exit status."""
+    from server.game.bans import BanList
     from server.game.game import Game
+    from server.net.logs import setup_logging
     from server.net.server import GameServer
     from server.sim.world import World
     from server.store import StoreError, open_store
 
     resolve_serve_options(args)
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(args.log_level, args.log_format)
+    ssl_context = _server_ssl(args.tls_cert, args.tls_key)
     try:
         store = open_store(args.db)
     except StoreError as exc:
@@ -62,11 +93,14 @@ def serve_main(args: argparse.Namespace) -> int:
                       "ignored (use another --db for a new world)", file=sys.stderr)
         game = Game(World(seed), store, tick_rate=args.tick_rate,
                     max_players=args.max_players, motd=args.motd, save_interval_s=args.save_s)
+        game.bans = BanList.from_meta(store)
     except (StoreError, ValueError) as exc:
         store.close()
         print(f"underhall serve: {store.url}: {exc}", file=sys.stderr)
         return 1
-    server = GameServer(game, args.host, args.port, args.tick_rate)
+    server = GameServer(game, args.host, args.port, args.tick_rate, ssl_context=ssl_context,
+                        drain_s=args.drain_s, metrics_port=args.metrics_port,
+                        admin_socket=args.admin_socket or default_admin_socket(args.db))
     _use_uvloop()
 
     async def main() -> None:
@@ -77,14 +111,23 @@ def serve_main(args: argparse.Namespace) -> int:
         if not ready.done():  # the server failed before listening (e.g. port in use)
             task.result()
         port = ready.result()
-        print(f"listening on ws://{args.host}:{port} (seed {seed}, {args.tick_rate} ticks/s, "
-              f"database {store.url})", flush=True)
+        scheme = "ws" if ssl_context is None else "wss"
+        said = [(f"listening on {scheme}://{args.host}:{port} (seed {seed}, "
+                 f"{args.tick_rate} ticks/s, database {store.url})")]
+        if server.metrics_port is not None:
+            said.append(f"metrics on http://{args.host}:{server.metrics_port}/metrics")
+        for line in said:
+            if args.log_format == "json":  # every line of output is then one JSON object
+                print(json.dumps({"event": "listening", "msg": line}), flush=True)
+            else:
+                print(line, flush=True)
         await task
 
     try:
         asyncio.run(main())
     except OSError as exc:
-        print(f"underhall serve: cannot listen on {args.host}:{args.port}: {exc.strerror}",
+        print(f"underhall serve: cannot listen on {args.host}:{args.port}: "
+              f"{exc.strerror or exc}",
               file=sys.stderr)
         return 1
     finally:
@@ -92,10 +135,19 @@ def serve_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trust_ca(ca: str | None) -> None:
+    """Make the client trust ``ca`` for wss:// (``UNDERHALL_CA``, read by client.connection)."""
+    if ca is not None:
+        if not Path(ca).is_file():
+            raise SystemExit(f"underhall: --ca {ca}: no such file")
+        os.environ["UNDERHALL_CA"] = str(Path(ca).resolve())
+
+
 def play_main(args: argparse.Namespace) -> int:
     """Run the terminal client."""
     from client.ui import run_play
 
+    _trust_ca(args.ca)
     return run_play(args.url, args.name, cls_key=args.cls)
 
 
@@ -103,6 +155,7 @@ def bots_main(args: argparse.Namespace) -> int:
     """Run headless bots against a server and print their report."""
     from client.bots import run_bots
 
+    _trust_ca(args.ca)
     return run_bots(args.url, args.n, args.duration, as_json=args.json, seed=args.seed,
                     name_prefix=args.prefix)
 
@@ -135,6 +188,56 @@ def db_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def admin_main(args: argparse.Namespace) -> int:
+    """Send one admin command to the running server; print the answer.
+
+    Exit status 0 if done, 1 if the server refused it, 2 if no server answers.
+    """
+    from server.net.admin import request
+
+    if args.admin_socket is not None:
+        path = args.admin_socket
+    else:
+        config = load_config(args.config) if args.config is not None else {}
+        if config.get("admin_socket"):
+            path = Path(str(config["admin_socket"]))
+        else:
+            path = default_admin_socket(args.db or config.get("db") or default_db())
+    req: dict[str, Any] = {"cmd": args.action}
+    for key in ("name", "reason", "text", "grace"):
+        value = getattr(args, key, None)
+        if value is not None:
+            req[key] = " ".join(value) if key == "text" else value
+    try:
+        answer = request(path, req)
+    except (OSError, ValueError) as exc:
+        print(f"underhall admin: no server answers on {path}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(answer))
+    elif not answer.get("ok"):
+        print(f"underhall admin: {answer.get('error')}", file=sys.stderr)
+    else:
+        _print_admin_answer(args.action, answer)
+    return 0 if answer.get("ok") else 1
+
+
+def _print_admin_answer(action: str, answer: dict[str, Any]) -> None:
+    if action == "who":
+        players = answer.get("players", [])
+        for p in players:
+            print(f"{p['name']:<16} depth {p['depth']!s:>3}  level {p['level']!s:>3}  "
+                  f"{p['address'] or ''}")
+        state = ", draining" if answer.get("draining") else ""
+        print(f"{len(players)} playing (tick {answer.get('tick')}{state})")
+    elif action == "bans":
+        for b in answer.get("bans", []):
+            print(f"{b['name']:<16} {b['reason']}")
+        print(f"{len(answer.get('bans', []))} banned")
+    else:
+        print(", ".join(f"{k} {v}" for k, v in answer.items() if k != "ok") or "done")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``underhall``."""
     parser = argparse.ArgumentParser(
@@ -159,6 +262,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--motd", help="message of the day")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
                    help="default info")
+    p.add_argument("--log-format", choices=["text", "json"],
+                   help="text, or json: one object per line (default text)")
+    p.add_argument("--metrics-port", type=int, default=None,
+                   help="also serve /metrics, /healthz and /readyz on this port "
+                        "(they are always on the game port)")
+    p.add_argument("--drain-s", type=float, default=None, metavar="S",
+                   help="seconds from SIGTERM to the last connection closed (default 10)")
+    p.add_argument("--tls-cert", type=Path, default=None,
+                   help="certificate chain (PEM): serve wss:// (with --tls-key)")
+    p.add_argument("--tls-key", type=Path, default=None, help="private key (PEM) of --tls-cert")
+    p.add_argument("--admin-socket", type=Path, default=None,
+                   help="admin Unix socket (default: beside the database, "
+                        "DB.admin.sock)")
     p.add_argument("--config", type=Path, default=None,
                    help="TOML file with any of these options (command line wins)")
     p.set_defaults(func=serve_main)
@@ -168,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=_login_name(), help="character name (default %(default)s)")
     p.add_argument("--class", dest="cls", default=None,
                    help="class of a new character (warrior, mage, monk)")
+    p.add_argument("--ca", default=None, metavar="FILE",
+                   help="certificate authority (PEM) to trust for a wss:// server "
+                        "(also $UNDERHALL_CA)")
     p.set_defaults(func=play_main)
 
     p = sub.add_parser("bots", help="load-test a server with headless bots",
@@ -180,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", default="bot",
                    help="bot names are PREFIX0, PREFIX1, ... (default %(default)s); their "
                         "tokens are kept like a player's, so a rerun resumes the same bots")
+    p.add_argument("--ca", default=None, metavar="FILE",
+                   help="certificate authority (PEM) to trust for a wss:// server "
+                        "(also $UNDERHALL_CA)")
     p.set_defaults(func=bots_main)
 
     p = sub.add_parser("db", help="back up a world, or move it between databases",
@@ -194,6 +316,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replace", action="store_true",
                    help="import over a database that already holds a world")
     p.set_defaults(func=db_main)
+
+    p = sub.add_parser("admin", help="manage a running server (on its machine)",
+                       description="Send an operator command to the running server over its "
+                                   "admin Unix socket (only the server's user can open it).")
+    p.add_argument("--admin-socket", type=Path, default=None,
+                   help="the server's admin socket (default: beside --db)")
+    p.add_argument("--db", default=None,
+                   help=f"the server's database, to find its socket (default {default_db()})")
+    p.add_argument("--config", type=Path, default=None,
+                   help="the server's TOML configuration, to find its socket")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    act = p.add_subparsers(dest="action", required=True)
+    act.add_parser("who", help="list the players online")
+    act.add_parser("bans", help="list the banned names")
+    q = act.add_parser("kick", help="disconnect a player (kept out for a minute)")
+    q.add_argument("name")
+    q = act.add_parser("ban", help="ban a name (kept across restarts) and disconnect it")
+    q.add_argument("name")
+    q.add_argument("--reason", default=None)
+    q = act.add_parser("unban", help="lift a ban")
+    q.add_argument("name")
+    q = act.add_parser("broadcast", help="send every player a notice")
+    q.add_argument("text", nargs="+")
+    act.add_parser("save", help="save every character and level now")
+    q = act.add_parser("shutdown", help="drain: warn the players, save, stop")
+    q.add_argument("--grace", type=float, default=None, metavar="S",
+                   help="seconds of play left to the players (default: the server's drain)")
+    p.set_defaults(func=admin_main)
     return parser
 
 
@@ -220,7 +370,10 @@ def _login_name() -> str:
 CONFIG_KEYS = {
     "host": str, "port": int, "seed": int, "tick_rate": int, "db": str,
     "max_players": int, "motd": str, "log_level": str, "save_s": float,
+    "log_format": str, "metrics_port": int, "drain_s": float, "tls_cert": str, "tls_key": str,
+    "admin_socket": str,
 }
+PATH_KEYS = ("tls_cert", "tls_key", "admin_socket")
 
 
 def load_config(path: Path) -> dict[str, object]:
@@ -242,17 +395,19 @@ def load_config(path: Path) -> dict[str, object]:
         if kind is None:
             raise SystemExit(f"underhall serve: {path}: unknown key {key!r} "
                              f"(known: {', '.join(sorted(CONFIG_KEYS))})")
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise SystemExit(f"underhall serve: {path}: {key!r} must be {kind.__name__}")
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        out[key] = value
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise SystemExit(f"underhall serve: {path}: {key!r} must be {kind.__name__}")
+        out[key] = Path(str(value)) if key in PATH_KEYS else value
     return out
 
 
 SERVE_DEFAULTS: dict[str, object] = {
     "host": "127.0.0.1", "port": 8765, "seed": None, "tick_rate": 10, "db": None,
     "max_players": 5000, "motd": "Welcome to Underhall.", "log_level": "info", "save_s": 3.0,
+    "log_format": "text", "metrics_port": None, "drain_s": 10.0, "tls_cert": None,
+    "tls_key": None, "admin_socket": None,
 }
 
 
@@ -268,6 +423,10 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
         raise SystemExit("underhall serve: tick_rate must be 1-60")
     if not 0 < float(args.save_s) <= 3600:
         raise SystemExit("underhall serve: save_s must be above 0 and at most 3600")
+    if args.log_format not in ("text", "json"):
+        raise SystemExit("underhall serve: log_format must be text or json")
+    if not 0 <= float(args.drain_s) <= 3600:
+        raise SystemExit("underhall serve: drain_s must be 0-3600 seconds")
 
 
 def main(argv: list[str] | None = None) -> int:

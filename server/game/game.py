@@ -24,6 +24,8 @@ from typing import Any
 
 from protocol.messages import ChatOut, Info, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
+from server.game.bans import BanList
+from server.game.hooks import GameHooks
 from server.game.index import TickIndex
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
@@ -90,6 +92,10 @@ class Game:
         """Characters that left and may not be in the database yet: name ->
         (token hash, record, number of the submission holding it; 0 before
         the next checkpoint)."""
+        self.hooks = GameHooks()  # the server puts its metrics here
+        self.saver.on_saved = lambda what, seconds: self.hooks.saved(what, seconds)
+        self.saver.on_error = lambda what: self.hooks.db_error(what)
+        self.bans = BanList()  # the server's command line puts the persistent list here
         world.saved_levels.update({depth: record for depth, record in store.load_levels().items()
                                    if depth not in world.levels})
 
@@ -104,8 +110,12 @@ class Game:
 
         Raises:
             GameError: ``name_taken`` (known name, token missing or wrong),
-                ``bad_class`` (unknown class), ``server_full``.
+                ``bad_class`` (unknown class), ``server_full``, ``banned``,
+                ``kicked`` (see :class:`~server.game.bans.BanList`).
         """
+        refused = self.bans.refusal(name)
+        if refused is not None:
+            raise GameError(*refused)
         online = self.by_name.get(name)
         if online is not None:
             if token is None or online.token_hash != hash_token(token):

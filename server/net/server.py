@@ -12,10 +12,13 @@ deltas — its next message is a snapshot — and is dropped after
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
+import ssl
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server as WsServer
@@ -25,10 +28,22 @@ from websockets.exceptions import ConnectionClosed
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.limits import FLOOD_FACTOR, HELLO_TIMEOUT_S, MAX_FRAME_BYTES, RATE_BURST, RATE_PER_S
-from protocol.messages import Chat, Command, Error, Hello, Look, Ping, Pong, ServerMessage
+from protocol.messages import (
+    Chat,
+    ChatOut,
+    Command,
+    Error,
+    Hello,
+    Look,
+    Ping,
+    Pong,
+    ServerMessage,
+)
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.game.game import Game, GameError
+from server.net.logs import address
+from server.net.metrics import Metrics
 from server.net.ratelimit import TokenBucket
 
 log = logging.getLogger("underhall.net")
@@ -37,6 +52,10 @@ OUTBOX_LIMIT_BYTES = 256 * 1024
 """Socket write buffer above which a client is treated as behind."""
 BEHIND_DROP_S = 10.0
 """Seconds a client may stay behind before it is disconnected."""
+DRAIN_S = 10.0
+"""Default seconds from SIGTERM (or ``admin shutdown``) to the last connection closed."""
+CLOSE_RESERVE_S = 3.0
+"""Seconds of a drain kept for the final save and the closing handshakes."""
 
 
 @dataclass(eq=False)
@@ -68,25 +87,50 @@ class GameServer:
         host: Interface to bind.
         port: TCP port (0 picks a free one; see :attr:`port` after start).
         tick_rate: Ticks per second.
+        ssl_context: Serve ``wss://`` with this context (None: plain ``ws://``).
+        drain_s: Seconds a drain may take from its start to the last close.
+        metrics_port: Also serve ``/metrics``, ``/healthz`` and ``/readyz``
+            on this port (0 picks one; see :attr:`metrics_port` once ready).
+        admin_socket: Path of the admin Unix socket (None: no admin socket).
     """
 
     def __init__(self, game: Game, host: str = "127.0.0.1", port: int = 8765,
-                 tick_rate: int = 10) -> None:
+                 tick_rate: int = 10, *, ssl_context: ssl.SSLContext | None = None,
+                 drain_s: float = DRAIN_S, metrics_port: int | None = None,
+                 admin_socket: Path | None = None) -> None:
         self.game = game
         self.host = host
         self.port = port
         self.tick_rate = tick_rate
+        self.ssl_context = ssl_context
+        self.drain_s = drain_s
+        self.metrics_port = metrics_port
+        self.admin_socket = admin_socket
         self.clients: dict[int, Client] = {}
         self.stats = TickStats()
+        self.metrics = Metrics(self)
+        game.hooks = self.metrics
+        self.draining = False
+        self._ticking = False
+        self._grace = 0.0
+        self._reserve = CLOSE_RESERVE_S
+        self._drain_started = 0.0
         self._stop = asyncio.Event()
+        self._hurry = asyncio.Event()
         self._ws_server: WsServer | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether joins are accepted: ticking and not draining (``/readyz``)."""
+        return self._ticking and not self.draining
 
     # ----------------------------------------------------------- lifecycle
 
     async def run(self, ready: asyncio.Future[int] | None = None,
                   install_signals: bool = True) -> None:
-        """Serve until :meth:`stop` (or SIGINT, SIGTERM, SIGHUP); then save
-        every character, tell the players and close their connections.
+        """Serve until :meth:`stop` or :meth:`drain` (SIGINT and SIGTERM drain, a
+        second one or SIGHUP stops at once); then save every character, tell
+        the players and close their connections.
 
         Args:
             ready: Set to the bound port once listening.
@@ -94,17 +138,31 @@ class GameServer:
         """
         loop = asyncio.get_running_loop()
         if install_signals:  # SIGHUP: the terminal running the server closed
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                loop.add_signal_handler(sig, self._stop.set)
-        async with serve(self._handle, self.host, self.port, compression=None,
-                         max_size=MAX_FRAME_BYTES, ping_interval=20, ping_timeout=20,
-                         close_timeout=2) as ws_server:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, self._on_signal)
+            loop.add_signal_handler(signal.SIGHUP, self.stop)
+        async with contextlib.AsyncExitStack() as stack:
+            ws_server = await stack.enter_async_context(serve(
+                self._handle, self.host, self.port, compression=None, max_size=MAX_FRAME_BYTES,
+                ping_interval=20, ping_timeout=20, close_timeout=2, ssl=self.ssl_context,
+                process_request=self.metrics.process_request))
             self._ws_server = ws_server
             self.port = int(next(iter(ws_server.sockets)).getsockname()[1])
+            if self.metrics_port is not None:
+                http_server = await stack.enter_async_context(serve(
+                    self._handle, self.host, self.metrics_port,
+                    process_request=self.metrics.process_http_only))
+                self.metrics_port = int(next(iter(http_server.sockets)).getsockname()[1])
+            if self.admin_socket is not None:
+                from server.net.admin import AdminServer
+
+                await stack.enter_async_context(AdminServer(self, self.admin_socket))
+            tick_task = asyncio.create_task(self._tick_loop())
+            self._ticking = True
             if ready is not None and not ready.done():
                 ready.set_result(self.port)
-            tick_task = asyncio.create_task(self._tick_loop())
             await self._stop.wait()
+            await self._drain_grace()
             tick_task.cancel()
             try:
                 await tick_task
@@ -112,19 +170,104 @@ class GameServer:
                 pass
             # Save first: closing handshakes with slow clients take time, and
             # the process may be killed while they run.
-            self.game.save_all()
-            log.info("stopping: %d players saved", len(self.game.seats))
+            self._save_all()
+            log.info("stopping: %d players saved", len(self.game.seats),
+                     extra={"event": "saved", "players": len(self.game.seats)})
             data = encode_server(Error(code=ErrorCode.SHUTDOWN.value,
                                        msg="the server is stopping", fatal=True))
             for client in list(self.clients.values()):
                 self._send_raw(client, data)
-            await asyncio.gather(*(c.ws.close(1001, "server shutdown")
-                                   for c in list(self.clients.values())))
-        log.info("stopped")
+            closing = [c.ws for c in list(self.clients.values())]
+            left = max(0.5, self._drain_started + self._grace + self._reserve
+                       - time.monotonic()) if self._drain_started else 2.5
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(
+                    *(ws.close(1001, "server shutdown") for ws in closing)), left)
+            for ws in closing:  # slow closing handshakes are cut short
+                if ws.transport is not None and not ws.transport.is_closing():
+                    ws.transport.abort()
+        log.info("stopped", extra={"event": "stopped"})
 
     def stop(self) -> None:
-        """Ask :meth:`run` to finish."""
+        """Ask :meth:`run` to finish now: no grace period for the players."""
+        self.draining = True
+        self.metrics.draining.set(1)
+        self._hurry.set()
         self._stop.set()
+
+    def drain(self, grace_s: float | None = None) -> float:
+        """Begin a graceful stop; :meth:`run` then returns within the drain time.
+
+        Joins are refused (``shutdown``) and ``/readyz`` fails from now; the
+        players are told how long they have, their characters are saved, play
+        goes on for the grace period, then everything is saved again and
+        every connection closed. With nobody playing, there is no grace.
+
+        Args:
+            grace_s: Seconds of play left to the players; None for
+                ``drain_s`` minus the time kept for saving and closing.
+
+        Returns:
+            The grace period in seconds (that of a drain already under way).
+        """
+        if self.draining:
+            return self._grace
+        self._reserve = reserve = min(CLOSE_RESERVE_S, self.drain_s / 2)
+        grace = max(0.0, self.drain_s - reserve) if grace_s is None else max(0.0, grace_s)
+        self._grace = grace if self.game.seats else 0.0
+        self._drain_started = time.monotonic()
+        self.draining = True
+        self.metrics.draining.set(1)
+        self._stop.set()
+        return self._grace
+
+    def _on_signal(self) -> None:
+        """First SIGTERM or SIGINT: drain; a second one: stop now."""
+        if self.draining:
+            self.stop()
+        else:
+            self.drain()
+
+    async def _drain_grace(self) -> None:
+        grace = 0.0 if self._hurry.is_set() else self._grace
+        log.info("draining: %d players, %.0f s of grace", len(self.game.seats), grace,
+                 extra={"event": "drain", "players": len(self.game.seats), "grace_s": grace})
+        if grace <= 0:
+            return
+        self._save_all()  # in case the process is killed during the grace period
+        self.notice(f"The server stops in {grace:.0f} s. Your character is saved.")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._hurry.wait(), grace)
+
+    def _save_all(self) -> None:
+        try:
+            self.game.save_all()
+        except Exception:  # counted as a database error; closing goes on
+            log.exception("saving every character failed", extra={"event": "save_failed"})
+
+    # ----------------------------------------------------------- operators
+
+    def notice(self, text: str) -> int:
+        """Send every player a server notice (a ``chat`` from ``""``); return how many."""
+        data = encode_server(ChatOut(sender="", text=text, tick=self.game.world.tick))
+        for client in list(self.clients.values()):
+            self._send_raw(client, data)
+        return len(self.clients)
+
+    def disconnect(self, name: str, code: str, text: str) -> bool:
+        """Close the connection of the player called ``name`` with a fatal error.
+
+        Returns:
+            False if nobody of that name is playing.
+        """
+        seat = self.game.by_name.get(name)
+        client = self.clients.get(seat.actor_id) if seat is not None else None
+        if client is None:
+            return False
+        self._send_raw(client, encode_server(Error(code=code, msg=text, fatal=True)))
+        client.extra["closed_by"] = code
+        asyncio.create_task(client.ws.close(1008, code))
+        return True
 
     # ----------------------------------------------------------- ticking
 
@@ -148,7 +291,9 @@ class GameServer:
                 self._tick()
             except Exception:  # a bug in the rules must not take the server down
                 log.exception("tick %d failed", self.game.world.tick)
-            self.stats.durations.append((time.perf_counter() - started) * 1000.0)
+            took = time.perf_counter() - started
+            self.stats.durations.append(took * 1000.0)
+            self.metrics.tick(took, delay <= 0)
             if loop.time() - last_report >= 60.0:
                 last_report = loop.time()
                 self._report()
@@ -174,6 +319,9 @@ class GameServer:
             if target is None:
                 continue
             for msg in msgs:
+                refused = getattr(msg, "rej", None)
+                if refused:
+                    self.metrics.rejected(r[1] for r in refused)
                 self._send(target, msg)
 
     def _report(self) -> None:
@@ -191,6 +339,7 @@ class GameServer:
 
     def _send_raw(self, client: Client, data: bytes) -> None:
         client.sent_bytes += len(data)
+        self.metrics.sent(len(data))
         broadcast([client.ws], data)
 
     # ----------------------------------------------------------- connections
@@ -204,6 +353,10 @@ class GameServer:
 
     async def _error(self, ws: ServerConnection, exc: ProtocolError) -> bool:
         """Report a protocol error; return True if the connection must end."""
+        self.metrics.protocol_errors.labels(exc.code.value).inc()
+        log.debug("protocol error %s: %s", exc.code.value, exc.detail,
+                  extra={"event": "protocol_error", "code": exc.code.value,
+                         "address": address(ws.remote_address)})
         if exc.fatal:
             await self._fatal(ws, exc.code.value, exc.detail)
             return True
@@ -227,19 +380,28 @@ class GameServer:
                     elif isinstance(msg, Hello):
                         return msg
         except TimeoutError:
-            await self._fatal(ws, ErrorCode.TIMEOUT.value, "no hello in time")
+            await self._error(ws, ProtocolError(ErrorCode.TIMEOUT, "no hello in time"))
         return None
 
     async def _handle(self, ws: ServerConnection) -> None:
         session = ServerSession()
         client: Client | None = None
+        where = address(ws.remote_address)
+        self.metrics.connections.inc()
+        log.debug("connection open from %s", where, extra={"event": "open", "address": where})
         try:
             hello = await self._await_hello(ws, session)
             if hello is None:
                 return
             try:
+                if self.draining:
+                    raise GameError(ErrorCode.SHUTDOWN.value, "the server is stopping")
                 welcome, replaced = self.game.join(hello.name, hello.token, hello.cls, session)
             except GameError as exc:
+                self.metrics.refusals.labels(exc.code).inc()
+                log.info("refused %s from %s: %s", hello.name, where, exc.code,
+                         extra={"event": "refuse", "player": hello.name, "address": where,
+                                "code": exc.code})
                 await self._fatal(ws, exc.code, exc.detail)
                 return
             old = self.clients.get(welcome.id)
@@ -253,8 +415,12 @@ class GameServer:
                             TokenBucket(RATE_PER_S, RATE_BURST, FLOOD_FACTOR, time.monotonic()))
             self.clients[welcome.id] = client
             await ws.send(encode_server(welcome))
+            self.metrics.joins.labels("resumed" if welcome.resumed else "new").inc()
             log.info("%s joined as actor %d%s", welcome.name, welcome.id,
-                     " (resumed)" if welcome.resumed else "")
+                     " (resumed)" if welcome.resumed else "",
+                     extra={"event": "join", "player": welcome.name, "actor": welcome.id,
+                            "address": where, "resumed": welcome.resumed,
+                            "depth": self._depth(welcome.id)})
             async for raw in ws:
                 if not await self._on_message(client, raw):
                     break
@@ -262,17 +428,31 @@ class GameServer:
             pass
         finally:
             session.close()
+            self.metrics.connections.dec()
             if client is not None:
                 if self.clients.get(client.actor_id) is client:
                     del self.clients[client.actor_id]
+                seat = self.game.seats.get(client.actor_id)
+                if seat is not None and seat.session is session:
+                    self.metrics.leaves.inc()
+                    log.info("%s left", seat.name, extra={
+                        "event": "leave", "player": seat.name, "actor": client.actor_id,
+                        "address": where, "depth": self._depth(client.actor_id),
+                        "code": client.extra.get("closed_by")})
                 self.game.leave(client.actor_id, session)
+            log.debug("connection closed from %s", where,
+                      extra={"event": "close", "address": where})
+
+    def _depth(self, actor_id: int) -> int | None:
+        actor = self.game.world.actors.get(actor_id)
+        return None if actor is None else int(actor.depth)
 
     async def _on_message(self, client: Client, raw: bytes | str) -> bool:
         """Handle one frame of a playing client; return False to end the connection."""
         ws = client.ws
         if not client.bucket.allow(time.monotonic()):
             if client.bucket.flooding:
-                await self._fatal(ws, ErrorCode.FLOOD.value, "too many messages")
+                await self._error(ws, ProtocolError(ErrorCode.FLOOD, "too many messages"))
                 return False
             if client.bucket.dropped_in_window == 1:
                 await self._error(ws, ProtocolError(ErrorCode.RATE_LIMITED,
@@ -286,11 +466,13 @@ class GameServer:
             try:
                 self.game.command(client.actor_id, msg.seq, msg.c.value, msg.d, item=msg.item,
                                   at=msg.at, spell=msg.spell, opt=msg.opt)
+                self.metrics.command(msg.c.value)
             except (ValueError, KeyError) as exc:
                 await self._error(ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
         elif isinstance(msg, Chat):
             data = encode_server(self.game.chat(client.actor_id, msg.text))
             broadcast([c.ws for c in self.clients.values()], data)
+            self.metrics.sent(len(data), len(self.clients))
         elif isinstance(msg, Ping):
             broadcast([ws], encode_server(Pong(id=msg.id, tick=self.game.world.tick)))
         elif isinstance(msg, Look):

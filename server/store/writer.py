@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from server.store.base import LevelRow, PlayerRow, Store, StoreError
@@ -72,6 +73,11 @@ class StoreWriter:
         self._thread: threading.Thread | None = None
         self._written_players: dict[str, bytes] = {}
         self._written_levels: dict[int, bytes] = {}
+        self.on_saved: Callable[[str, float], None] | None = None
+        """Called from the writer thread after each successful write with
+        ``("checkpoint", seconds)`` (for metrics)."""
+        self.on_error: Callable[[str], None] | None = None
+        """Called from the writer thread with ``"checkpoint"`` after a failed write."""
 
     def submit(
         self,
@@ -166,6 +172,8 @@ class StoreWriter:
             self.store.save(player_rows, level_rows, meta)
         except StoreError as exc:
             self.stats.failures += 1
+            if self.on_error is not None:
+                self.on_error("checkpoint")
             log.error(
                 "saving %d characters and %d levels failed (will retry): %s",
                 len(player_rows),
@@ -184,4 +192,6 @@ class StoreWriter:
         self.stats.rows += len(player_rows) + len(level_rows)
         self.stats.last_ms = ms
         self.stats.max_ms = max(self.stats.max_ms, ms)
+        if self.on_saved is not None:
+            self.on_saved("checkpoint", ms / 1000)
         return True

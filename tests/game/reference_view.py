@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages import Delta, Reject, ServerMessage
+from protocol.messages import Delta, ServerMessage
 from server.game.game import Game
 from server.game.index import TickIndex, anonymise
 from server.game.views import PlayerView

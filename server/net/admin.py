@@ -1,0 +1,330 @@
+"""Operator commands over a local Unix socket: who, kick, ban, unban, broadcast, save, shutdown.
+
+The socket is never the public port. It is created with mode 0600 (only the
+server's own user may open it), and each connection's peer credentials are
+checked as well where the system gives them (Linux ``SO_PEERCRED``): only
+the server's own user, or root, is served.
+
+The protocol is JSON lines: one request object per line, one answer object
+per line, in order, as many as the client likes on one connection::
+
+    {"cmd": "who"}
+    {"ok": true, "players": [{"name": "alice", "actor": 7, "depth": 1, ...}]}
+    {"cmd": "ban", "name": "mallory", "reason": "griefing"}
+    {"ok": true, "name": "mallory", "online": true}
+    {"cmd": "nope"}
+    {"ok": false, "error": "unknown command 'nope' (known: ban, bans, ...)"}
+
+Commands and their keys: ``who``; ``kick`` ``name``; ``ban`` ``name``
+[``reason``]; ``unban`` ``name``; ``bans``; ``broadcast`` ``text``; ``save``;
+``shutdown`` [``grace`` seconds]. Every action is logged at INFO with
+``event: "admin"``, and counted in ``underhall_admin_actions_total``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import stat
+import struct
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from protocol.errors import ErrorCode
+from protocol.limits import MAX_CHAT
+from server.net.logs import address
+
+if TYPE_CHECKING:
+    from server.net.server import GameServer
+
+log = logging.getLogger("underhall.admin")
+
+MAX_REQUEST_BYTES = 4096
+"""Longest request line accepted; a longer one ends the connection."""
+
+
+class AdminError(Exception):
+    """A request that cannot be carried out; its text goes back to the client."""
+
+
+class AdminServer:
+    """Serve admin requests for ``server`` on the Unix socket ``path``.
+
+    Use as an async context manager: the socket exists inside the block and
+    is removed after.
+
+    Raises (on entering):
+        OSError: The path is in use by a running server, is not a socket, or
+            cannot be bound (too long, no such directory, no permission).
+    """
+
+    def __init__(self, server: GameServer, path: Path) -> None:
+        self.server = server
+        self.path = Path(path)
+        self._unix: asyncio.Server | None = None
+        self._commands: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "who": self._who,
+            "kick": self._kick,
+            "ban": self._ban,
+            "unban": self._unban,
+            "bans": self._bans,
+            "broadcast": self._broadcast,
+            "save": self._save,
+            "shutdown": self._shutdown,
+        }
+
+    async def __aenter__(self) -> Self:
+        sock = bind_private_socket(self.path)
+        self._unix = await asyncio.start_unix_server(
+            self._serve, sock=sock, limit=MAX_REQUEST_BYTES
+        )
+        log.info(
+            "admin socket at %s", self.path, extra={"event": "admin_socket", "path": str(self.path)}
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._unix is not None:
+            self._unix.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._unix.wait_closed(), 1.0)
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        uid = peer_uid(writer.get_extra_info("socket"))
+        try:
+            if uid is not None and uid not in (os.geteuid(), 0):
+                log.warning(
+                    "admin socket: refused uid %d",
+                    uid,
+                    extra={"event": "admin_refused", "uid": uid},
+                )
+                await _write(writer, {"ok": False, "error": "not the server's user"})
+                return
+            while True:
+                try:
+                    line = await reader.readline()
+                except ValueError:  # longer than MAX_REQUEST_BYTES
+                    await _write(writer, {"ok": False, "error": "request too long"})
+                    return
+                if not line:
+                    return
+                await _write(writer, self.handle(line, uid))
+        except (ConnectionError, OSError):
+            pass
+        except asyncio.CancelledError:  # the server is closing with this client still on
+            pass
+        finally:
+            writer.close()
+
+    def handle(self, line: bytes, uid: int | None = None) -> dict[str, Any]:
+        """Carry out one request line; return the answer (never raises)."""
+        try:
+            request = json.loads(line)
+        except ValueError:
+            return {"ok": False, "error": "a request is one JSON object per line"}
+        if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
+            return {"ok": False, "error": 'a request is an object with a string "cmd"'}
+        cmd = request["cmd"]
+        run = self._commands.get(cmd)
+        if run is None:
+            known = ", ".join(sorted(self._commands))
+            return {"ok": False, "error": f"unknown command {cmd!r} (known: {known})"}
+        try:
+            answer = run(request)
+        except AdminError as exc:
+            return {"ok": False, "error": str(exc)}
+        except Exception as exc:  # a failing save must not take the admin channel down
+            log.exception("admin %s failed", cmd)
+            return {"ok": False, "error": f"{cmd} failed: {exc}"}
+        fields = {k: v for k, v in request.items() if k in ("name", "reason", "text", "grace")}
+        said = " ".join([cmd, *(f"{k}={v!r}" for k, v in fields.items())])
+        if "name" in fields:
+            fields["player"] = fields.pop("name")
+        extra = {"event": "admin", "action": cmd, "uid": uid, **fields}
+        if cmd in ("who", "bans"):  # questions change nothing: DEBUG
+            log.debug("admin %s", said, extra=extra)
+        else:
+            self.server.metrics.admin_actions.labels(cmd).inc()
+            log.info("admin %s", said, extra=extra)
+        return {"ok": True, **answer}
+
+    # --------------------------------------------------------- commands
+
+    def _who(self, request: dict[str, Any]) -> dict[str, Any]:
+        server = self.server
+        game = server.game
+        players = []
+        for actor_id, seat in sorted(game.seats.items(), key=lambda item: item[1].name):
+            actor = game.world.actors.get(actor_id)
+            client = server.clients.get(actor_id)
+            players.append(
+                {
+                    "name": seat.name,
+                    "actor": actor_id,
+                    "depth": None if actor is None else int(actor.depth),
+                    "level": None if actor is None else int(actor.level),
+                    "address": None if client is None else address(client.ws.remote_address),
+                }
+            )
+        return {"players": players, "draining": server.draining, "tick": game.world.tick}
+
+    def _kick(self, request: dict[str, Any]) -> dict[str, Any]:
+        name = _name(request)
+        if not self.server.disconnect(name, ErrorCode.KICKED.value, "an operator disconnected you"):
+            raise AdminError(f"nobody called {name!r} is playing")
+        self.server.game.bans.kick(name)
+        return {"name": name}
+
+    def _ban(self, request: dict[str, Any]) -> dict[str, Any]:
+        name = _name(request)
+        reason = request.get("reason") or ""
+        if not isinstance(reason, str) or len(reason) > MAX_CHAT:
+            raise AdminError(f"reason must be text of at most {MAX_CHAT} characters")
+        self.server.game.bans.ban(name, reason)
+        online = self.server.disconnect(
+            name, ErrorCode.BANNED.value, "banned" + (f": {reason}" if reason else "")
+        )
+        return {"name": name, "online": online}
+
+    def _unban(self, request: dict[str, Any]) -> dict[str, Any]:
+        name = _name(request)
+        if not self.server.game.bans.unban(name):
+            raise AdminError(f"{name!r} is not banned")
+        return {"name": name}
+
+    def _bans(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "bans": [
+                {"name": b.name, "reason": b.reason, "at": b.at}
+                for b in self.server.game.bans.bans()
+            ]
+        }
+
+    def _broadcast(self, request: dict[str, Any]) -> dict[str, Any]:
+        text = request.get("text")
+        if (
+            not isinstance(text, str)
+            or not text.strip()
+            or len(text) > MAX_CHAT
+            or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text)
+        ):
+            raise AdminError(f"text must be 1-{MAX_CHAT} characters without control characters")
+        return {"players": self.server.notice(text)}
+
+    def _save(self, request: dict[str, Any]) -> dict[str, Any]:
+        started = time.perf_counter()
+        self.server.game.save_all()
+        return {
+            "players": len(self.server.game.seats),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+
+    def _shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
+        grace = request.get("grace")
+        if grace is not None and (
+            isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600
+        ):
+            raise AdminError("grace must be a number of seconds, 0-3600")
+        given = self.server.drain(None if grace is None else float(grace))
+        return {"grace_s": given, "players": len(self.server.game.seats)}
+
+
+def _name(request: dict[str, Any]) -> str:
+    name = request.get("name")
+    if not isinstance(name, str) or not 1 <= len(name) <= 64:
+        raise AdminError('this command needs a "name"')
+    return name
+
+
+async def _write(writer: asyncio.StreamWriter, answer: dict[str, Any]) -> None:
+    writer.write(json.dumps(answer).encode() + b"\n")
+    await writer.drain()
+
+
+def peer_uid(sock: socket.socket | None) -> int | None:
+    """The user id of a Unix socket's peer (Linux ``SO_PEERCRED``), or None if unknown."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if sock is None or option is None:
+        return None
+    try:
+        _pid, uid, _gid = struct.unpack(
+            "3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+        )
+    except OSError:
+        return None
+    return int(uid)
+
+
+def bind_private_socket(path: Path) -> socket.socket:
+    """Bind a listening Unix socket at ``path`` that only this user can open (mode 0600).
+
+    A leftover socket file nobody listens on is replaced.
+
+    Raises:
+        OSError: Another server listens there, the path is not a socket, or
+            it cannot be bound.
+    """
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise OSError(f"{path} exists and is not a socket")
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            path.unlink()  # left by a server that did not stop cleanly
+        else:
+            raise OSError(f"{path} is in use by a running server")
+        finally:
+            probe.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # the file is never, even for a moment, open to others
+    try:
+        sock.bind(str(path))
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(16)
+    sock.setblocking(False)
+    return sock
+
+
+def request(path: Path, req: dict[str, Any], timeout: float = 15.0) -> dict[str, Any]:
+    """Send one request to the admin socket at ``path``; return its answer.
+
+    Raises:
+        OSError: No server listens there (or no permission).
+        ValueError: The answer is not a JSON object.
+    """
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+        sock.sendall(json.dumps(req).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    answer: Any = json.loads(data)
+    if isinstance(answer, dict):
+        return answer
+    raise ValueError("the admin answer is not a JSON object")

@@ -1,0 +1,261 @@
+"""Prometheus metrics and the health endpoints of one server.
+
+Every :class:`~server.net.server.GameServer` owns one :class:`Metrics` with
+its own ``CollectorRegistry`` (several servers may run in one process, as in
+the tests). The server calls one method per event; values that already exist
+as state (players online, players per depth, readiness) are read when
+scraped, so the tick pays nothing for them.
+
+HTTP on the game port goes through websockets' ``process_request`` hook
+(:meth:`Metrics.process_request`): ``GET /metrics`` answers the Prometheus
+text format, ``/healthz`` 200 while the process serves, ``/readyz`` 200 only
+while players are accepted (503 before the first tick and from the first
+moment of a drain). Any other path goes on to the websocket handshake. The
+same hook answers on ``--metrics-port`` (:meth:`Metrics.process_http_only`),
+where every other path is a 404.
+
+Names follow Prometheus conventions: ``underhall_`` prefix, ``_total`` for
+counters, base units (seconds, bytes).
+"""
+
+from __future__ import annotations
+
+import http
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from websockets.asyncio.server import ServerConnection
+from websockets.http11 import Request, Response
+
+from server.game.hooks import GameHooks
+
+if TYPE_CHECKING:
+    from server.net.server import GameServer
+
+TICK_BUCKETS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.2, 0.5)
+"""Histogram buckets of the tick duration (a tick at 10 Hz has 0.1 s)."""
+SAVE_BUCKETS_S = (0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0)
+"""Histogram buckets of a save's duration."""
+
+HEALTH_PATHS = ("/metrics", "/healthz", "/readyz")
+
+
+class _StateCollector:
+    """Gauges read from the server's state at scrape time."""
+
+    def __init__(self, server: GameServer, metrics: Metrics) -> None:
+        self._server = server
+        self._metrics = metrics
+
+    def describe(self) -> Iterator[Metric]:
+        """The families :meth:`collect` yields, without samples (read at registration)."""
+        yield GaugeMetricFamily("underhall_players_online", "")
+        yield GaugeMetricFamily("underhall_players_by_depth", "", labels=["depth"])
+        yield GaugeMetricFamily("underhall_ready", "")
+        yield GaugeMetricFamily("underhall_world_tick", "")
+        yield CounterMetricFamily("underhall_frames_sent", "")
+        yield CounterMetricFamily("underhall_sent_bytes", "")
+
+    def collect(self) -> Iterator[Metric]:
+        server = self._server
+        game = server.game
+        yield GaugeMetricFamily(
+            "underhall_players_online", "Players seated in the world", value=len(game.seats)
+        )
+        by_depth: dict[int, int] = {}
+        for actor_id in game.seats:
+            actor = game.world.actors.get(actor_id)
+            if actor is not None:
+                by_depth[actor.depth] = by_depth.get(actor.depth, 0) + 1
+        depth = GaugeMetricFamily(
+            "underhall_players_by_depth", "Players seated at each depth", labels=["depth"]
+        )
+        for d in sorted(by_depth):
+            depth.add_metric([str(d)], by_depth[d])
+        yield depth
+        yield GaugeMetricFamily(
+            "underhall_ready", "1 while joins are accepted, else 0", value=1 if server.ready else 0
+        )
+        yield GaugeMetricFamily(
+            "underhall_world_tick", "Current tick of the world", value=game.world.tick
+        )
+        frames = CounterMetricFamily("underhall_frames_sent", "Websocket frames sent to players")
+        frames.add_metric([], self._metrics.frames_sent)
+        yield frames
+        sent = CounterMetricFamily("underhall_sent_bytes", "Payload bytes sent to players")
+        sent.add_metric([], self._metrics.bytes_sent)
+        yield sent
+
+
+class Metrics(GameHooks):
+    """The metrics of one server, in a registry of their own.
+
+    Args:
+        server: The server whose state is read at scrape time.
+
+    Attributes:
+        registry: The ``CollectorRegistry`` holding every metric below.
+        frames_sent: Frames sent so far to playing clients (plain int:
+            counted per frame): ticks' messages, chat, notices, errors.
+        bytes_sent: Payload bytes of those frames.
+    """
+
+    def __init__(self, server: GameServer) -> None:
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series
+        self._server = server
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.frames_sent = 0
+        self.bytes_sent = 0
+        self.connections = Gauge(
+            "underhall_connections_open", "Open websocket connections", registry=r
+        )
+        self.joins = Counter("underhall_joins", "Players who joined", ["kind"], registry=r)
+        self.leaves = Counter("underhall_leaves", "Players who left", registry=r)
+        self.refusals = Counter(
+            "underhall_join_refusals", "Joins refused, by error code", ["code"], registry=r
+        )
+        self.commands = Counter(
+            "underhall_commands", "Commands received, by command", ["command"], registry=r
+        )
+        self.rejects = Counter(
+            "underhall_command_rejects",
+            "Commands the world refused, by reason",
+            ["reason"],
+            registry=r,
+        )
+        self.protocol_errors = Counter(
+            "underhall_protocol_errors",
+            "Protocol errors sent to clients, by code",
+            ["code"],
+            registry=r,
+        )
+        self.tick_seconds = Histogram(
+            "underhall_tick_duration_seconds",
+            "Time to run one tick and send its frames",
+            buckets=TICK_BUCKETS_S,
+            registry=r,
+        )
+        self.late_ticks = Counter(
+            "underhall_late_ticks", "Ticks that started after their time", registry=r
+        )
+        self.saves = Counter(
+            "underhall_saves", "Database saves, by what was saved", ["what"], registry=r
+        )
+        self.save_seconds = Histogram(
+            "underhall_save_duration_seconds",
+            "Duration of a database save",
+            ["what"],
+            buckets=SAVE_BUCKETS_S,
+            registry=r,
+        )
+        self.db_errors = Counter(
+            "underhall_database_errors",
+            "Database calls that raised, by what was attempted",
+            ["what"],
+            registry=r,
+        )
+        self.admin_actions = Counter(
+            "underhall_admin_actions",
+            "Admin commands carried out, by command",
+            ["action"],
+            registry=r,
+        )
+        self.draining = Gauge("underhall_draining", "1 from the start of a drain", registry=r)
+        r.register(_StateCollector(server, self))
+        ProcessCollector(namespace="underhall", registry=r)
+        self._command_children: dict[str, Counter] = {}
+
+    # --------------------------------------------------------- events
+
+    def sent(self, size: int, frames: int = 1) -> None:
+        """``frames`` frames of ``size`` bytes each went to players."""
+        self.frames_sent += frames
+        self.bytes_sent += size * frames
+
+    def command(self, name: str) -> None:
+        """A command named ``name`` was accepted for the world."""
+        child = self._command_children.get(name)
+        if child is None:
+            child = self._command_children[name] = self.commands.labels(name)
+        child.inc()
+
+    def tick(self, seconds: float, late: bool) -> None:
+        """A tick ran for ``seconds``; ``late`` if it started after its time."""
+        self.tick_seconds.observe(seconds)
+        if late:
+            self.late_ticks.inc()
+
+    def saved(self, what: str, seconds: float) -> None:
+        self.saves.labels(what).inc()
+        self.save_seconds.labels(what).observe(seconds)
+
+    def db_error(self, what: str) -> None:
+        self.db_errors.labels(what).inc()
+
+    def rejected(self, reasons: Iterable[str]) -> None:
+        """The world refused commands for these reasons."""
+        for reason in reasons:
+            self.rejects.labels(reason).inc()
+
+    # --------------------------------------------------------- HTTP
+
+    def exposition(self) -> bytes:
+        """The registry in the Prometheus text format (version 0.0.4)."""
+        return generate_latest(self.registry)
+
+    def answer(self, path: str) -> tuple[int, str, bytes] | None:
+        """``(status, content type, body)`` for a health or metrics path, else None.
+
+        Query strings are ignored (``/metrics?x`` is ``/metrics``).
+        """
+        path = path.split("?", 1)[0]
+        if path == "/metrics":
+            return 200, CONTENT_TYPE_PLAIN_0_0_4, self.exposition()
+        if path == "/healthz":
+            return 200, "text/plain; charset=utf-8", b"ok\n"
+        if path == "/readyz":
+            if self._server.ready:
+                return 200, "text/plain; charset=utf-8", b"ready\n"
+            why = b"draining\n" if self._server.draining else b"starting\n"
+            return 503, "text/plain; charset=utf-8", why
+        return None
+
+    def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
+        """websockets' ``process_request`` hook for the game port."""
+        found = self.answer(request.path)
+        if found is None:
+            return None
+        return _response(conn, *found)
+
+    def process_http_only(self, conn: ServerConnection, request: Request) -> Response:
+        """The hook for ``--metrics-port``: health and metrics, else 404."""
+        found = self.answer(request.path)
+        if found is None:
+            found = (
+                404,
+                "text/plain; charset=utf-8",
+                b"not found: try /metrics, /healthz or /readyz\n",
+            )
+        return _response(conn, *found)
+
+
+def _response(conn: ServerConnection, status: int, content_type: str, body: bytes) -> Response:
+    response = conn.respond(http.HTTPStatus(status), "")
+    response.body = body
+    for key in ("Content-Type", "Content-Length"):
+        del response.headers[key]
+    response.headers["Content-Type"] = content_type
+    response.headers["Content-Length"] = str(len(body))
+    response.headers["Cache-Control"] = "no-store"
+    return response
