@@ -33,6 +33,7 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     SHUTDOWN = "shutdown"
     REPLACED = "replaced"
+    LIMITED = "limited"
 
     @property
     def fatal(self) -> bool:
@@ -51,6 +52,7 @@ FATAL_CODES: frozenset[ErrorCode] = frozenset(
         ErrorCode.TIMEOUT,
         ErrorCode.SHUTDOWN,
         ErrorCode.REPLACED,
+        ErrorCode.LIMITED,
     }
 )
 """Codes after which the server closes the websocket (1008, or 1001 for shutdown)."""

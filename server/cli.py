@@ -55,7 +55,7 @@ def serve_main(args: argparse.Namespace) -> int:
                   "(use another --db for a new world)", file=sys.stderr)
     game = Game(World(seed), store, tick_rate=args.tick_rate, max_players=args.max_players,
                 motd=args.motd)
-    server = GameServer(game, args.host, args.port, args.tick_rate)
+    server = GameServer(game, args.host, args.port, args.tick_rate, limits=net_limits(args))
     _use_uvloop()
 
     async def main() -> None:
@@ -116,6 +116,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--motd", help="message of the day")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
                    help="default info")
+    p.add_argument("--max-conns-per-addr", type=int, metavar="N",
+                   help="concurrent connections per IP address, 0 for no cap (default "
+                        f"{SERVE_DEFAULTS['max_conns_per_addr']})")
+    p.add_argument("--new-chars-per-hour", type=int, metavar="N",
+                   help="new characters per IP address per hour, 0 for no cap (default "
+                        f"{SERVE_DEFAULTS['new_chars_per_hour']})")
+    p.add_argument("--token-failures-per-name", type=int, metavar="N",
+                   help="failed token attempts per name per minute before that name "
+                        f"refuses joins for a while (default "
+                        f"{SERVE_DEFAULTS['token_failures_per_name']})")
+    p.add_argument("--token-failures-per-addr", type=int, metavar="N",
+                   help="the same per IP address (default "
+                        f"{SERVE_DEFAULTS['token_failures_per_addr']})")
+    p.add_argument("--keepalive-interval", type=float, metavar="S",
+                   help="seconds between keepalive pings to each client (default "
+                        f"{SERVE_DEFAULTS['keepalive_interval']:g})")
+    p.add_argument("--keepalive-timeout", type=float, metavar="S",
+                   help="seconds a client may take to answer one; a silent client's "
+                        "character leaves the world at most interval + timeout seconds "
+                        f"after its last answer (default {SERVE_DEFAULTS['keepalive_timeout']:g})")
     p.add_argument("--config", type=Path, default=None,
                    help="TOML file with any of these options (command line wins)")
     p.set_defaults(func=serve_main)
@@ -164,6 +184,8 @@ def _login_name() -> str:
 CONFIG_KEYS = {
     "host": str, "port": int, "seed": int, "tick_rate": int, "db": str,
     "max_players": int, "motd": str, "log_level": str,
+    "max_conns_per_addr": int, "new_chars_per_hour": int, "token_failures_per_name": int,
+    "token_failures_per_addr": int, "keepalive_interval": float, "keepalive_timeout": float,
 }
 
 
@@ -186,6 +208,8 @@ def load_config(path: Path) -> dict[str, object]:
         if kind is None:
             raise SystemExit(f"underhall serve: {path}: unknown key {key!r} "
                              f"(known: {', '.join(sorted(CONFIG_KEYS))})")
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise SystemExit(f"underhall serve: {path}: {key!r} must be {kind.__name__}")
         out[key] = Path(str(value)) if key == "db" else value
@@ -195,6 +219,8 @@ def load_config(path: Path) -> dict[str, object]:
 SERVE_DEFAULTS: dict[str, object] = {
     "host": "127.0.0.1", "port": 8765, "seed": None, "tick_rate": 10, "db": None,
     "max_players": 5000, "motd": "Welcome to Underhall.", "log_level": "info",
+    "max_conns_per_addr": 32, "new_chars_per_hour": 30, "token_failures_per_name": 10,
+    "token_failures_per_addr": 30, "keepalive_interval": 5.0, "keepalive_timeout": 10.0,
 }
 
 
@@ -208,6 +234,27 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
         args.db = default_db()
     if not 1 <= int(args.tick_rate) <= 60:
         raise SystemExit("underhall serve: tick_rate must be 1-60")
+    for key in ("max_conns_per_addr", "new_chars_per_hour", "token_failures_per_name",
+                "token_failures_per_addr"):
+        if int(getattr(args, key)) < 0:
+            raise SystemExit(f"underhall serve: {key} must be 0 or more")
+    for key in ("keepalive_interval", "keepalive_timeout"):
+        if not float(getattr(args, key)) > 0:
+            raise SystemExit(f"underhall serve: {key} must be more than 0 seconds")
+
+
+def net_limits(args: argparse.Namespace) -> Any:
+    """The :class:`server.net.guard.NetLimits` of resolved ``serve`` options."""
+    from server.net.guard import NetLimits
+
+    return NetLimits(
+        max_conns_per_addr=int(args.max_conns_per_addr),
+        new_chars_per_hour=int(args.new_chars_per_hour),
+        token_failures_per_name=int(args.token_failures_per_name),
+        token_failures_per_addr=int(args.token_failures_per_addr),
+        keepalive_interval_s=float(args.keepalive_interval),
+        keepalive_timeout_s=float(args.keepalive_timeout),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -72,9 +72,10 @@ class Store:
         self._db.commit()
 
     def load_player(self, name: str) -> tuple[str, dict[str, Any]] | None:
-        """Return ``(token_hash, record)`` for ``name``, or None if unknown."""
+        """Return ``(token_hash, record)`` for ``name`` (any case), or None if unknown."""
         row = self._db.execute(
-            "SELECT token_hash, record FROM players WHERE name = ?", (name,)).fetchone()
+            "SELECT token_hash, record FROM players WHERE name = ? COLLATE NOCASE",
+            (name,)).fetchone()
         if row is None:
             return None
         record = msgpack.unpackb(row[1], raw=False, strict_map_key=False)
