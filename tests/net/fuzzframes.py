@@ -41,7 +41,8 @@ KINDS: tuple[str, ...] = (
 - ``shape``: a map with a known ``t`` and wrong keys or values.
 - ``nesting``: arrays or maps nested hundreds to thousands deep.
 - ``ext``: msgpack extension types (timestamps, unknown codes) anywhere.
-- ``big``: a frame over the size limit (up to ``big_max`` bytes); one per connection.
+- ``big``: a frame over the size limit (one in ten up to ``big_max`` bytes, the others up
+  to four times the limit); one per connection.
 - ``hello``: an odd ``hello`` (wrong version, bad names, tokens, classes, extra keys); one per
   connection, before ``hello``.
 - ``early``: game messages before ``hello``.
@@ -139,7 +140,8 @@ def make_frame(kind: str, rng: np.random.Generator, big_max: int = 1 << 20) -> t
         obj[key] = _ext(rng)
         return OP_BINARY, _pack(obj if rng.integers(0, 4) else _ext(rng))
     if kind == "big":
-        size = int(rng.integers(MAX_FRAME_BYTES + 1, big_max + 1))
+        top = big_max if rng.integers(0, 10) == 0 else min(big_max, 4 * MAX_FRAME_BYTES)
+        size = int(rng.integers(MAX_FRAME_BYTES + 1, max(top, MAX_FRAME_BYTES + 1) + 1))
         return OP_BINARY, b"\x00" * size
     if kind == "hello":
         hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION,
