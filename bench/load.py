@@ -105,6 +105,7 @@ def start_server(tmp: Path, port: int, tick_rate: int, seed: int) -> subprocess.
         sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1",
         "--port", str(port), "--tick-rate", str(tick_rate), "--seed", str(seed),
         "--db", str(tmp / "bench.db"), "--max-players", "100000",
+        "--max-conns-per-addr", "0", "--new-chars-per-hour", "0",  # every bot is 127.0.0.1
     ]  # fmt: skip
     with log_path.open("wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)

@@ -134,7 +134,8 @@ HELP_LINES: tuple[str, ...] = (
     "  choose a level-up reward  C",
     "  aiming: move the cursor (H J K L Y U B N: 8 cells), Tab: next monster,",
     "          Enter or .: fire, Escape: cancel",
-    "  chat  Enter  '  \"  (Enter sends)       help  ?       quit  Q",
+    "  chat  Enter  '  \"  (Enter sends; /g text: everyone, /w name text: one player)",
+    "  help  ?         quit  Q",
     "",
     "Escape cancels a prompt or menu.  Press any key to return.",
 )

@@ -31,12 +31,13 @@ from blessed import Terminal
 
 from client import keys, menus
 from client.animate import Animator, tracks_from_events
+from client.chatline import chat_from_line, describe_chat_line
 from client.connection import Connection, ConnectionClosed, load_token, save_token
 from client.model import GameModel
 from client.render import MessageLog, Screen, ViewState
-from client.text import describe_chat, describe_error, describe_event, describe_reject
+from client.text import describe_error, describe_event, describe_reject
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.messages import Chat, ChatOut, Delta, Error, Info, Look, Reject, Snapshot, Welcome
+from protocol.messages import ChatOut, Delta, Error, Info, Look, Reject, Snapshot, Welcome
 
 __all__ = [
     "MAX_FPS",
@@ -141,7 +142,7 @@ class PlayApp:
             self._answered(msg.seq)
             self.say(describe_reject(msg.reason))
         elif isinstance(msg, ChatOut):
-            self.say(describe_chat(msg.sender, msg.text))
+            self.say(describe_chat_line(msg))
         elif isinstance(msg, Error):
             line = describe_error(msg.code, msg.msg)
             if msg.fatal:
@@ -220,7 +221,12 @@ class PlayApp:
                     if action.id is not None:
                         await conn.send(Look(action.id))
                 else:
-                    await conn.send(Chat(action.text))
+                    chat = chat_from_line(action.text)
+                    if isinstance(chat, str):
+                        self.say(chat)
+                        self.dirty()
+                    else:
+                        await conn.send(chat)
             except ConnectionClosed:
                 pass  # the receive task notices and reconnects
 

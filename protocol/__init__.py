@@ -9,8 +9,13 @@ from protocol.codec import decode_client, decode_server, encode_client, encode_s
 from protocol.errors import FATAL_CODES, ErrorCode, LocalProtocolError, ProtocolError
 from protocol.fov import check_fov, pack_fov, pack_level_fov, unpack_fov
 from protocol.limits import (
+    CHAT_BURST,
+    CHAT_RATE_PER_S,
+    CHAT_SCOPES,
     COMMAND_QUEUE_LIMIT,
     FLOOD_FACTOR,
+    GLOBAL_CHAT_BURST,
+    GLOBAL_CHAT_RATE_PER_S,
     HELLO_TIMEOUT_S,
     ITEM_LETTER_RE,
     KEY_RE,
@@ -52,6 +57,9 @@ from protocol.session import CLIENT_TRANSITIONS, ServerSession, SessionState
 from protocol.version import PROTOCOL_VERSION, check_version
 
 __all__ = [
+    "CHAT_BURST",
+    "CHAT_RATE_PER_S",
+    "CHAT_SCOPES",
     "CLIENT_TRANSITIONS",
     "COMMAND_ARGS",
     "COMMAND_KEYS",
@@ -59,6 +67,8 @@ __all__ = [
     "DIRECTED_COMMANDS",
     "FATAL_CODES",
     "FLOOD_FACTOR",
+    "GLOBAL_CHAT_BURST",
+    "GLOBAL_CHAT_RATE_PER_S",
     "HELLO_TIMEOUT_S",
     "ITEM_COMMANDS",
     "ITEM_LETTER_RE",

@@ -25,6 +25,7 @@ import msgpack  # type: ignore[import-untyped]
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import check_fov
 from protocol.limits import (
+    CHAT_SCOPES,
     ITEM_LETTER_RE,
     KEY_RE,
     MAX_CHAT,
@@ -219,16 +220,25 @@ def _decode_command(obj: dict[Any, Any]) -> Command:
 
 
 _CHAT_REQ = frozenset({"t", "text"})
+_CHAT_OPT = frozenset({"scope", "to"})
 
 
 def _decode_chat(obj: dict[Any, Any]) -> Chat:
-    _check_keys(obj, "chat", _CHAT_REQ)
+    _check_keys(obj, "chat", _CHAT_REQ, _CHAT_OPT)
     text = obj["text"]
     if not isinstance(text, str) or not 1 <= len(text) <= MAX_CHAT:
         raise _bad("chat", "text", f"a string of 1-{MAX_CHAT} characters", text)
     if _CONTROL_RE.search(text):
         raise ProtocolError(ErrorCode.BAD_FIELD, "chat.text must not contain control characters")
-    return Chat(text=text)
+    if "scope" in obj and "to" in obj:
+        raise ProtocolError(ErrorCode.BAD_FIELD, "chat takes at most one of scope / to")
+    scope = obj.get("scope", "level")
+    if scope not in CHAT_SCOPES:
+        raise _bad("chat", "scope", " or ".join(repr(s) for s in CHAT_SCOPES), scope)
+    to = obj.get("to")
+    if "to" in obj and (not isinstance(to, str) or NAME_RE.fullmatch(to) is None):
+        raise _bad("chat", "to", "a player name", to)
+    return Chat(text=text, scope=scope, to=to)
 
 
 _PING_REQ = frozenset({"t", "id"})
@@ -322,6 +332,10 @@ def encode_client(msg: ClientMessage) -> bytes:
         obj = {"t": "ping", "id": msg.id}
     elif isinstance(msg, Chat):
         obj = {"t": "chat", "text": msg.text}
+        if msg.to is not None:
+            obj["to"] = msg.to
+        elif msg.scope != "level":
+            obj["scope"] = msg.scope
     elif isinstance(msg, Hello):
         obj = {"t": "hello", "v": msg.v, "name": msg.name}
         if msg.token is not None:
@@ -407,7 +421,12 @@ def _enc_pong(m: Pong) -> dict[str, Any]:
 
 
 def _enc_chat_out(m: ChatOut) -> dict[str, Any]:
-    return {"t": "chat", "from": m.sender, "text": m.text, "tick": m.tick}
+    obj: dict[str, Any] = {"t": "chat", "from": m.sender, "text": m.text, "tick": m.tick}
+    if m.scope is not None:
+        obj["scope"] = m.scope
+    if m.to is not None:
+        obj["to"] = m.to
+    return obj
 
 
 def _enc_info(m: Info) -> dict[str, Any]:
@@ -513,7 +532,11 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
     "reject": (Reject, [("seq", "seq", _int), ("reason", "reason", _str)], []),
     "error": (Error, [("code", "code", _str), ("msg", "msg", _str), ("fatal", "fatal", _bool)], []),
     "pong": (Pong, [("id", "id", _int), ("tick", "tick", _int)], []),
-    "chat": (ChatOut, [("from", "sender", _str), ("text", "text", _str), ("tick", "tick", _int)], []),
+    "chat": (
+        ChatOut,
+        [("from", "sender", _str), ("text", "text", _str), ("tick", "tick", _int)],
+        [("scope", "scope", _str), ("to", "to", _str)],
+    ),
     "info": (Info, [("id", "id", _int), ("found", "found", _bool), ("about", "about", _dict)], []),
 }  # fmt: skip
 

@@ -35,6 +35,7 @@ class ErrorCode(StrEnum):
     REPLACED = "replaced"
     KICKED = "kicked"
     BANNED = "banned"
+    LIMITED = "limited"
 
     @property
     def fatal(self) -> bool:
@@ -55,6 +56,7 @@ FATAL_CODES: frozenset[ErrorCode] = frozenset(
         ErrorCode.REPLACED,
         ErrorCode.KICKED,
         ErrorCode.BANNED,
+        ErrorCode.LIMITED,
     }
 )
 """Codes after which the server closes the websocket (1008, or 1001 for shutdown)."""

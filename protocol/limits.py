@@ -20,6 +20,22 @@ NAME_RE = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_NAME}}}", re.ASCII)
 MAX_CHAT = 200
 """Longest chat text, in characters."""
 
+CHAT_SCOPES: tuple[str, ...] = ("level", "global")
+"""The ``scope`` of a client ``chat`` without ``to``: ``level`` (the default,
+players on the sender's level) or ``global`` (every player)."""
+
+CHAT_RATE_PER_S = 1.0
+"""Chat lines (any scope) a player may send per second on average."""
+
+CHAT_BURST = 5
+"""Chat lines a player may send at once."""
+
+GLOBAL_CHAT_RATE_PER_S = 0.2
+"""Global chat lines a player may send per second on average (one per 5 s)."""
+
+GLOBAL_CHAT_BURST = 2
+"""Global chat lines a player may send at once."""
+
 COMMAND_QUEUE_LIMIT = 8
 """Commands that may wait per player; one more is rejected with ``queue_full``."""
 

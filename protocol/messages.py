@@ -163,9 +163,18 @@ class Command:
 
 @dataclass(frozen=True, slots=True)
 class Chat:
-    """``chat`` from a client: text for every player on the server."""
+    """``chat`` from a client.
+
+    Attributes:
+        text: the line.
+        scope: ``"level"`` (players on the sender's level) or ``"global"``
+            (every player); ignored when ``to`` is set.
+        to: a player's name: a private line to that player only.
+    """
 
     text: str
+    scope: str = "level"
+    to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,11 +302,17 @@ class Pong:
 
 @dataclass(frozen=True, slots=True)
 class ChatOut:
-    """``chat`` from the server; ``sender`` (wire key ``from``) is "" for notices."""
+    """``chat`` from the server; ``sender`` (wire key ``from``) is "" for notices.
+
+    ``scope`` is ``"level"``, ``"global"`` or ``"private"`` (None: a notice, or
+    a server that does not say); ``to`` names the recipient of a private line.
+    """
 
     sender: str
     text: str
     tick: int
+    scope: str | None = None
+    to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,7 @@ def serve_main(args: argparse.Namespace) -> int:
         return 1
     server = GameServer(game, args.host, args.port, args.tick_rate, ssl_context=ssl_context,
                         drain_s=args.drain_s, metrics_port=args.metrics_port,
+                        limits=net_limits(args),
                         admin_socket=args.admin_socket or default_admin_socket(args.db))
     _use_uvloop()
 
@@ -275,6 +276,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--admin-socket", type=Path, default=None,
                    help="admin Unix socket (default: beside the database, "
                         "DB.admin.sock)")
+    p.add_argument("--max-conns-per-addr", type=int, metavar="N",
+                   help="concurrent connections per IP address, 0 for no cap (default "
+                        f"{SERVE_DEFAULTS['max_conns_per_addr']})")
+    p.add_argument("--new-chars-per-hour", type=int, metavar="N",
+                   help="new characters per IP address per hour, 0 for no cap (default "
+                        f"{SERVE_DEFAULTS['new_chars_per_hour']})")
+    p.add_argument("--token-failures-per-name", type=int, metavar="N",
+                   help="failed token attempts per name per minute before that name "
+                        f"refuses joins for a while (default "
+                        f"{SERVE_DEFAULTS['token_failures_per_name']})")
+    p.add_argument("--token-failures-per-addr", type=int, metavar="N",
+                   help="the same per IP address (default "
+                        f"{SERVE_DEFAULTS['token_failures_per_addr']})")
+    p.add_argument("--keepalive-interval", type=float, metavar="S",
+                   help="seconds between keepalive pings to each client (default "
+                        f"{SERVE_DEFAULTS['keepalive_interval']:g})")
+    p.add_argument("--keepalive-timeout", type=float, metavar="S",
+                   help="seconds a client may take to answer one; a silent client's "
+                        "character leaves the world at most interval + timeout seconds "
+                        f"after its last answer (default {SERVE_DEFAULTS['keepalive_timeout']:g})")
     p.add_argument("--config", type=Path, default=None,
                    help="TOML file with any of these options (command line wins)")
     p.set_defaults(func=serve_main)
@@ -372,6 +393,8 @@ CONFIG_KEYS = {
     "max_players": int, "motd": str, "log_level": str, "save_s": float,
     "log_format": str, "metrics_port": int, "drain_s": float, "tls_cert": str, "tls_key": str,
     "admin_socket": str,
+    "max_conns_per_addr": int, "new_chars_per_hour": int, "token_failures_per_name": int,
+    "token_failures_per_addr": int, "keepalive_interval": float, "keepalive_timeout": float,
 }
 PATH_KEYS = ("tls_cert", "tls_key", "admin_socket")
 
@@ -408,6 +431,8 @@ SERVE_DEFAULTS: dict[str, object] = {
     "max_players": 5000, "motd": "Welcome to Underhall.", "log_level": "info", "save_s": 3.0,
     "log_format": "text", "metrics_port": None, "drain_s": 10.0, "tls_cert": None,
     "tls_key": None, "admin_socket": None,
+    "max_conns_per_addr": 32, "new_chars_per_hour": 30, "token_failures_per_name": 10,
+    "token_failures_per_addr": 30, "keepalive_interval": 5.0, "keepalive_timeout": 10.0,
 }
 
 
@@ -427,6 +452,27 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
         raise SystemExit("underhall serve: log_format must be text or json")
     if not 0 <= float(args.drain_s) <= 3600:
         raise SystemExit("underhall serve: drain_s must be 0-3600 seconds")
+    for key in ("max_conns_per_addr", "new_chars_per_hour", "token_failures_per_name",
+                "token_failures_per_addr"):
+        if int(getattr(args, key)) < 0:
+            raise SystemExit(f"underhall serve: {key} must be 0 or more")
+    for key in ("keepalive_interval", "keepalive_timeout"):
+        if not float(getattr(args, key)) > 0:
+            raise SystemExit(f"underhall serve: {key} must be more than 0 seconds")
+
+
+def net_limits(args: argparse.Namespace) -> Any:
+    """The :class:`server.net.guard.NetLimits` of resolved ``serve`` options."""
+    from server.net.guard import NetLimits
+
+    return NetLimits(
+        max_conns_per_addr=int(args.max_conns_per_addr),
+        new_chars_per_hour=int(args.new_chars_per_hour),
+        token_failures_per_name=int(args.token_failures_per_name),
+        token_failures_per_addr=int(args.token_failures_per_addr),
+        keepalive_interval_s=float(args.keepalive_interval),
+        keepalive_timeout_s=float(args.keepalive_timeout),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,10 +30,21 @@ def running_server(tmp_path: Path, *, seed: int = 7, tick_rate: int = 10,
 
     Its output goes to ``tmp_path / "server.log"``, shown if it fails to start.
     """
+    with server_process(tmp_path, seed=seed, tick_rate=tick_rate, env=env) as (url, _proc):
+        yield url
+
+
+@contextmanager
+def server_process(tmp_path: Path, *, seed: int = 7, tick_rate: int = 10,
+                   env: dict[str, str] | None = None, args: Sequence[str] = (),
+                   prefix: Sequence[str] = (),
+                   ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """:func:`running_server` with more ``serve`` options ``args``, and a
+    command ``prefix`` (e.g. ``prlimit ... --``); yields the URL and the process."""
     log_path = tmp_path / "server.log"
-    cmd = [*underhall_command(), "serve", "--host", "127.0.0.1", "--port", "0",
+    cmd = [*prefix, *underhall_command(), "serve", "--host", "127.0.0.1", "--port", "0",
            "--seed", str(seed), "--tick-rate", str(tick_rate),
-           "--db", str(tmp_path / "world.db")]
+           "--db", str(tmp_path / "world.db"), *args]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -46,7 +57,7 @@ def running_server(tmp_path: Path, *, seed: int = 7, tick_rate: int = 10,
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the server did not start:\n{log_path.read_text(errors='replace')}")
             time.sleep(0.05)
-        yield match.group(1).decode()
+        yield match.group(1).decode(), proc
     finally:
         proc.terminate()
         try:

@@ -59,7 +59,7 @@ class BanList:
             try:
                 rows: Any = json.loads(text)
                 self._bans = {
-                    r["name"]: Ban(str(r["name"]), str(r["reason"]), str(r["by"]), float(r["at"]))
+                    str(r["name"]).lower(): Ban(str(r["name"]), str(r["reason"]), str(r["by"]), float(r["at"]))
                     for r in rows
                 }
             except (ValueError, TypeError, KeyError) as exc:
@@ -71,36 +71,37 @@ class BanList:
         return cls(lambda: store.get_meta(META_KEY), lambda text: store.set_meta(META_KEY, text))
 
     def refusal(self, name: str) -> tuple[str, str] | None:
-        """Why ``name`` may not join now: ``(code, text)``, or None if it may."""
-        ban = self._bans.get(name)
+        """Why ``name`` (any case: names are compared without case) may not join
+        now: ``(code, text)``, or None if it may."""
+        ban = self._bans.get(name.lower())
         if ban is not None:
             return "banned", f"{name!r} is banned" + (f": {ban.reason}" if ban.reason else "")
-        until = self._kicked.get(name)
+        until = self._kicked.get(name.lower())
         if until is not None:
             left = until - self._clock()
             if left > 0:
                 return "kicked", f"{name!r} was kicked; try again in {left:.0f} s"
-            del self._kicked[name]
+            del self._kicked[name.lower()]
         return None
 
     def ban(self, name: str, reason: str = "", by: str = "admin") -> Ban:
         """Ban ``name`` (replacing an earlier ban of it) and save the list."""
         entry = Ban(name, reason, by, time.time())
-        self._bans[name] = entry
+        self._bans[name.lower()] = entry
         self._write()
         return entry
 
     def unban(self, name: str) -> bool:
         """Lift a ban (and a kick hold); return whether ``name`` was banned."""
-        self._kicked.pop(name, None)
-        found = self._bans.pop(name, None) is not None
+        self._kicked.pop(name.lower(), None)
+        found = self._bans.pop(name.lower(), None) is not None
         if found:
             self._write()
         return found
 
     def kick(self, name: str, hold_s: float = KICK_HOLD_S) -> None:
         """Keep ``name`` out for ``hold_s`` seconds (in memory only)."""
-        self._kicked[name] = self._clock() + hold_s
+        self._kicked[name.lower()] = self._clock() + hold_s
 
     def bans(self) -> list[Ban]:
         """Every ban, by name."""

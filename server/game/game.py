@@ -18,6 +18,7 @@ checkpoint is written, so coming back at once resumes it as it left.
 
 from __future__ import annotations
 
+import hmac
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -100,8 +101,15 @@ class Game:
                                    if depth not in world.levels})
 
     def join(self, name: str, token: str | None, class_key: str | None,
-             session: object) -> tuple[Welcome, object | None]:
+             session: object, *, may_create: bool = True) -> tuple[Welcome, object | None]:
         """Seat a player: resume a saved character, or create a new one.
+
+        Names are compared without case (``Ann`` and ``ANN`` are one
+        character); the character keeps the spelling it was created with.
+
+        Args:
+            may_create: False to refuse (``limited``) a join that would create
+                a new character; resuming is still allowed.
 
         Returns:
             The ``welcome`` message, and the session object this join replaced
@@ -109,36 +117,42 @@ class Game:
             token: the caller should close that connection), or None.
 
         Raises:
-            GameError: ``name_taken`` (known name, token missing or wrong),
-                ``bad_class`` (unknown class), ``server_full``, ``banned``,
+            GameError: ``name_taken`` (known name, token missing or wrong: one
+                message whether its owner is online or not), ``bad_class``
+                (unknown class), ``server_full``, ``limited``, ``banned``,
                 ``kicked`` (see :class:`~server.game.bans.BanList`).
         """
         refused = self.bans.refusal(name)
         if refused is not None:
             raise GameError(*refused)
-        online = self.by_name.get(name)
+        taken = GameError("name_taken", f"{name!r} belongs to someone; a token is needed")
+        online = self.by_name.get(name.lower())
         if online is not None:
-            if token is None or online.token_hash != hash_token(token):
-                raise GameError("name_taken", f"{name!r} is playing; a token is needed")
+            if token is None or not hmac.compare_digest(online.token_hash, hash_token(token)):
+                raise taken
             replaced = online.session
             online.session = session
             online.view = PlayerView(online.actor_id)
             return self._welcome(online, token, resumed=True), replaced
         if len(self.seats) >= self.max_players:
             raise GameError("server_full", f"the server holds {self.max_players} players")
-        left = self._left.get(name)
+        left = next((v for k, v in self._left.items() if k.lower() == name.lower()), None)
         saved = self.store.load_player(name) if left is None else left[:2]
         if saved is not None:
             ok = token is not None and saved[0] == hash_token(token)
             record = saved[1] if ok else None
             if record is None:
-                raise GameError("name_taken", f"{name!r} belongs to someone; a token is needed")
+                raise taken
+            name = str(record.get("name", name))  # the spelling it was created with
             try:
                 actor = self.world.join(name, record=record)
             except LookupError as exc:
                 raise GameError("server_full", "no room near your last place") from exc
             token_hash, resumed = saved[0], True
         else:
+            if not may_create:
+                raise GameError("limited", "too many new characters from your address lately; "
+                                "try again later or resume a character with its token")
             key = class_key or "warrior"
             cls = self.world.content.classes.get(key)
             if cls is None or cls.hidden:
@@ -151,7 +165,7 @@ class Game:
             token_hash, resumed = hash_token(token), False
         seat = Seat(name, token_hash, actor.id, PlayerView(actor.id), session)
         self.seats[actor.id] = seat
-        self.by_name[name] = seat
+        self.by_name[name.lower()] = seat
         self._left.pop(name, None)
         if not resumed:  # made from nothing: saving it alone keeps the floors consistent
             self.saver.submit([(name, token_hash, pack_record(actor.to_record()),
@@ -180,7 +194,7 @@ class Game:
             return
         record = self.world.leave(actor_id)
         del self.seats[actor_id]
-        del self.by_name[seat.name]
+        del self.by_name[seat.name.lower()]
         self._left[seat.name] = (seat.token_hash, record, 0)
 
     def command(self, actor_id: int, seq: int, name: str, d: tuple[int, int] | None = None, *,
@@ -204,9 +218,38 @@ class Game:
             return Info(id=target_id, found=False, about={})
         return Info(id=target_id, found=True, about=describe_actor(target, me, self.world.content))
 
-    def chat(self, actor_id: int, text: str) -> ChatOut:
-        """The chat message to send to everyone for ``text`` said by the player."""
-        return ChatOut(sender=self.seats[actor_id].name, text=text, tick=self.world.tick)
+    def chat(self, actor_id: int, text: str, scope: str = "level",
+             to: str | None = None) -> tuple[list[int], ChatOut]:
+        """Who hears ``text`` said by the player, and the one message they all get.
+
+        Args:
+            scope: ``"level"`` (seated players on the speaker's level) or
+                ``"global"`` (every seated player); ignored when ``to`` is set.
+            to: a name (any case): a private line to that player and back to
+                the speaker. When nobody of that name is playing, only the
+                speaker gets a notice saying so.
+
+        Returns:
+            The recipients' actor ids (ascending) and the ``chat`` message.
+        """
+        seat = self.seats[actor_id]
+        tick = self.world.tick
+        if to is not None:
+            target = self.by_name.get(to.lower())
+            if target is None:
+                return [actor_id], ChatOut(sender="", text=f"nobody called {to} is playing",
+                                           tick=tick)
+            return (sorted({actor_id, target.actor_id}),
+                    ChatOut(sender=seat.name, text=text, tick=tick, scope="private",
+                            to=target.name))
+        if scope == "global":
+            return sorted(self.seats), ChatOut(sender=seat.name, text=text, tick=tick,
+                                               scope="global")
+        here = self.world.actors.get(actor_id)
+        depth = here.depth if here is not None else None
+        hearers = [a for a in sorted(self.seats)
+                   if (other := self.world.actors.get(a)) is not None and other.depth == depth]
+        return hearers, ChatOut(sender=seat.name, text=text, tick=tick, scope="level")
 
     def resync(self, actor_id: int) -> None:
         """Make the player's next message a full snapshot (after skipped deltas)."""

@@ -6,7 +6,9 @@ every player gets at most one frame per message, written with
 ``websockets.broadcast`` (no awaiting per client in the tick, PERFORMANCE.md).
 A client whose socket buffer stays above ``OUTBOX_LIMIT_BYTES`` gets no
 deltas — its next message is a snapshot — and is dropped after
-``BEHIND_DROP_S`` seconds of that.
+``BEHIND_DROP_S`` seconds of that. The limits of :mod:`server.net.guard`
+(control frames, buffered output, per-address caps) apply to every
+connection from its first byte, before and after ``hello``.
 """
 
 from __future__ import annotations
@@ -24,10 +26,22 @@ from typing import Any
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.limits import FLOOD_FACTOR, HELLO_TIMEOUT_S, MAX_FRAME_BYTES, RATE_BURST, RATE_PER_S
+from protocol.limits import (
+    CHAT_BURST,
+    CHAT_RATE_PER_S,
+    FLOOD_FACTOR,
+    GLOBAL_CHAT_BURST,
+    GLOBAL_CHAT_RATE_PER_S,
+    HELLO_TIMEOUT_S,
+    MAX_FRAME_BYTES,
+    RATE_BURST,
+    RATE_PER_S,
+)
 from protocol.messages import (
     Chat,
     ChatOut,
@@ -38,10 +52,18 @@ from protocol.messages import (
     Ping,
     Pong,
     ServerMessage,
+    Welcome,
 )
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.game.game import Game, GameError
+from server.net.guard import (
+    AddressBook,
+    GuardedConnection,
+    NetLimits,
+    guarded_connection_class,
+    raise_open_file_limit,
+)
 from server.net.logs import address
 from server.net.metrics import Metrics
 from server.net.ratelimit import TokenBucket
@@ -56,6 +78,21 @@ DRAIN_S = 10.0
 """Default seconds from SIGTERM (or ``admin shutdown``) to the last connection closed."""
 CLOSE_RESERVE_S = 3.0
 """Seconds of a drain kept for the final save and the closing handshakes."""
+CLOSE_TIMEOUT_S = 2.0
+"""Seconds a closing handshake may take before the transport is aborted."""
+
+
+def _new_bucket(now: float) -> TokenBucket:
+    return TokenBucket(RATE_PER_S, RATE_BURST, FLOOD_FACTOR, now)
+
+
+def _chat_buckets(now: float) -> tuple[TokenBucket, TokenBucket]:
+    return (TokenBucket(CHAT_RATE_PER_S, CHAT_BURST, FLOOD_FACTOR, now),
+            TokenBucket(GLOBAL_CHAT_RATE_PER_S, GLOBAL_CHAT_BURST, FLOOD_FACTOR, now))
+
+
+def _over_cap(ws: ServerConnection) -> bool:
+    return isinstance(ws, GuardedConnection) and ws.over_cap()
 
 
 @dataclass(eq=False)
@@ -66,6 +103,8 @@ class Client:
     actor_id: int
     session: ServerSession
     bucket: TokenBucket
+    chat: TokenBucket
+    global_chat: TokenBucket
     behind_since: float | None = None
     sent_bytes: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -92,13 +131,16 @@ class GameServer:
         metrics_port: Also serve ``/metrics``, ``/healthz`` and ``/readyz``
             on this port (0 picks one; see :attr:`metrics_port` once ready).
         admin_socket: Path of the admin Unix socket (None: no admin socket).
+        limits: Per-connection and per-address limits (defaults: :class:`NetLimits`).
     """
 
     def __init__(self, game: Game, host: str = "127.0.0.1", port: int = 8765,
                  tick_rate: int = 10, *, ssl_context: ssl.SSLContext | None = None,
                  drain_s: float = DRAIN_S, metrics_port: int | None = None,
-                 admin_socket: Path | None = None) -> None:
+                 admin_socket: Path | None = None, limits: NetLimits | None = None) -> None:
         self.game = game
+        self.limits = limits or NetLimits()
+        self.book = AddressBook(self.limits, 1 << 20)
         self.host = host
         self.port = port
         self.tick_rate = tick_rate
@@ -141,11 +183,19 @@ class GameServer:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, self._on_signal)
             loop.add_signal_handler(signal.SIGHUP, self.stop)
+        fd_limit = raise_open_file_limit()
+        self.book = AddressBook(self.limits, fd_limit)
+        log.info("open-file limit %d: at most %d connections, %d per address, "
+                 "%d new characters per address per hour", fd_limit, self.book.max_total,
+                 self.limits.max_conns_per_addr, self.limits.new_chars_per_hour)
         async with contextlib.AsyncExitStack() as stack:
             ws_server = await stack.enter_async_context(serve(
                 self._handle, self.host, self.port, compression=None, max_size=MAX_FRAME_BYTES,
-                ping_interval=20, ping_timeout=20, close_timeout=2, ssl=self.ssl_context,
-                process_request=self.metrics.process_request))
+                ping_interval=self.limits.keepalive_interval_s,
+                ping_timeout=self.limits.keepalive_timeout_s,
+                close_timeout=CLOSE_TIMEOUT_S, ssl=self.ssl_context,
+                create_connection=guarded_connection_class(self.book),
+                process_request=self._process_request))
             self._ws_server = ws_server
             self.port = int(next(iter(ws_server.sockets)).getsockname()[1])
             if self.metrics_port is not None:
@@ -182,7 +232,7 @@ class GameServer:
                        - time.monotonic()) if self._drain_started else 2.5
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(
-                    *(ws.close(1001, "server shutdown") for ws in closing)), left)
+                    *(self._close(ws, 1001, "server shutdown") for ws in closing)), left)
             for ws in closing:  # slow closing handshakes are cut short
                 if ws.transport is not None and not ws.transport.is_closing():
                     ws.transport.abort()
@@ -260,7 +310,7 @@ class GameServer:
         Returns:
             False if nobody of that name is playing.
         """
-        seat = self.game.by_name.get(name)
+        seat = self.game.by_name.get(name.lower())
         client = self.clients.get(seat.actor_id) if seat is not None else None
         if client is None:
             return False
@@ -297,11 +347,15 @@ class GameServer:
             if loop.time() - last_report >= 60.0:
                 last_report = loop.time()
                 self._report()
+                self.book.prune(time.monotonic())
 
     def _tick(self) -> None:
         now = time.monotonic()
         skip: set[int] = set()
         for aid, client in list(self.clients.items()):
+            if _over_cap(client.ws):
+                skip.add(aid)
+                continue
             transport = client.ws.transport
             buffered = transport.get_write_buffer_size() if transport is not None else 0
             if buffered > OUTBOX_LIMIT_BYTES:
@@ -338,18 +392,40 @@ class GameServer:
         self._send_raw(client, encode_server(msg))
 
     def _send_raw(self, client: Client, data: bytes) -> None:
+        if _over_cap(client.ws):
+            return
         client.sent_bytes += len(data)
         self.metrics.sent(len(data))
         broadcast([client.ws], data)
 
     # ----------------------------------------------------------- connections
 
-    async def _fatal(self, ws: ServerConnection, code: str, detail: str) -> None:
+    def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
+        """Answer ``/metrics``, ``/healthz`` and ``/readyz``, and the handshake of a
+        connection a cap refused with its HTTP error; let other requests through."""
+        answer = self.metrics.process_request(ws, request)
+        if answer is not None:
+            return answer
+        if isinstance(ws, GuardedConnection) and ws.refusal is not None:
+            status, text = ws.refusal
+            return ws.respond(status, text)
+        return None
+
+    async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
+        """Close ``ws``; abort its transport if that cannot finish within
+        ``CLOSE_TIMEOUT_S`` (e.g. a full write buffer the client does not read)."""
         try:
-            await ws.send(encode_server(Error(code=code, msg=detail, fatal=True)))
-            await ws.close(1001 if code == ErrorCode.SHUTDOWN else 1008, code)
-        except ConnectionClosed:
+            async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                await ws.close(code, reason)
+        except (TimeoutError, ConnectionClosed):
             pass
+        if ws.state is not State.CLOSED and ws.transport is not None:
+            ws.transport.abort()
+
+    async def _fatal(self, ws: ServerConnection, code: str, detail: str) -> None:
+        """Send a fatal ``error`` (never waiting on the client) and close."""
+        broadcast([ws], encode_server(Error(code=code, msg=detail, fatal=True)))
+        await self._close(ws, 1001 if code == ErrorCode.SHUTDOWN else 1008, code)
 
     async def _error(self, ws: ServerConnection, exc: ProtocolError) -> bool:
         """Report a protocol error; return True if the connection must end."""
@@ -363,10 +439,16 @@ class GameServer:
         broadcast([ws], encode_server(Error(code=exc.code.value, msg=exc.detail, fatal=False)))
         return False
 
-    async def _await_hello(self, ws: ServerConnection, session: ServerSession) -> Hello | None:
+    async def _await_hello(self, ws: ServerConnection, session: ServerSession,
+                           bucket: TokenBucket) -> Hello | None:
         try:
             async with asyncio.timeout(HELLO_TIMEOUT_S):
                 async for raw in ws:
+                    admitted = await self._admit(ws, bucket)
+                    if admitted is None:
+                        return None
+                    if not admitted:
+                        continue
                     try:
                         msg = session.receive(decode_client(raw))
                         if isinstance(msg, Hello):
@@ -383,38 +465,82 @@ class GameServer:
             await self._error(ws, ProtocolError(ErrorCode.TIMEOUT, "no hello in time"))
         return None
 
+    async def _join(self, ws: ServerConnection, hello: Hello,
+                    session: ServerSession) -> tuple[Welcome, object | None] | None:
+        """Seat the player under the per-address caps; None if refused (and closed)."""
+        addr = ws.address if isinstance(ws, GuardedConnection) else "?"
+        now = time.monotonic()
+        blocked = self.book.token_blocked(addr, hello.name, now)
+        if blocked is not None:
+            self.book.refused(addr, "token failures", f"too many for this {blocked} "
+                              f"(joining as {hello.name!r})")
+            await self._fatal(ws, ErrorCode.LIMITED.value, f"too many failed token attempts "
+                              f"for this {blocked}; wait a minute")
+            return None
+        may_create = self.book.may_create(addr, now)
+        try:
+            joined = self.game.join(hello.name, hello.token, hello.cls, session,
+                                    may_create=may_create)
+        except GameError as exc:
+            self.metrics.refusals.labels(exc.code).inc()
+            where = address(ws.remote_address)
+            log.info("refused %s from %s: %s", hello.name, where, exc.code,
+                     extra={"event": "refuse", "player": hello.name, "address": where,
+                            "code": exc.code})
+            if exc.code == ErrorCode.NAME_TAKEN:
+                self.book.token_failed(addr, hello.name, now)
+            elif exc.code == ErrorCode.LIMITED:
+                self.book.refused(addr, "new characters",
+                                  f"{self.limits.new_chars_per_hour} in the last hour")
+            await self._fatal(ws, exc.code, exc.detail)
+            return None
+        if not joined[0].resumed:
+            self.book.record_created(addr, now)
+        return joined
+
+    async def _admit(self, ws: ServerConnection, bucket: TokenBucket) -> bool | None:
+        """Spend a token for one incoming message: True to handle it, False to
+        drop it, None when the connection was closed for flooding."""
+        if bucket.allow(time.monotonic()):
+            return True
+        if bucket.flooding:
+            await self._fatal(ws, ErrorCode.FLOOD.value, "too many messages")
+            return None
+        if bucket.dropped_in_window == 1:
+            await self._error(ws, ProtocolError(ErrorCode.RATE_LIMITED,
+                                                f"over {RATE_PER_S} messages per second"))
+        return False
+
     async def _handle(self, ws: ServerConnection) -> None:
         session = ServerSession()
         client: Client | None = None
         where = address(ws.remote_address)
         self.metrics.connections.inc()
         log.debug("connection open from %s", where, extra={"event": "open", "address": where})
+        now = time.monotonic()
+        bucket = _new_bucket(now)
         try:
-            hello = await self._await_hello(ws, session)
+            hello = await self._await_hello(ws, session, bucket)
             if hello is None:
                 return
-            try:
-                if self.draining:
-                    raise GameError(ErrorCode.SHUTDOWN.value, "the server is stopping")
-                welcome, replaced = self.game.join(hello.name, hello.token, hello.cls, session)
-            except GameError as exc:
-                self.metrics.refusals.labels(exc.code).inc()
-                log.info("refused %s from %s: %s", hello.name, where, exc.code,
-                         extra={"event": "refuse", "player": hello.name, "address": where,
-                                "code": exc.code})
-                await self._fatal(ws, exc.code, exc.detail)
+            if self.draining:
+                self.metrics.refusals.labels(ErrorCode.SHUTDOWN.value).inc()
+                await self._fatal(ws, ErrorCode.SHUTDOWN.value, "the server is stopping")
                 return
+            joined = await self._join(ws, hello, session)
+            if joined is None:
+                return
+            welcome, replaced = joined
             old = self.clients.get(welcome.id)
             if replaced is not None and old is not None:
                 broadcast([old.ws], encode_server(Error(
                     code="replaced", msg="this character connected from elsewhere", fatal=True)))
                 old.extra["replaced"] = True
-                asyncio.create_task(old.ws.close(1008, "replaced"))
+                asyncio.create_task(self._close(old.ws, 1008, "replaced"))
             session.welcomed()
-            client = Client(ws, welcome.id, session,
-                            TokenBucket(RATE_PER_S, RATE_BURST, FLOOD_FACTOR, time.monotonic()))
+            client = Client(ws, welcome.id, session, bucket, *_chat_buckets(now))
             self.clients[welcome.id] = client
-            await ws.send(encode_server(welcome))
+            self._send_raw(client, encode_server(welcome))
             self.metrics.joins.labels("resumed" if welcome.resumed else "new").inc()
             log.info("%s joined as actor %d%s", welcome.name, welcome.id,
                      " (resumed)" if welcome.resumed else "",
@@ -450,14 +576,9 @@ class GameServer:
     async def _on_message(self, client: Client, raw: bytes | str) -> bool:
         """Handle one frame of a playing client; return False to end the connection."""
         ws = client.ws
-        if not client.bucket.allow(time.monotonic()):
-            if client.bucket.flooding:
-                await self._error(ws, ProtocolError(ErrorCode.FLOOD, "too many messages"))
-                return False
-            if client.bucket.dropped_in_window == 1:
-                await self._error(ws, ProtocolError(ErrorCode.RATE_LIMITED,
-                                                    f"over {RATE_PER_S} messages per second"))
-            return True
+        admitted = await self._admit(ws, client.bucket)
+        if not admitted:
+            return admitted is not None
         try:
             msg = client.session.receive(decode_client(raw))
         except ProtocolError as exc:
@@ -470,11 +591,30 @@ class GameServer:
             except (ValueError, KeyError) as exc:
                 await self._error(ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
         elif isinstance(msg, Chat):
-            data = encode_server(self.game.chat(client.actor_id, msg.text))
-            broadcast([c.ws for c in self.clients.values()], data)
-            self.metrics.sent(len(data), len(self.clients))
+            await self._chat(client, msg)
         elif isinstance(msg, Ping):
             broadcast([ws], encode_server(Pong(id=msg.id, tick=self.game.world.tick)))
         elif isinstance(msg, Look):
             broadcast([ws], encode_server(self.game.look(client.actor_id, msg.id)))
         return True
+
+    async def _chat(self, client: Client, msg: Chat) -> None:
+        """Send a chat line to its scope, under the player's chat rates; the
+        line is encoded once for all its recipients."""
+        now = time.monotonic()
+        rated = (client.chat, CHAT_RATE_PER_S, "")
+        ok = client.chat.allow(now)
+        if ok and msg.to is None and msg.scope == "global":
+            rated = (client.global_chat, GLOBAL_CHAT_RATE_PER_S, "global ")
+            ok = client.global_chat.allow(now)
+        if not ok:
+            bucket, rate, what = rated
+            if bucket.dropped_in_window == 1:
+                await self._error(client.ws, ProtocolError(
+                    ErrorCode.RATE_LIMITED, f"{what}chat over {rate:g} lines per second"))
+            return
+        hearers, out = self.game.chat(client.actor_id, msg.text, msg.scope, msg.to)
+        data = encode_server(out)
+        targets = [c.ws for a in hearers
+                   if (c := self.clients.get(a)) is not None and not _over_cap(c.ws)]
+        broadcast(targets, data)

@@ -55,6 +55,12 @@ MIGRATIONS: tuple[Migration, ...] = (
                 depth INTEGER PRIMARY KEY, record BYTEA NOT NULL, saved_tick BIGINT NOT NULL)
         """,
     ),
+    Migration(
+        2,
+        "names looked up without case",
+        sqlite="CREATE INDEX IF NOT EXISTS players_name_lower ON players (lower(name))",
+        postgres="CREATE INDEX IF NOT EXISTS players_name_lower ON players (lower(name))",
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

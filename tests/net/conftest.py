@@ -15,6 +15,7 @@ from websockets.asyncio.client import ClientConnection
 from protocol.version import PROTOCOL_VERSION
 from server.game.game import Game
 from server.game.store import Store
+from server.net.guard import NetLimits
 from server.net.server import GameServer
 from server.sim.world import World
 
@@ -26,10 +27,10 @@ async def start_server(tmp_path: Path) -> AsyncIterator[Started]:
     running: list[tuple[GameServer, asyncio.Task[None], Store]] = []
 
     async def start(seed: int = 1, tick_rate: int = 20, db: Path | None = None,
-                    populate: bool = True) -> GameServer:
+                    populate: bool = True, limits: NetLimits | None = None) -> GameServer:
         store = Store(db or tmp_path / "world.db")
         game = Game(World(seed, populate=populate), store, tick_rate=tick_rate)
-        server = GameServer(game, "127.0.0.1", 0, tick_rate)
+        server = GameServer(game, "127.0.0.1", 0, tick_rate, limits=limits)
         ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(server.run(ready, install_signals=False))
         await asyncio.wait_for(ready, 5)

@@ -23,10 +23,10 @@ import websockets
 from protocol.version import PROTOCOL_VERSION
 from server.game.game import Game
 from server.game.store import Store
-from server.store import open_store
 from server.net.admin import AdminServer, bind_private_socket
 from server.net.server import GameServer
 from server.sim.world import World
+from server.store import open_store
 from tests.net.conftest import join, recv, recv_until, send, url
 from tests.serverproc import underhall_command
 

@@ -12,9 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from client.bots import run_bots_async
 from server.game.game import Game
 from server.game.store import Store
-from server.store import open_store
 from server.net.server import GameServer
 from server.sim.world import World
+from server.store import open_store
 from tests.net.conftest import Started, join, recv_until, send, url
 
 

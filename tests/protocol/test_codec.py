@@ -84,6 +84,8 @@ client_messages: st.SearchStrategy[ClientMessage] = st.one_of(
     ),
     commands(),
     st.builds(Chat, text=chat_texts),
+    st.builds(Chat, text=chat_texts, scope=st.sampled_from(["level", "global"])),
+    st.builds(Chat, text=chat_texts, to=names),
     st.builds(Ping, id=st.integers(min_value=0, max_value=2**31 - 1)),
     st.builds(Look, id=st.integers(min_value=0, max_value=2**31 - 1)),
 )
@@ -169,6 +171,8 @@ server_messages: st.SearchStrategy[ServerMessage] = st.one_of(
     st.builds(Error, code=st.text(), msg=st.text(), fatal=st.booleans()),
     st.builds(Pong, id=wire_ints, tick=wire_ints),
     st.builds(ChatOut, sender=st.text(), text=st.text(), tick=wire_ints),
+    st.builds(ChatOut, sender=st.text(), text=st.text(), tick=wire_ints,
+              scope=st.sampled_from(["level", "global", "private"]), to=st.none() | names),
     st.builds(Info, id=wire_ints, found=st.booleans(), about=dicts),
 )
 
@@ -421,6 +425,13 @@ BAD_FIELDS = [
     _with("chat", text="line\nbreak"),
     _with("chat", text="c1 \x9b"),
     _with("chat", text=b"bytes"),
+    _with("chat", scope="planet"),
+    _with("chat", scope=None),
+    _with("chat", scope=["level"]),
+    _with("chat", to="no spaces allowed"),
+    _with("chat", to=""),
+    _with("chat", to=7),
+    _with("chat", to="ann", scope="global"),
     # ping
     _with("ping", id=None),
     _with("ping", id=True),
@@ -652,3 +663,16 @@ def test_key_sets_are_accepted_exactly_when_they_fit_the_table(
         assert {k for k in COMMAND_ARGS if getattr(msg, k) is not None} == present
     else:
         assert code_of(frame) == ErrorCode.BAD_FIELD
+
+
+def test_chat_scopes_on_the_wire() -> None:
+    """A chat without scope or to is a level chat; the encoder leaves the
+    default out, so such a frame is what a version-2 client sent before."""
+    assert decode_client(pack({"t": "chat", "text": "hi"})) == Chat("hi", "level")
+    assert decode_client(pack({"t": "chat", "text": "hi", "scope": "global"})) == Chat(
+        "hi", "global")
+    assert decode_client(pack({"t": "chat", "text": "hi", "to": "Bob"})) == Chat("hi", to="Bob")
+    assert msgpack.unpackb(encode_client(Chat("hi"))) == {"t": "chat", "text": "hi"}
+    raw = msgpack.unpackb(encode_server(ChatOut("ann", "hi", 3, scope="private", to="Bob")))
+    assert raw == {"t": "chat", "from": "ann", "text": "hi", "tick": 3, "scope": "private",
+                   "to": "Bob"}

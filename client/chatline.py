@@ -1,0 +1,37 @@
+"""Chat lines as a player types and reads them: the scope prefixes.
+
+Typed: ``/g text`` says ``text`` to every player (the global channel),
+``/w name text`` says it to ``name`` only, anything else to the players on
+your level (docs/protocol.md, "chat").
+"""
+
+from __future__ import annotations
+
+from client.notices import describe_chat
+from protocol.limits import NAME_RE
+from protocol.messages import Chat, ChatOut
+
+__all__ = ["chat_from_line", "describe_chat_line"]
+
+
+def chat_from_line(line: str) -> Chat | str:
+    """The ``chat`` to send for a typed line, or a usage message to show instead."""
+    if line.startswith("/g "):
+        text = line[3:].strip()
+        return Chat(text, scope="global") if text else "usage: /g text"
+    if line.startswith("/w ") or line == "/w":
+        name, _, text = line[3:].strip().partition(" ")
+        if NAME_RE.fullmatch(name) is None or not text.strip():
+            return "usage: /w name text"
+        return Chat(text.strip(), to=name)
+    return Chat(line)
+
+
+def describe_chat_line(msg: ChatOut) -> str:
+    """A received chat line for the log, marked ``[global]`` or ``[to NAME]``."""
+    line = describe_chat(msg.sender, msg.text)
+    if msg.scope == "global":
+        return f"[global] {line}"
+    if msg.scope == "private":
+        return f"[to {msg.to}] {line}" if msg.to else f"[private] {line}"
+    return line

@@ -1,0 +1,331 @@
+"""Limits that protect the server from one connection or one address.
+
+- :class:`GuardedConnection`: a websockets ``ServerConnection`` whose control
+  frames (ping, pong) spend a per-connection budget, and whose buffered output
+  is capped. websockets answers every ping with a pong inside its protocol, so
+  a client that floods pings without reading would otherwise grow the
+  server's write buffer without bound.
+- :class:`AddressBook`: per-address caps on concurrent connections, new
+  characters per hour and failed token attempts, plus a cap on all
+  connections kept below the open-file limit.
+- :func:`raise_open_file_limit`: the soft ``RLIMIT_NOFILE`` raised to the hard one.
+
+Holds no game rule. Times are ``time.monotonic()`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, ClassVar
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ProtocolError as WsProtocolError
+from websockets.frames import CloseCode, Frame, Opcode
+
+from server.net.ratelimit import TokenBucket
+
+log = logging.getLogger("underhall.net")
+
+HOUR_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class NetLimits:
+    """The network layer's limits (``underhall serve`` options of the same names).
+
+    Attributes:
+        max_conns_per_addr: Concurrent connections one address may hold (0: no cap).
+        new_chars_per_hour: New characters one address may create in any hour (0: no cap).
+        token_failures_per_name: Failed token attempts allowed per name per
+            ``token_window_s``; beyond that the name refuses joins (``limited``)
+            until the window has passed.
+        token_failures_per_addr: The same, per address.
+        token_window_s: Seconds over which failed token attempts are counted.
+        keepalive_interval_s: Seconds between the server's websocket pings.
+        keepalive_timeout_s: Seconds a pong may take; a connection that does
+            not answer is closed and its character leaves the world, so a
+            silent character stays at most ``keepalive_interval_s +
+            keepalive_timeout_s`` seconds.
+        control_per_s: Control frames (ping, pong) a client may send per second on average.
+        control_burst: Control frames a client may send at once.
+        output_cap_bytes: Output buffered for one connection above which it is
+            closed at once (before and after ``hello``).
+        fd_margin: Open files kept free below the open-file limit: new
+            connections are refused (HTTP 503) within this margin.
+    """
+
+    max_conns_per_addr: int = 32
+    new_chars_per_hour: int = 30
+    token_failures_per_name: int = 10
+    token_failures_per_addr: int = 30
+    token_window_s: float = 60.0
+    keepalive_interval_s: float = 5.0
+    keepalive_timeout_s: float = 10.0
+    control_per_s: float = 5.0
+    control_burst: int = 20
+    output_cap_bytes: int = 1024 * 1024
+    fd_margin: int = 64
+
+
+def raise_open_file_limit() -> int:
+    """Raise the soft ``RLIMIT_NOFILE`` to the hard one; return the soft limit now in force.
+
+    Returns a large number where the ``resource`` module does not exist, and
+    the unchanged soft limit if raising it fails.
+    """
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return 1 << 20
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    return int(soft) if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def _open_files() -> int:
+    """Files this process has open now (Linux), else a guess."""
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 16
+
+
+def _prune(stamps: deque[float], since: float) -> None:
+    while stamps and stamps[0] <= since:
+        stamps.popleft()
+
+
+class AddressBook:
+    """Connections and recent events by remote address, and the caps on them.
+
+    Args:
+        limits: The caps.
+        fd_limit: The soft open-file limit in force
+            (:func:`raise_open_file_limit`); connections beyond it minus
+            ``limits.fd_margin`` and the files open now are refused.
+    """
+
+    def __init__(self, limits: NetLimits, fd_limit: int) -> None:
+        self.limits = limits
+        self.max_total = max(1, fd_limit - limits.fd_margin - _open_files())
+        self.total = 0
+        self.conns: dict[str, int] = {}
+        self.created: dict[str, deque[float]] = {}
+        self.failed_name: dict[str, deque[float]] = {}
+        self.failed_addr: dict[str, deque[float]] = {}
+        self._logged: dict[tuple[str, str], float] = {}
+
+    # ------------------------------------------------------- connections
+
+    def opened(self, addr: str) -> tuple[HTTPStatus, str] | None:
+        """Count a new connection; return why it must be refused (HTTP status,
+        text), or None. A refused connection is counted too (it holds a file
+        until it closes): call :meth:`closed` for it as well."""
+        held = self.conns.get(addr, 0)
+        self.conns[addr] = held + 1
+        self.total += 1
+        cap = self.limits.max_conns_per_addr
+        if self.total > self.max_total:
+            self.refused(addr, "open files", f"{self.total - 1} connections open, "
+                         f"cap {self.max_total} below the open-file limit")
+            return (HTTPStatus.SERVICE_UNAVAILABLE,
+                    "the server is at its connection limit; try again later\n")
+        if cap and held >= cap:
+            self.refused(addr, "connections", f"already {held} connections (cap {cap})")
+            return (HTTPStatus.TOO_MANY_REQUESTS,
+                    f"too many connections from your address (at most {cap}); close one\n")
+        return None
+
+    def closed(self, addr: str) -> None:
+        """Forget one connection of ``addr``."""
+        held = self.conns.get(addr, 0) - 1
+        if held > 0:
+            self.conns[addr] = held
+        else:
+            self.conns.pop(addr, None)
+        self.total = max(0, self.total - 1)
+
+    def critical(self) -> bool:
+        """Whether open connections ate half the margin kept below the open-file
+        limit: a new one is then closed at once, without an HTTP answer."""
+        return self.total > self.max_total + self.limits.fd_margin // 2
+
+    # ------------------------------------------------------- new characters
+
+    def may_create(self, addr: str, now: float) -> bool:
+        """Whether ``addr`` may create one more character now."""
+        cap = self.limits.new_chars_per_hour
+        stamps = self.created.get(addr)
+        if not cap or stamps is None:
+            return True
+        _prune(stamps, now - HOUR_S)
+        return len(stamps) < cap
+
+    def record_created(self, addr: str, now: float) -> None:
+        """Count a character created from ``addr``."""
+        self.created.setdefault(addr, deque()).append(now)
+
+    # ------------------------------------------------------- tokens
+
+    def token_blocked(self, addr: str, name: str, now: float) -> str | None:
+        """Why a join of ``name`` from ``addr`` is refused for failed token
+        attempts ("name" or "address"), or None."""
+        since = now - self.limits.token_window_s
+        for table, key, cap, what in (
+                (self.failed_name, name.lower(), self.limits.token_failures_per_name, "name"),
+                (self.failed_addr, addr, self.limits.token_failures_per_addr, "address")):
+            stamps = table.get(key)
+            if stamps is not None:
+                _prune(stamps, since)
+                if cap and len(stamps) >= cap:
+                    return what
+        return None
+
+    def token_failed(self, addr: str, name: str, now: float) -> None:
+        """Count a join refused for a missing or wrong token."""
+        self.failed_name.setdefault(name.lower(), deque()).append(now)
+        self.failed_addr.setdefault(addr, deque()).append(now)
+
+    # ------------------------------------------------------- upkeep
+
+    def prune(self, now: float) -> None:
+        """Drop expired entries, so the tables hold only recent addresses and names."""
+        for table, since in ((self.created, now - HOUR_S),
+                             (self.failed_name, now - self.limits.token_window_s),
+                             (self.failed_addr, now - self.limits.token_window_s)):
+            for key in list(table):
+                _prune(table[key], since)
+                if not table[key]:
+                    del table[key]
+        self._logged = {k: t for k, t in self._logged.items() if now - t < 60.0}
+
+    def refused(self, addr: str, what: str, detail: str) -> None:
+        """Log that a cap refused ``addr`` (at most once a minute per address and cap)."""
+        now = time.monotonic()
+        key = (addr, what)
+        if now - self._logged.get(key, -1e9) >= 60.0:
+            self._logged[key] = now
+            log.warning("refused %s: %s cap: %s (logged once a minute)", addr, what, detail)
+
+
+class GuardedConnection(ServerConnection):
+    """A websockets server connection with a control-frame budget and an output cap.
+
+    Use :func:`guarded_connection_class` to bind it to an :class:`AddressBook`
+    and pass the result as ``serve(create_connection=...)``.
+
+    - Every ping or pong from the client spends one token of a bucket
+      (``control_per_s``, ``control_burst``); when none is left the connection
+      is failed with close code 1008 and aborted ``close_grace_s`` later if
+      the client has not finished closing.
+    - After each chunk of input, and whenever the server checks
+      :meth:`over_cap`, output buffered above ``output_cap_bytes`` aborts the
+      transport at once (the client is not reading; the buffer is dropped).
+
+    Attributes:
+        address: The client's IP address.
+        refusal: ``(HTTP status, text)`` when the address book refused this
+            connection; the handshake answers it with that response.
+    """
+
+    book: ClassVar[AddressBook]
+    close_grace_s: ClassVar[float] = 2.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.address = ""
+        self.refusal: tuple[HTTPStatus, str] | None = None
+        self.cut_reason: str | None = None
+        self._counted = False
+        limits = self.book.limits
+        self.control = TokenBucket(limits.control_per_s, limits.control_burst, 1.0,
+                                   time.monotonic())
+        self._recv_frame: Callable[[Frame], None] = self.protocol.recv_frame
+        self.protocol.recv_frame = self._count_frame  # type: ignore[method-assign]
+
+    def _count_frame(self, frame: Frame) -> None:
+        if (frame.opcode is Opcode.PING or frame.opcode is Opcode.PONG) \
+                and not self.control.allow(time.monotonic()):
+            self.cut("too many control frames")
+            # Stops the parser: the rest of this chunk is discarded unread.
+            raise WsProtocolError("too many control frames")
+        self._recv_frame(frame)
+
+    def cut(self, reason: str) -> None:
+        """Fail the connection (close code 1008, ``reason``) and abort it
+        ``close_grace_s`` later if the close has not completed by then."""
+        if self.cut_reason is not None:
+            return
+        self.cut_reason = reason
+        self.book.refused(self.address, "budget", reason)
+        try:
+            self.protocol.fail(CloseCode.POLICY_VIOLATION, reason)
+            self.send_data()
+        except Exception:  # noqa: BLE001 -- whatever state it is in, abort below
+            self.abort(reason)
+            return
+        self.loop.call_later(self.close_grace_s, self.abort, reason)
+
+    def abort(self, reason: str) -> None:
+        """Close the transport now, dropping anything buffered."""
+        if self.cut_reason is None:
+            self.cut_reason = reason
+            self.book.refused(self.address, "budget", reason)
+        transport = getattr(self, "transport", None)
+        if transport is not None:
+            transport.abort()  # also when closing gracefully, which would still flush
+
+    def over_cap(self) -> bool:
+        """Abort the connection if its buffered output exceeds the cap; return
+        True if it is (or was already) cut off."""
+        transport = getattr(self, "transport", None)
+        if transport is None:
+            return False
+        if transport.get_write_buffer_size() > self.book.limits.output_cap_bytes:
+            self.abort(f"over {self.book.limits.output_cap_bytes} bytes of output buffered")
+            return True
+        return self.cut_reason is not None
+
+    # asyncio.Protocol callbacks
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        peer = transport.get_extra_info("peername")
+        self.address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        self._counted = True
+        self.refusal = self.book.opened(self.address)
+        if self.book.critical():
+            transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._counted:
+            self._counted = False
+            self.book.closed(self.address)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.cut_reason is not None:
+            return
+        super().data_received(data)
+        self.over_cap()
+
+
+def guarded_connection_class(book: AddressBook) -> type[GuardedConnection]:
+    """A :class:`GuardedConnection` subclass that reports to ``book``."""
+
+    class Guarded(GuardedConnection):
+        pass
+
+    Guarded.book = book
+    return Guarded
