@@ -135,7 +135,9 @@ class Connection:
         conn = cls(ws, url)
         hello = Hello(PROTOCOL_VERSION, name, token, cls_key)
         try:
-            conn.welcome = await asyncio.wait_for(conn._handshake(hello), open_timeout)
+            # asyncio.timeout, not wait_for: 3.11's wait_for may swallow a cancellation
+            async with asyncio.timeout(open_timeout):
+                conn.welcome = await conn._handshake(hello)
         except TimeoutError as exc:
             await ws.close()
             raise ConnectionClosed(f"no welcome from {url} within {open_timeout:g} s") from exc

@@ -55,6 +55,7 @@ _ERRORS: Mapping[str, str] = {
     "flood": "Disconnected for flooding the server.",
     "timeout": "The server timed out waiting for us.",
     "shutdown": "The server is shutting down.",
+    "replaced": "This character connected from elsewhere; this session is closed.",
     "too_large": "A message was too large for the server.",
 }
 

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_FPS",
     "MAX_IN_FLIGHT",
     "RECONNECT_DELAYS",
+    "STOP_TIMEOUT",
     "MessageLog",
     "PlayApp",
     "Screen",
@@ -64,6 +65,9 @@ REPEATABLE = frozenset({"move", "wait", "rest", "pickup"})
 
 IN_FLIGHT_EXPIRY = 3.0
 """Seconds after which an unanswered command stops counting as in flight."""
+
+STOP_TIMEOUT = 2.0
+"""Seconds the session waits for its tasks to stop after quitting."""
 
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 2.5, 2.5)
 """Seconds to wait before each reconnection attempt (about 10 s in all)."""
@@ -112,8 +116,10 @@ class PlayApp:
         self._dirty.set()
 
     def finish(self, status: int, message: str = "") -> None:
+        """End the session with an exit status and a line for the shell."""
         if not self._done.done():
             self._done.set_result((status, message))
+        self.dirty()  # wakes the repaint task, which then ends
 
     def say(self, line: str) -> None:
         """Add a log line, after the lines held back for a playing animation."""
@@ -158,8 +164,7 @@ class PlayApp:
             self._read_keys()
         # a bug: end the session and report it once the terminal is restored
         except Exception as exc:  # noqa: BLE001
-            if not self._done.done():
-                self._done.set_exception(exc)
+            self._fail(exc)
 
     def _read_keys(self) -> None:
         while True:
@@ -276,28 +281,46 @@ class PlayApp:
 
     async def draw(self) -> None:
         """Repaint when dirty, at most MAX_FPS times a second, or when the
-        next animation frame is due (frames may come faster than MAX_FPS)."""
+        next animation frame is due (frames may come faster than MAX_FPS).
+
+        Ends by itself once the session is finished. The wait for the next
+        change is ``asyncio.timeout`` around ``Event.wait``, never
+        ``asyncio.wait_for``: on Python 3.11 ``wait_for`` can swallow the
+        cancellation that stops this task when the event fires in the same
+        loop iteration (CPython gh-86296), which froze the client on exit.
+        """
         period = 1.0 / MAX_FPS
-        while True:
+        while not self._done.done():
             dead = bool(self.model.me.get("dead"))
             frame = self.animator.next_frame(time.monotonic())
             # while dead, the respawn countdown needs a clock-driven repaint
             timeout = min(t for t in (frame, 0.5 if dead else None, 3600.0) if t is not None)
             if frame is None or frame > 0:
-                try:
-                    await asyncio.wait_for(self._dirty.wait(), timeout=timeout)
-                except TimeoutError:
-                    pass
+                await self._wait_dirty(timeout)
+            if self._done.done():
+                return
             self._dirty.clear()
-            now = time.monotonic()
-            for line in self.animator.release(now):
-                self.log.add(line)
-            self.state.marks = self.animator.marks(now)
-            self.state.est_tick = self._estimated_tick()
-            self.screen.paint(self.screen.rows(self.model, self.state, self.log))
-            busy = self.animator.busy(now)
-            await asyncio.sleep(min(period, self.animator.next_frame(now) or period) if busy
-                                else period)
+            self.paint_now()
+            busy = self.animator.busy(time.monotonic())
+            await asyncio.sleep(min(period, self.animator.next_frame(time.monotonic()) or period)
+                                if busy else period)
+
+    async def _wait_dirty(self, timeout: float) -> None:
+        """Wait until something changed or ``timeout`` seconds passed."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._dirty.wait()
+        except TimeoutError:
+            pass
+
+    def paint_now(self) -> None:
+        """Draw one frame: release held log lines, then repaint what changed."""
+        now = time.monotonic()
+        for line in self.animator.release(now):
+            self.log.add(line)
+        self.state.marks = self.animator.marks(now)
+        self.state.est_tick = self._estimated_tick()
+        self.screen.paint(self.screen.rows(self.model, self.state, self.log))
 
     def on_resize(self) -> None:
         self.screen.invalidate()
@@ -326,10 +349,12 @@ class PlayApp:
                 loop.remove_signal_handler(signal.SIGWINCH)
             for task in tasks:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # bounded: a task that ignored its cancellation must not hold the exit
+            await asyncio.wait(tasks, timeout=STOP_TIMEOUT)
             if self.conn is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.conn.close(), timeout=1.0)
+                    async with asyncio.timeout(1.0):
+                        await self.conn.close()
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         """A background task ended: pass its failure on to :meth:`run`."""
@@ -337,7 +362,13 @@ class PlayApp:
             return
         exc = task.exception()
         if exc is not None:
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        """End the session with a bug's exception (re-raised by :meth:`run`)."""
+        if not self._done.done():
             self._done.set_exception(exc)
+        self.dirty()
 
 
 def _input_fd() -> int:

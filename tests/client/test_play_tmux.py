@@ -27,6 +27,9 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 UNDERHALL = Path(sys.executable).parent / "underhall"
 WIDTH, HEIGHT = 100, 30
 SCREEN_TIMEOUT = 30.0
+KEY_GAP = 0.5
+"""Seconds between two key presses, as a person types (the issue-12 freeze
+showed only when ``y`` came half a second after ``Q``)."""
 
 _TICK = re.compile(r"Tick (\d+)")
 _EXIT = re.compile(r"EXIT=(\d+)")
@@ -65,10 +68,17 @@ def server_url(tmp_path: Path, home: Path) -> Iterator[str]:
 class Tmux:
     """A private tmux server (own socket) with one detached session."""
 
-    def __init__(self, socket_path: Path, env: dict[str, str]) -> None:
+    def __init__(self, socket_path: Path, env: dict[str, str], target: str = "play") -> None:
         self.base = ["tmux", "-S", str(socket_path), "-f", "/dev/null"]
         self.env = env
-        self.target = "play"
+        self.target = target
+        self._last_key = 0.0
+
+    def session(self, target: str) -> Tmux:
+        """Another session on the same tmux server (started with :meth:`start`)."""
+        other = Tmux(Path(self.base[2]), self.env, target)
+        other.base = self.base
+        return other
 
     def run(self, *args: str) -> str:
         done = subprocess.run(
@@ -87,7 +97,11 @@ class Tmux:
         self.run("send-keys", "-t", self.target, "Enter")
 
     def keys(self, *names: str) -> None:
-        self.run("send-keys", "-t", self.target, *names)
+        """Press keys one by one, :data:`KEY_GAP` seconds apart (and after the last)."""
+        for name in names:
+            time.sleep(max(0.0, self._last_key + KEY_GAP - time.monotonic()))
+            self.run("send-keys", "-t", self.target, name)
+            self._last_key = time.monotonic()
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", self.target)
@@ -305,6 +319,55 @@ def test_mage_reads_casts_aims_and_looks_in_tmux(tmux: Tmux, server_url: str) ->
     tmux.wait_for("Really quit? (y/n)")
     tmux.keys("y")
     _assert_shell_restored(tmux, 0)
+
+
+def _start_play(tmux: Tmux, url: str, name: str) -> None:
+    """Type the play command and wait for the map."""
+    tmux.type_line(f"{UNDERHALL} play --url {url} --name {name}; echo EXIT=$?")
+    tmux.wait(lambda s: name in s and "@" in "".join(_map_rows(s)), "the map")
+
+
+@needs_tmux
+def test_quit_at_a_persons_pace_exits_every_time(tmux: Tmux, server_url: str) -> None:
+    """Q, then y half a second later, leaves the game (issue 12: it froze on 3.11)."""
+    for attempt in range(3):
+        _start_play(tmux, server_url, "quitter")
+        tmux.keys("l")  # a move marks the screen dirty just before quitting
+        tmux.keys("Q")
+        tmux.wait_for("Really quit? (y/n)")
+        tmux.keys("y")
+        _assert_shell_restored(tmux, 0)
+        tmux.type_line("clear")
+        tmux.wait(lambda s: "EXIT=" not in s, f"the screen to clear after try {attempt}")
+
+
+@needs_tmux
+def test_server_shutdown_is_shown_and_the_client_exits(
+    tmux: Tmux, tmp_path: Path, home: Path
+) -> None:
+    with running_server(tmp_path, seed=7, tick_rate=10, env=_env(home)) as url:
+        _start_play(tmux, url.rstrip("/"), "stayer")
+        tmux.keys("l")
+    # leaving the block stopped the server (SIGTERM): it says goodbye to everyone
+    screen = tmux.wait(lambda s: _EXIT.search(s) is not None, "the play command to exit")
+    assert "The server is shutting down." in screen, screen
+    _assert_shell_restored(tmux, 1)
+
+
+@needs_tmux
+def test_a_second_login_replaces_the_first_client(tmux: Tmux, server_url: str) -> None:
+    _start_play(tmux, server_url, "twin")
+    other = tmux.session("other")
+    other.start()
+    other.wait(_has_prompt, "the second shell's prompt")
+    _start_play(other, server_url, "twin")  # same home: the saved token resumes "twin"
+    screen = tmux.wait(lambda s: _EXIT.search(s) is not None, "the first client to exit")
+    assert "connected from elsewhere" in screen, screen
+    _assert_shell_restored(tmux, 1)
+    other.keys("Q")
+    other.wait_for("Really quit? (y/n)")
+    other.keys("y")
+    _assert_shell_restored(other, 0)
 
 
 @needs_tmux
