@@ -22,6 +22,7 @@ from client import keys, menus
 from client.aim import bolt_path
 from client.animate import Mark
 from client.model import ActorView, GameModel
+from client.safe_text import clean_text
 
 DEFAULT_THROW_RANGE = 4
 """Cells an item flies when ``welcome.items`` gives it no ``range`` (seed 001)."""
@@ -67,7 +68,8 @@ class MessageLog:
     """Appends lines to a display deque (the model's ``log``).
 
     A line equal to the previous one is not repeated: the last entry becomes
-    ``"<line> (xN)"``.
+    ``"<line> (xN)"``. Every line is cleaned of terminal controls
+    (:func:`client.safe_text.clean_text`) before it is kept.
     """
 
     def __init__(self, lines: deque[str]) -> None:
@@ -76,6 +78,7 @@ class MessageLog:
         self._count = 0
 
     def add(self, line: str) -> None:
+        line = clean_text(line)
         if self._count and self.lines and line == self._last:
             self._count += 1
             self.lines[-1] = f"{line} (x{self._count})"

@@ -34,6 +34,7 @@ from client.animate import Animator, tracks_from_events
 from client.connection import Connection, ConnectionClosed, load_token, save_token
 from client.model import GameModel
 from client.render import MessageLog, Screen, ViewState
+from client.safe_text import clean_message, clean_text
 from client.text import describe_chat, describe_error, describe_event, describe_reject
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import Chat, ChatOut, Delta, Error, Info, Look, Reject, Snapshot, Welcome
@@ -89,7 +90,7 @@ class PlayApp:
         self.name = name
         self.cls_key = cls_key
         self.conn: Connection | None = conn
-        self.model = GameModel(conn.welcome)
+        self.model = GameModel(clean_message(conn.welcome))
         self.log = MessageLog(self.model.log)
         self.state = ViewState(mode=keys.Mode())
         self.screen = Screen(term)
@@ -106,7 +107,7 @@ class PlayApp:
     # state changes -------------------------------------------------------
 
     def _welcomed(self, conn: Connection) -> None:
-        welcome = conn.welcome
+        welcome = clean_message(conn.welcome)
         save_token(self.url, self.name, welcome.token)
         if welcome.motd:
             self.log.add(welcome.motd)
@@ -129,7 +130,13 @@ class PlayApp:
             self.log.add(line)
 
     def on_message(self, msg: object) -> None:
-        """Apply one server message to the model and the log."""
+        """Apply one server message to the model and the log.
+
+        Every string in it is cleaned of terminal controls first
+        (:func:`client.safe_text.clean_message`): the server is not trusted
+        with the player's terminal.
+        """
+        msg = clean_message(msg)
         if isinstance(msg, (Welcome, Snapshot, Delta)):
             events = self.model.apply(msg)
             self._answered(self.model.ack)
@@ -237,7 +244,7 @@ class PlayApp:
             try:
                 self.on_message(await conn.recv())
             except ProtocolError as exc:  # that frame is dropped; the session goes on
-                self.log.add(f"Bad message from the server ({exc}).")
+                self.log.add(f"Bad message from the server ({clean_text(str(exc))}).")
                 self.dirty()
             except ConnectionClosed as exc:
                 if self._done.done() or not await self.reconnect(exc.reason):
@@ -266,7 +273,7 @@ class PlayApp:
             self.conn = conn
             self._pending.clear()
             self.state.mode = keys.Mode()
-            self.model.apply(conn.welcome)
+            self.model.apply(clean_message(conn.welcome))
             self._welcomed(conn)
             self.state.note = ""
             self.log.add("Reconnected.")
@@ -445,5 +452,5 @@ def run_play(url: str, name: str, *, cls_key: str | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     if message:
-        print(message, file=sys.stderr if status else sys.stdout)
+        print(clean_text(message), file=sys.stderr if status else sys.stdout)
     return status

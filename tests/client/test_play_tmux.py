@@ -7,18 +7,26 @@ a deadline (never a fixed long sleep). Skipped only when tmux is missing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from websockets.sync.server import ServerConnection, serve
 
+from protocol.codec import decode_client, encode_server
+from protocol.fov import pack_fov
+from protocol.messages import ChatOut, Hello, Snapshot, Welcome
+from protocol.version import PROTOCOL_VERSION
 from server.content import default_content
 from tests.serverproc import running_server
 
@@ -368,6 +376,52 @@ def test_a_second_login_replaces_the_first_client(tmux: Tmux, server_url: str) -
     other.wait_for("Really quit? (y/n)")
     other.keys("y")
     _assert_shell_restored(other, 0)
+
+
+_OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # a clipboard write: "echo pwned"
+_TITLE = "\x1b]2;pwned\x07"  # a window-title change
+
+
+def _hostile_handler(ws: ServerConnection) -> None:
+    """A server that answers ``hello`` with escape sequences in every string."""
+    hello = decode_client(ws.recv())
+    assert isinstance(hello, Hello)
+    terrain = [["floor", f"floor{_TITLE}", ".", "white", True, True]]
+    ws.send(encode_server(Welcome(
+        v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
+        tick_rate=10, terrain=terrain, kinds={"player": [f"player{_OSC52}", "@", "white"]},
+        items={}, classes=[["warrior", "Warrior"]], motd=f"Hostile motd{_OSC52} ends",
+    )))  # fmt: skip
+    me = {"name": f"{hello.name}\x1b[2J", "hp": 5, "max_hp": 5, "x": 1, "y": 1, "depth": 1,
+          "inv": []}
+    ws.send(encode_server(Snapshot(
+        tick=1, depth=1, w=3, h=3, map=bytes(9), fov=pack_fov(np.ones((3, 3), bool), 0, 0),
+        actors=[[1, "player", hello.name, 1, 1, 5, 5, 24]], objs=[], me=me, ack=-1,
+    )))  # fmt: skip
+    ws.send(encode_server(ChatOut(f"Mal{_TITLE}lory", f"copy{_OSC52} this\x1b[1;1H!", 2)))
+    with contextlib.suppress(Exception):
+        while True:
+            ws.recv()
+
+
+@needs_tmux
+def test_server_strings_cannot_control_the_terminal(tmux: Tmux) -> None:
+    tmux.run("set-option", "-g", "set-clipboard", "on")  # OSC 52 would fill a tmux buffer
+    title = tmux.query("#{pane_title}")
+    with serve(_hostile_handler, "127.0.0.1", 0) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        port = server.socket.getsockname()[1]
+        tmux.type_line(f"{UNDERHALL} play --url ws://127.0.0.1:{port} --name alice; echo EXIT=$?")
+        screen = tmux.wait_for("<Mallory> copy this!")
+        assert "Hostile motd ends" in screen, screen
+        tmux.keys("Q")
+        tmux.wait_for("Really quit? (y/n)")
+        tmux.keys("y")
+        _assert_shell_restored(tmux, 0)
+        server.shutdown()
+    assert tmux.run("list-buffers") == ""
+    assert tmux.query("#{pane_title}") == title != "pwned"
 
 
 @needs_tmux
