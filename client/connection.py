@@ -69,6 +69,32 @@ class ConnectionClosed(Exception):
         self.reason = reason
 
 
+async def _connect(url: str, open_timeout: float) -> ClientConnection:
+    """Open the websocket (no ``hello`` yet).
+
+    Raises:
+        ConnectionClosed: "cannot reach URL: why", the cause chained.
+    """
+    try:
+        return await connect(
+            url, compression=None, max_size=MAX_RECEIVE_BYTES, open_timeout=open_timeout
+        )
+    except (OSError, TimeoutError, WebSocketException, EOFError, ValueError) as exc:
+        raise ConnectionClosed(f"cannot reach {url}: {str(exc) or type(exc).__name__}") from exc
+
+
+async def probe(url: str, *, timeout: float = 5.0) -> None:
+    """Check that a websocket server answers at ``url``: open and close at once.
+
+    Raises:
+        ConnectionClosed: it cannot be reached (as :meth:`Connection.open`).
+    """
+    ws = await _connect(url, timeout)
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(timeout):
+            await ws.close()
+
+
 class Connection:
     """One session with a server, from ``hello`` on.
 
@@ -126,12 +152,7 @@ class Connection:
                 and text), sent something undecodable, or did not answer in
                 time. The websocket is closed.
         """
-        try:
-            ws = await connect(
-                url, compression=None, max_size=MAX_RECEIVE_BYTES, open_timeout=open_timeout
-            )
-        except (OSError, TimeoutError, WebSocketException) as exc:
-            raise ConnectionClosed(f"cannot reach {url}: {exc or type(exc).__name__}") from exc
+        ws = await _connect(url, open_timeout)
         conn = cls(ws, url)
         hello = Hello(PROTOCOL_VERSION, name, token, cls_key)
         try:

@@ -59,6 +59,9 @@ _ERRORS: Mapping[str, str] = {
     "too_large": "A message was too large for the server.",
 }
 
+_WITH_DETAIL = frozenset({"bad_class"})
+"""Codes whose fixed line is followed by the server's detail (the classes on offer)."""
+
 
 def describe_reject(reason: str) -> str:
     """Say why the server refused a command.
@@ -85,7 +88,7 @@ def describe_error(code: str, msg: str = "") -> str:
     """
     known = _ERRORS.get(code)
     if known is not None:
-        return known
+        return f"{known[:-1]}: {msg}" if code in _WITH_DETAIL and msg else known
     return f"Server error ({code}): {msg}" if msg else f"Server error ({code})."
 
 

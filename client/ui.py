@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import signal
 import socket
+import ssl
 import sys
 import time
 from collections.abc import Iterator
@@ -399,10 +400,17 @@ def _terminal_mode(term: Terminal) -> Iterator[None]:
 def describe_open_failure(url: str, exc: ConnectionClosed) -> str:
     """One line saying why :meth:`Connection.open` failed.
 
-    "cannot reach URL: connection refused" when nothing answered; "URL
-    refused us: ..." when the server turned the ``hello`` down.
+    "cannot reach URL: connection refused" when nothing answered (with the
+    reason whatever it is, and a hint when a ``wss://`` URL meets a plain
+    server); "URL refused us: ..." when the server turned the ``hello``
+    down, naming its error code at most once.
     """
     cause = exc.__cause__
+    if url.startswith("wss:") and isinstance(cause, (ssl.SSLError, ConnectionResetError,
+                                                     EOFError)):
+        detail = str(cause) or type(cause).__name__
+        return (f"cannot reach {url}: the TLS handshake failed ({detail}); "
+                "does the server speak plain ws:// ?")
     if isinstance(cause, ConnectionRefusedError):
         return f"cannot reach {url}: connection refused"
     if isinstance(cause, socket.gaierror):
@@ -411,9 +419,9 @@ def describe_open_failure(url: str, exc: ConnectionClosed) -> str:
         return f"cannot reach {url}: timed out"
     if exc.reason.startswith(("cannot reach", "no welcome")):
         return exc.reason
-    code = exc.reason.split(":", 1)[0]
+    code, _, detail = exc.reason.partition(":")
     if code in _ERROR_CODES:
-        return f"{url} refused us: {describe_error(code, exc.reason)}"
+        return f"{url} refused us: {describe_error(code, detail.strip())}"
     return f"cannot play on {url}: {exc.reason}"
 
 

@@ -425,6 +425,19 @@ def test_server_strings_cannot_control_the_terminal(tmux: Tmux) -> None:
 
 
 @needs_tmux
+def test_an_unknown_class_lists_the_classes(tmux: Tmux, server_url: str) -> None:
+    tmux.type_line(f"{UNDERHALL} play --url {server_url} --name pal --class paladin; echo EXIT=$?")
+    tmux.wait(lambda s: _EXIT.search(s) is not None, "the play command to exit")
+    screen = tmux.run("capture-pane", "-p", "-J", "-t", tmux.target)  # wrapped lines joined
+    classes = [k for k, c in default_content().classes.items() if not c.hidden]
+    line = next(row for row in screen.split("\n") if "refused us" in row)
+    assert "paladin" in line, screen
+    assert all(k in line for k in classes), screen
+    assert "bad_class" not in screen and "Traceback" not in screen, screen
+    _assert_shell_restored(tmux, 1)
+
+
+@needs_tmux
 def test_play_server_unreachable(tmux: Tmux) -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
