@@ -102,6 +102,7 @@ class PlayApp:
             asyncio.Queue())
         self.animator = Animator()
         self._pending: dict[int, float] = {}  # seq -> monotonic send time
+        self._dead = False
         self._welcomed(conn)
         self.log.add("Press ? for help.")
 
@@ -141,6 +142,7 @@ class PlayApp:
         if isinstance(msg, (Welcome, Snapshot, Delta)):
             events = self.model.apply(msg)
             self._answered(self.model.ack)
+            self._check_death()
             tracks = tracks_from_events(events, self.model)
             if tracks:
                 self.animator.add(tracks, time.monotonic())
@@ -163,6 +165,22 @@ class PlayApp:
             else:
                 self.say(line)
         self.dirty()
+
+    def _check_death(self) -> None:
+        """On dying, and again on coming back: close any menu, prompt or
+        cursor (a chat line being typed stays) and drop the actions still
+        queued, so nothing typed in one life acts in the next."""
+        dead = bool(self.model.me.get("dead"))
+        if dead != self._dead:
+            if self.state.mode.kind is not keys.InputMode.CHAT:
+                self.state.mode = keys.Mode()
+            self._drop_queued()
+        self._dead = dead
+
+    def _drop_queued(self) -> None:
+        """Forget every action not sent yet."""
+        while not self._outbox.empty():
+            self._outbox.get_nowait()
 
     # keyboard ------------------------------------------------------------
 
@@ -194,6 +212,8 @@ class PlayApp:
             self.say(action.text)
         elif isinstance(action, keys.LookAt) and action.id is None:
             self.say(menus.cell_description(self.model, action.x, action.y))
+        elif isinstance(action, keys.Command) and self._dead:
+            self.say("You are dead; wait for your respawn.")
         elif (isinstance(action, keys.Command) and action.c in REPEATABLE
               and self._in_flight() >= MAX_IN_FLIGHT):
             pass  # dropped: the server has not caught up with earlier keys

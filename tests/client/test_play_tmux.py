@@ -25,7 +25,15 @@ from websockets.sync.server import ServerConnection, serve
 
 from protocol.codec import decode_client, encode_server
 from protocol.fov import pack_fov
-from protocol.messages import ChatOut, Hello, Snapshot, Welcome
+from protocol.messages import (
+    ChatOut,
+    Command,
+    Delta,
+    Hello,
+    ServerMessage,
+    Snapshot,
+    Welcome,
+)
 from protocol.version import PROTOCOL_VERSION
 from server.content import default_content
 from tests.serverproc import running_server
@@ -435,6 +443,96 @@ def test_an_unknown_class_lists_the_classes(tmux: Tmux, server_url: str) -> None
     assert all(k in line for k in classes), screen
     assert "bad_class" not in screen and "Traceback" not in screen, screen
     _assert_shell_restored(tmux, 1)
+
+
+class ScriptedServer:
+    """A websocket server the test drives by hand: it welcomes one client with
+    the given messages, records the commands it receives, and sends whatever
+    the test asks it to (from the test's thread)."""
+
+    def __init__(self, opening: Callable[[Hello], list[ServerMessage]]) -> None:
+        self.opening = opening
+        self.commands: list[Command] = []
+        self.connected = threading.Event()
+        self._ws: ServerConnection | None = None
+
+    def handler(self, ws: ServerConnection) -> None:
+        hello = decode_client(ws.recv())
+        assert isinstance(hello, Hello)
+        for msg in self.opening(hello):
+            ws.send(encode_server(msg))
+        self._ws = ws
+        self.connected.set()
+        with contextlib.suppress(Exception):
+            for data in ws:
+                msg = decode_client(data)
+                if isinstance(msg, Command):
+                    self.commands.append(msg)
+
+    def send(self, msg: ServerMessage) -> None:
+        assert self._ws is not None
+        self._ws.send(encode_server(msg))
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        """Serve on a free port of 127.0.0.1; yield the URL."""
+        with serve(self.handler, "127.0.0.1", 0) as server:
+            thread = threading.Thread(target=server.serve_forever, daemon=True)
+            thread.start()
+            try:
+                yield f"ws://127.0.0.1:{server.socket.getsockname()[1]}"
+            finally:
+                server.shutdown()
+
+
+_FLOOR = [["floor", "floor", ".", "white", True, True]]
+_ME = {"name": "mort", "hp": 10, "max_hp": 10, "x": 1, "y": 1, "depth": 1, "dead": False,
+       "inv": [["a", "dart", 5, "", -1, 0]]}
+
+
+def _small_world(hello: Hello) -> list[ServerMessage]:
+    """A 9 x 3 lit room: the player at (1, 1) with five darts, a rat at (6, 1)."""
+    welcome = Welcome(
+        v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
+        tick_rate=10, terrain=_FLOOR, classes=[["warrior", "Warrior"]], motd="",
+        kinds={"player": ["player", "@", "white"], "rat": ["rat", "r", "red"]},
+        items={"dart": ["dart", ")", "white", "thrown", {}]},
+    )  # fmt: skip
+    snap = Snapshot(
+        tick=1, depth=1, w=9, h=3, map=bytes(27), fov=pack_fov(np.ones((3, 9), bool), 0, 0),
+        actors=[[1, "player", hello.name, 1, 1, 10, 10, 24], [2, "rat", "", 6, 1, 3, 3, 4]],
+        objs=[], me=dict(_ME), ack=-1,
+    )  # fmt: skip
+    return [welcome, snap]
+
+
+@needs_tmux
+def test_death_closes_the_cursor_and_keys_typed_dead_do_nothing(tmux: Tmux) -> None:
+    """Issue 12: with the throw cursor open at death, Tab and Enter threw a
+    dart after the respawn."""
+    scripted = ScriptedServer(_small_world)
+    with scripted.running() as url:
+        tmux.type_line(f"{UNDERHALL} play --url {url} --name mort; echo EXIT=$?")
+        tmux.wait(lambda s: "mort" in s and "r" in "".join(_map_rows(s)), "the room")
+        tmux.keys("t")
+        tmux.wait_for("What do you want to throw?")
+        tmux.keys("a")
+        tmux.wait_for("Throw where?")
+        scripted.send(Delta(tick=2, me={"dead": True, "hp": 0, "respawn": 200}))
+        tmux.wait(lambda s: "Throw where?" not in s and "DEAD" in s, "death to close the cursor")
+        tmux.keys("Tab", "Enter", "Escape", "l", ".")
+        tmux.wait_for("You are dead")
+        scripted.send(Delta(tick=3, me={"dead": False, "hp": 10, "respawn": 0}))
+        tmux.wait(lambda s: "DEAD" not in s, "the respawn")
+        tmux.keys("Enter")  # now opens chat: nothing queued from the last life fires
+        tmux.wait_for("Say: _")
+        tmux.keys("Escape")
+        time.sleep(1.0)  # anything still queued would have been sent by now
+        assert scripted.commands == [], scripted.commands
+        tmux.keys("Q")
+        tmux.wait_for("Really quit? (y/n)")
+        tmux.keys("y")
+        _assert_shell_restored(tmux, 0)
 
 
 @needs_tmux
