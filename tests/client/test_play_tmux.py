@@ -290,7 +290,11 @@ def test_mage_reads_casts_aims_and_looks_in_tmux(tmux: Tmux, server_url: str) ->
     while True:
         said = _no_spells(tmux.screen())
         tmux.keys("Z")
-        screen = tmux.wait(lambda s, n=said: "Spells" in s or _no_spells(s) > n, "the spell menu")
+
+        def menu_or_refusal(s: str, n: int = said) -> bool:
+            return "Spells" in s or _no_spells(s) > n
+
+        screen = tmux.wait(menu_or_refusal, "the spell menu")
         if "Spells" in screen:
             break
         assert steps, f"no spell to cast after reading and wearing:\n{screen}"
@@ -465,9 +469,9 @@ class ScriptedServer:
         self.connected.set()
         with contextlib.suppress(Exception):
             for data in ws:
-                msg = decode_client(data)
-                if isinstance(msg, Command):
-                    self.commands.append(msg)
+                got = decode_client(data)
+                if isinstance(got, Command):
+                    self.commands.append(got)
 
     def send(self, msg: ServerMessage) -> None:
         assert self._ws is not None
