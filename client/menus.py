@@ -210,8 +210,13 @@ def _percent(p: float | None) -> str:
     return "?" if p is None else f"{round(p * 100)}%"
 
 
-def info_rows(model: GameModel, about: InfoAbout | None, *, found: bool = True) -> list[str]:
-    """The look panel for one ``info`` answer (None: still waiting for it)."""
+def info_rows(
+    model: GameModel, about: InfoAbout | None, *, found: bool = True, yourself: bool = False
+) -> list[str]:
+    """The look panel for one ``info`` answer (None: still waiting for it).
+
+    Looking at ``yourself`` leaves out courage and the chances of hitting
+    (they describe a fight with yourself)."""
     if about is None:
         return ["Looking..."]
     if not found:
@@ -223,7 +228,7 @@ def info_rows(model: GameModel, about: InfoAbout | None, *, found: bool = True) 
     rows.append(f"  Level {about.level}   Health {about.hp}/{about.max_hp}   "
                 f"Energy {about.en}/{about.max_en}")
     rows.append(f"  Power {about.power}   Defence {about.defence}")
-    if about.courage is not None:
+    if about.courage is not None and not yourself:
         rows.append(f"  Courage {_percent(about.courage)} (flees below that share of health)")
     resist = ", ".join(f"{k.replace('_', ' ')} {v:+d}" for k, v in sorted(about.resist.items()))
     rows.append(f"  Resistances: {resist or 'none'}")
@@ -234,6 +239,8 @@ def info_rows(model: GameModel, about: InfoAbout | None, *, found: bool = True) 
         rows.append(f"  Breathes {about.breath.replace('_', ' ')}")
     statuses = ", ".join(f"{model.status_name(c)} ({r})" for c, r in about.statuses)
     rows.append(f"  Statuses: {statuses or 'none'}")
+    if yourself:
+        return rows
     rows.append("")
     rows.append(f"  You miss it {_percent(about.you_miss)}, "
                 f"score a critical {_percent(about.you_crit)}")
@@ -270,6 +277,7 @@ def context(model: GameModel) -> Context:
         actors_at={(a.x, a.y): a.id for a in sorted(model.actors.values(),
                                                     key=lambda a: (a.is_self, a.id))},
         options=tuple(model.choice_options()),
+        history=len(model.log),
     )
 
 

@@ -37,6 +37,7 @@ from client.model import GameModel
 from client.render import MessageLog, Screen, ViewState
 from client.safe_text import clean_message, clean_text
 from client.text import describe_chat, describe_error, describe_event, describe_reject
+from client.travel import Walk
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import Chat, ChatOut, Delta, Error, Info, Look, Reject, Snapshot, Welcome
 
@@ -103,6 +104,8 @@ class PlayApp:
         self.animator = Animator()
         self._pending: dict[int, float] = {}  # seq -> monotonic send time
         self._dead = False
+        self._sending = 0  # actions taken from the outbox whose send has not returned
+        self.walk: Walk | None = None  # a run, travel or exploration in progress
         self._welcomed(conn)
         self.log.add("Press ? for help.")
 
@@ -150,11 +153,15 @@ class PlayApp:
                 line = describe_event(ev, self.model)
                 if line:
                     self.say(line)
+                    if not self._own_door(ev):
+                        self.stop_walk()  # something happened: a walk stops
             self._tick_seen = time.monotonic()
+            self._advance_walk()
         elif isinstance(msg, Info):
             self.model.apply(msg)
         elif isinstance(msg, Reject):
             self._answered(msg.seq)
+            self.stop_walk()
             self.say(describe_reject(msg.reason))
         elif isinstance(msg, ChatOut):
             self.say(describe_chat(msg.sender, msg.text))
@@ -174,6 +181,7 @@ class PlayApp:
         if dead != self._dead:
             if self.state.mode.kind is not keys.InputMode.CHAT:
                 self.state.mode = keys.Mode()
+            self.stop_walk()
             self._drop_queued()
         self._dead = dead
 
@@ -181,6 +189,40 @@ class PlayApp:
         """Forget every action not sent yet."""
         while not self._outbox.empty():
             self._outbox.get_nowait()
+
+    # running, travel and exploring -----------------------------------------
+
+    def _own_door(self, ev: list[object]) -> bool:
+        """A ``door`` event of our own (a walk opens doors on its way)."""
+        return len(ev) > 1 and ev[0] == "door" and ev[1] == self.model.player_id
+
+    def start_walk(self, action: keys.Run | keys.Travel | keys.Explore) -> None:
+        """Begin a run, travel or exploration (:mod:`client.travel`)."""
+        if isinstance(action, keys.Run):
+            walk = Walk("run", direction=action.d)
+        elif isinstance(action, keys.Travel):
+            walk = Walk("travel", goal=(action.x, action.y))
+        else:
+            walk = Walk("explore")
+        self.walk = walk.start(self.model)
+        self._advance_walk()
+
+    def stop_walk(self) -> None:
+        """Stop the walk in progress, if any (a step already sent still happens)."""
+        self.walk = None
+
+    def _advance_walk(self) -> None:
+        """Queue the walk's next step once the last one has been answered."""
+        walk = self.walk
+        if walk is None or self._in_flight() > 0:
+            return
+        step = walk.next_step(self.model)
+        if step.direction is None:
+            self.walk = None
+            if step.why:
+                self.say(step.why)
+            return
+        self._outbox.put_nowait(keys.Command("move", step.direction))
 
     # keyboard ------------------------------------------------------------
 
@@ -204,6 +246,10 @@ class PlayApp:
             self.on_key(keys.Key(str(ks), ks.name))
 
     def on_key(self, key: keys.Key) -> None:
+        if self.walk is not None:  # any key stops a walk, and does nothing else
+            self.stop_walk()
+            self.dirty()
+            return
         ctx = menus.context(self.model)
         self.state.mode, action = keys.translate(self.state.mode, key, ctx)
         if isinstance(action, keys.Quit):
@@ -212,8 +258,10 @@ class PlayApp:
             self.say(action.text)
         elif isinstance(action, keys.LookAt) and action.id is None:
             self.say(menus.cell_description(self.model, action.x, action.y))
-        elif isinstance(action, keys.Command) and self._dead:
+        elif isinstance(action, (keys.Command, keys.Run, keys.Travel, keys.Explore)) and self._dead:
             self.say("You are dead; wait for your respawn.")
+        elif isinstance(action, (keys.Run, keys.Travel, keys.Explore)):
+            self.start_walk(action)
         elif (isinstance(action, keys.Command) and action.c in REPEATABLE
               and self._in_flight() >= MAX_IN_FLIGHT):
             pass  # dropped: the server has not caught up with earlier keys
@@ -231,7 +279,7 @@ class PlayApp:
         cutoff = time.monotonic() - IN_FLIGHT_EXPIRY
         for seq in [s for s, at in self._pending.items() if at < cutoff]:
             del self._pending[seq]
-        return len(self._pending) + self._outbox.qsize()
+        return len(self._pending) + self._outbox.qsize() + self._sending
 
     # tasks ---------------------------------------------------------------
 
@@ -244,6 +292,7 @@ class PlayApp:
                 self.log.add("Not connected; that key was ignored.")
                 self.dirty()
                 continue
+            self._sending += 1
             try:
                 if isinstance(action, keys.Command):
                     seq = await conn.command(action.c, action.d, item=action.item,
@@ -255,7 +304,9 @@ class PlayApp:
                 else:
                     await conn.send(Chat(action.text))
             except ConnectionClosed:
-                pass  # the receive task notices and reconnects
+                self.stop_walk()  # the receive task notices and reconnects
+            finally:
+                self._sending -= 1
 
     async def receive(self) -> None:
         """Feed server messages into the model; reconnect when the link drops."""
@@ -293,6 +344,7 @@ class PlayApp:
                 continue
             self.conn = conn
             self._pending.clear()
+            self.stop_walk()
             self.state.mode = keys.Mode()
             self.model.apply(clean_message(conn.welcome))
             self._welcomed(conn)
