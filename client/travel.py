@@ -6,7 +6,8 @@ Three ways of moving many cells with one key, as roguelike players expect
 - **run** (Shift + a direction, or ``G`` then a direction): keep going that
   way; follow a corridor round its bends; stop at a fork, on entering a room
   from a corridor, next to something new (a door, stairs, an altar, a
-  fountain, an item), and when the way ahead is blocked;
+  fountain, an item), when the way ahead is blocked and before it would
+  enter a cell it has already been through (a loop);
 - **travel** (``_``, then a cell chosen with the aiming cursor): walk the
   shortest known way there;
 - **explore** (``A``): walk to the nearest known walkable cell next to
@@ -242,6 +243,7 @@ class Walk:
                 and 0 <= y < model.height
                 and bool(grid[y, x])
                 and cell not in others
+                and cell not in self._visited  # a run never goes round a loop twice
             )
 
         near = self._features_near(model, pos)

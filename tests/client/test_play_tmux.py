@@ -30,6 +30,7 @@ from protocol.messages import (
     Command,
     Delta,
     Hello,
+    Reject,
     ServerMessage,
     Snapshot,
     Welcome,
@@ -454,8 +455,13 @@ class ScriptedServer:
     the given messages, records the commands it receives, and sends whatever
     the test asks it to (from the test's thread)."""
 
-    def __init__(self, opening: Callable[[Hello], list[ServerMessage]]) -> None:
+    def __init__(
+        self,
+        opening: Callable[[Hello], list[ServerMessage]],
+        reply: Callable[[Command], list[ServerMessage]] | None = None,
+    ) -> None:
         self.opening = opening
+        self.reply = reply
         self.commands: list[Command] = []
         self.connected = threading.Event()
         self._ws: ServerConnection | None = None
@@ -472,6 +478,8 @@ class ScriptedServer:
                 got = decode_client(data)
                 if isinstance(got, Command):
                     self.commands.append(got)
+                    for answer in self.reply(got) if self.reply else []:
+                        ws.send(encode_server(answer))
 
     def send(self, msg: ServerMessage) -> None:
         assert self._ws is not None
@@ -533,6 +541,160 @@ def test_death_closes_the_cursor_and_keys_typed_dead_do_nothing(tmux: Tmux) -> N
         tmux.keys("Escape")
         time.sleep(1.0)  # anything still queued would have been sent by now
         assert scripted.commands == [], scripted.commands
+        tmux.keys("Q")
+        tmux.wait_for("Really quit? (y/n)")
+        tmux.keys("y")
+        _assert_shell_restored(tmux, 0)
+
+
+_TRAVEL = re.compile(r"Travel where\? \((\d+), (\d+)\)")
+
+
+def _position(tmux: Tmux) -> tuple[int, int]:
+    """Own cell, read from the travel cursor's prompt (it starts on us)."""
+    tmux.keys("_")
+    screen = tmux.wait(lambda s: _TRAVEL.search(s) is not None, "the travel cursor")
+    match = _TRAVEL.search(screen)
+    assert match
+    tmux.keys("Escape")
+    tmux.wait(lambda s: "Travel where?" not in s, "the travel cursor to close")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _settle(tmux: Tmux, quiet: float = 1.5, timeout: float = 30.0) -> str:
+    """Wait until the tick shown has advanced and the map has not changed for
+    ``quiet`` seconds (a walk has ended); the screen then."""
+    deadline = time.monotonic() + timeout
+    last, since = _map_rows(tmux.screen()), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = _map_rows(tmux.screen())
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+    return tmux.screen()
+
+
+def _distance(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+@needs_tmux
+def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
+    """One key explores many cells on the real server; Ctrl-P shows the log."""
+    _start_play(tmux, server_url, "walker")
+    start = _position(tmux)
+
+    tmux.keys("A")  # explore: walks on by itself until something happens
+    screen = _settle(tmux)
+    explored = _position(tmux)
+    stopped = "You stop" in screen or "Nothing left to explore" in screen
+    assert _distance(start, explored) >= 2 or stopped, (start, explored, screen)
+
+    tmux.keys("C-p")
+    history = tmux.wait_for("Message history")
+    assert "Press ? for help." in history, history
+    tmux.keys("Escape")
+    tmux.wait(lambda s: "Message history" not in s, "the history to close")
+    tmux.keys("Q")
+    tmux.wait_for("Really quit? (y/n)")
+    tmux.keys("y")
+    _assert_shell_restored(tmux, 0)
+
+
+_MAZE = [
+    "############",
+    "#..........#",
+    "#.########.#",
+    "#..........#",
+    "############",
+]
+
+
+class Mover:
+    """The scripted server's rules for ``move`` only: floor cells of
+    :data:`_MAZE` can be entered, each move is answered at once."""
+
+    def __init__(self) -> None:
+        self.pos = (1, 1)
+        self.tick = 1
+
+    def opening(self, hello: Hello) -> list[ServerMessage]:
+        welcome = Welcome(
+            v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
+            tick_rate=10, terrain=[["wall", "wall", "#", "white", False, False], *_FLOOR],
+            classes=[["warrior", "Warrior"]], motd="", kinds={"player": ["player", "@", "white"]},
+            items={},
+        )  # fmt: skip
+        h, w = len(_MAZE), len(_MAZE[0])
+        snap = Snapshot(
+            tick=1, depth=1, w=w, h=h, map=bytes(int(c == ".") for row in _MAZE for c in row),
+            fov=pack_fov(np.ones((h, w), bool), 0, 0), objs=[], ack=-1,
+            actors=[[1, "player", hello.name, *self.pos, 10, 10, 24]],
+            me={"name": hello.name, "hp": 10, "max_hp": 10, "x": self.pos[0], "y": self.pos[1],
+                "depth": 1, "dead": False, "inv": []},
+        )  # fmt: skip
+        return [welcome, snap]
+
+    def reply(self, cmd: Command) -> list[ServerMessage]:
+        self.tick += 1
+        if cmd.c != "move" or cmd.d is None:
+            return [Reject(cmd.seq, "wrong_item")]
+        x, y = self.pos[0] + cmd.d[0], self.pos[1] + cmd.d[1]
+        if _MAZE[y][x] != ".":
+            return [Reject(cmd.seq, "blocked")]
+        self.pos = (x, y)
+        return [Delta(tick=self.tick, ack=cmd.seq, upd=[[1, x, y, 10, 10, 24]],
+                      me={"x": x, "y": y})]
+
+
+def _wait_until(done: Callable[[], bool], timeout: float = SCREEN_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            pytest.fail("timed out")
+        time.sleep(0.05)
+
+
+def _moves(scripted: ScriptedServer) -> list[tuple[int, int] | None]:
+    return [c.d for c in scripted.commands]
+
+
+@needs_tmux
+def test_run_and_travel_send_one_move_per_step(tmux: Tmux) -> None:
+    """Shift+l runs the corridor to its bend and round it; G then j too; ``_``
+    travels to a cell chosen with the cursor by the shortest way."""
+    mover = Mover()
+    scripted = ScriptedServer(mover.opening, mover.reply)
+    with scripted.running() as url:
+        tmux.type_line(f"{UNDERHALL} play --url {url} --name runner; echo EXIT=$?")
+        tmux.wait(lambda s: "runner" in s and "@" in "".join(_map_rows(s)), "the maze")
+        tmux.keys("L")  # along row 1, down the far side, back along row 3, up...
+        _wait_until(lambda: mover.pos == (1, 2))
+        time.sleep(1.0)  # ...and no further: (1, 1) was passed already (a loop)
+        assert _moves(scripted) == [(1, 0)] * 9 + [(0, 1)] * 2 + [(-1, 0)] * 9 + [(0, -1)]
+        assert _position(tmux) == (1, 2)
+
+        scripted.commands.clear()
+        tmux.keys("_")
+        tmux.wait_for("Travel where? (1, 2)")
+        tmux.keys("L", "k")  # the cursor 8 right and 1 up: (9, 1)
+        tmux.wait_for("Travel where? (9, 1)")
+        tmux.keys("Enter")
+        _wait_until(lambda: mover.pos == (9, 1))
+        time.sleep(1.0)
+        assert len(scripted.commands) == 8  # a diagonal to (2, 1), then along row 1
+        assert all(c.c == "move" for c in scripted.commands)
+
+        scripted.commands.clear()
+        tmux.keys("G")
+        tmux.wait_for("In what direction?")
+        tmux.keys("h")  # round the loop the other way, stopping short of (9, 1)
+        _wait_until(lambda: mover.pos == (10, 1))
+        time.sleep(1.0)
+        assert _moves(scripted) == [(-1, 0)] * 8 + [(0, 1)] * 2 + [(1, 0)] * 9 + [(0, -1)] * 2
+        assert mover.pos == (10, 1)
         tmux.keys("Q")
         tmux.wait_for("Really quit? (y/n)")
         tmux.keys("y")
