@@ -420,6 +420,9 @@ class Screen:
         lines = [""] * (n_log - len(lines)) + lines
         out.extend(term.truncate(line, width) for line in lines)
         prompt = state.note or keys.prompt_text(state.mode) or "? help   Q quit"
+        if (not state.note and state.mode.kind is keys.InputMode.CHAT
+                and len(prompt) > width > 8):  # long chat input: show its end
+            prompt = "Say: …" + prompt[len(prompt) - (width - 6):]
         if state.note:
             prompt = term.bold_yellow(prompt)
         elif state.mode.kind is keys.InputMode.NORMAL:

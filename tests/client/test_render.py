@@ -198,3 +198,9 @@ def test_looking_at_yourself_shows_no_courage_or_chances_against_yourself(
         assert part not in mine, part
     rat = "\n".join(plain(screen, model, keys.Mode(keys.InputMode.INFO, looked=7)))
     assert "Courage 0%" in rat and "You miss it 50%" in rat
+
+
+def test_long_chat_input_shows_its_end(screen: Screen) -> None:
+    text = "x" * 150 + " the end"
+    row = plain(screen, make_model(), keys.Mode(keys.InputMode.CHAT, text=text))[-1]
+    assert row.startswith("Say: …") and row.endswith("the end_") and len(row) == 100
