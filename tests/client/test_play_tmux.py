@@ -597,6 +597,22 @@ def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
     assert "Press ? for help." in history, history
     tmux.keys("Escape")
     tmux.wait(lambda s: "Message history" not in s, "the history to close")
+
+    # narrower terminals: the status line keeps depth and turn; the look prompt fits
+    for width, depth, turn in ((80, "Depth 1", "Tick "), (50, "D1", "T")):
+        tmux.run("resize-window", "-t", tmux.target, "-x", str(width), "-y", "24")
+        def fitted(s: str, d: str = depth, t: str = turn) -> bool:
+            line = s.split("\n")[0]
+            return "HP " in line and d in line and re.search(rf"\b{t}\d+", line) is not None
+
+        status = tmux.wait(fitted, f"a {width}-column status line with depth and turn")
+        assert len(status.split("\n")[0]) <= width
+    tmux.run("resize-window", "-t", tmux.target, "-x", "80", "-y", "24")
+    tmux.keys("x")
+    look = tmux.wait_for("Look where?")
+    prompt = next(row for row in look.split("\n") if "Look where?" in row)
+    assert prompt.rstrip().endswith("Esc]"), prompt
+    tmux.keys("Escape")
     tmux.keys("Q")
     tmux.wait_for("Really quit? (y/n)")
     tmux.keys("y")
