@@ -198,12 +198,14 @@ def bots_main(args: argparse.Namespace) -> int:
     """Run headless bots against a server and print their report."""
     from client.bots import run_bots
     from client.connection import ConnectionClosed, probe
+    from client.safe_text import clean_text
     from client.ui import describe_open_failure
 
     try:
         asyncio.run(probe(args.url, timeout=5.0))
     except ConnectionClosed as exc:  # fail at once rather than after --duration
-        print(f"underhall bots: {describe_open_failure(args.url, exc)}", file=sys.stderr)
+        line = clean_text(describe_open_failure(args.url, exc))
+        print(f"underhall bots: {line}", file=sys.stderr)
         return 1
     return run_bots(args.url, args.n, args.duration, as_json=args.json, seed=args.seed,
                     name_prefix=args.prefix)
