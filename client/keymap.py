@@ -154,7 +154,7 @@ HELP_LINES: tuple[str, ...] = (
     "  cast a spell  Z  then a direction or aim      look  ;  x  then aim",
     "  upgrade a spell at an altar  +     choose a level-up reward  C",
     "  run  Shift + direction (H J K L Y U B N), or G then a direction",
-    "  travel  _  then aim         explore  A     (any key stops them)",
+    "  travel  _  then aim (< > jump to stairs)    explore  A   (a key stops)",
     "  aiming: move the cursor (H J K L Y U B N: 8 cells), Tab: next monster,",
     "          Enter or .: fire, Escape: cancel",
     "  chat  Enter  '  \"  (Enter sends)   messages  Ctrl-P   help  ?   quit  Q",

@@ -223,6 +223,10 @@ def _aim(mode: Mode, key: Key, ctx: Context) -> tuple[Mode, Action | None]:
         index = (mode.target + step) % len(ctx.targets)
         t = ctx.targets[index]
         return replace(mode, cursor=(t.x, t.y), target=index), None
+    if mode.verb == "travel" and key.name is None and ctx.stairs.get(key.char):
+        cells = ctx.stairs[key.char]  # < and > jump between the known staircases
+        index = (cells.index(cursor) + 1) % len(cells) if cursor in cells else 0
+        return replace(mode, cursor=cells[index]), None
     d = direction(key)
     far = 1
     if d is None and key.name is None and key.char in FAR_BY_CHAR:

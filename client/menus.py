@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from client.keys import Context, SpellChoice, Target
 from client.model import GameModel, InfoAbout, InvItem
 from client.records import EQUIPMENT_SLOTS, is_int
@@ -30,6 +32,7 @@ __all__ = [
     "option_label",
     "plural",
     "spell_rows",
+    "stairs",
     "targets",
 ]
 
@@ -278,7 +281,21 @@ def context(model: GameModel) -> Context:
                                                     key=lambda a: (a.is_self, a.id))},
         options=tuple(model.choice_options()),
         history=len(model.log),
+        stairs={"<": stairs(model, "stairs_up"), ">": stairs(model, "stairs_down")},
     )
+
+
+def stairs(model: GameModel, key: str) -> tuple[tuple[int, int], ...]:
+    """Remembered cells of terrain ``key`` (a staircase), nearest to us first."""
+    codes = [code for code, entry in enumerate(model.terrain_table[:255])
+             if isinstance(entry, list) and entry and entry[0] == key]
+    if not codes or model.known.size == 0:
+        return ()
+    ys, xs = np.nonzero(np.isin(model.known, codes))
+    px, py = model.position or (0, 0)
+    cells = sorted(zip(xs.tolist(), ys.tolist(), strict=True),
+                   key=lambda c: (max(abs(c[0] - px), abs(c[1] - py)), c[1], c[0]))
+    return tuple(cells)
 
 
 def cell_description(model: GameModel, x: int, y: int) -> str:

@@ -105,6 +105,8 @@ class Context:
         actors_at: actor id by cell, for actors in view (look).
         options: level-up rewards on offer (``me.options`` while ``me.choice`` > 0).
         history: lines in the message log (how far the history can scroll).
+        stairs: ``"<"`` / ``">"`` -> remembered staircases up / down, nearest
+            first (the travel cursor jumps to them).
     """
 
     position: Cell | None = None
@@ -116,6 +118,7 @@ class Context:
     actors_at: Mapping[Cell, int] = field(default_factory=dict)
     options: tuple[str, ...] = ()
     history: int = 0
+    stairs: Mapping[str, tuple[Cell, ...]] = field(default_factory=dict)
 
 
 NORMAL = Mode()

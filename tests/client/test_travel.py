@@ -215,3 +215,19 @@ def test_ctrl_p_opens_the_history_and_scroll_keys_move_it() -> None:
     mode, _ = keys.translate(mode, keys.Key("j"), ctx)
     assert mode.scroll == 28
     assert keys.translate(mode, keys.Key("x"), ctx)[0] == NORMAL
+
+
+def test_the_travel_cursor_jumps_to_the_stairs() -> None:
+    from client import menus
+
+    model = world(["#########", "#@..>..>#", "#########"])
+    ctx = menus.context(model)
+    assert ctx.stairs == {"<": (), ">": ((4, 1), (7, 1))}
+    mode, _ = keys.translate(NORMAL, keys.Key("_"), ctx)
+    mode, _ = keys.translate(mode, keys.Key(">"), ctx)
+    assert mode.cursor == (4, 1)
+    mode, _ = keys.translate(mode, keys.Key(">"), ctx)
+    assert mode.cursor == (7, 1)
+    assert keys.translate(mode, keys.Key("\r"), ctx)[1] == keys.Travel(7, 1)
+    mode, _ = keys.translate(mode, keys.Key("<"), ctx)  # no staircase up known: no change
+    assert mode.cursor == (7, 1)
