@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from client.keymap import Cell, Direction
 
-__all__ = ["Action", "ChatSend", "Command", "LookAt", "Quit", "Say"]
+__all__ = ["Action", "ChatSend", "Command", "Explore", "LookAt", "Quit", "Run", "Say", "Travel"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,4 +54,24 @@ class Quit:
     """Leave the game (already confirmed)."""
 
 
-Action = Command | ChatSend | LookAt | Say | Quit
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Run in direction ``d`` until something interesting (:mod:`client.travel`)."""
+
+    d: Direction
+
+
+@dataclass(frozen=True, slots=True)
+class Travel:
+    """Walk the shortest known way to cell ``(x, y)`` (:mod:`client.travel`)."""
+
+    x: int
+    y: int
+
+
+@dataclass(frozen=True, slots=True)
+class Explore:
+    """Walk to the nearest unexplored place, again and again (:mod:`client.travel`)."""
+
+
+Action = Command | ChatSend | LookAt | Say | Quit | Run | Travel | Explore

@@ -74,6 +74,36 @@ class ConnectionClosed(Exception):
         self.reason = reason
 
 
+async def _connect(url: str, open_timeout: float,
+                   ca: str | os.PathLike[str] | None = None) -> ClientConnection:
+    """Open the websocket (no ``hello`` yet); a ``wss://`` URL's certificate
+    is verified (against ``ca`` too, when given).
+
+    Raises:
+        ConnectionClosed: "cannot reach URL: why", the cause chained.
+    """
+    try:
+        return await connect(
+            url, compression=None, max_size=MAX_RECEIVE_BYTES, open_timeout=open_timeout,
+            ssl=client_ssl(url, ca),
+        )
+    except (OSError, TimeoutError, WebSocketException, EOFError, ValueError) as exc:
+        raise ConnectionClosed(f"cannot reach {url}: {str(exc) or type(exc).__name__}") from exc
+
+
+async def probe(url: str, *, timeout: float = 5.0,
+                ca: str | os.PathLike[str] | None = None) -> None:
+    """Check that a websocket server answers at ``url``: open and close at once.
+
+    Raises:
+        ConnectionClosed: it cannot be reached (as :meth:`Connection.open`).
+    """
+    ws = await _connect(url, timeout, ca)
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(timeout):
+            await ws.close()
+
+
 class Connection:
     """One session with a server, from ``hello`` on.
 
@@ -137,17 +167,13 @@ class Connection:
                 and text), sent something undecodable, or did not answer in
                 time. The websocket is closed.
         """
-        try:
-            ws = await connect(
-                url, compression=None, max_size=MAX_RECEIVE_BYTES, open_timeout=open_timeout,
-                ssl=client_ssl(url, ca),
-            )
-        except (OSError, TimeoutError, WebSocketException) as exc:
-            raise ConnectionClosed(f"cannot reach {url}: {exc or type(exc).__name__}") from exc
+        ws = await _connect(url, open_timeout, ca)
         conn = cls(ws, url)
         hello = Hello(PROTOCOL_VERSION, name, token, cls_key)
         try:
-            conn.welcome = await asyncio.wait_for(conn._handshake(hello), open_timeout)
+            # asyncio.timeout, not wait_for: 3.11's wait_for may swallow a cancellation
+            async with asyncio.timeout(open_timeout):
+                conn.welcome = await conn._handshake(hello)
         except TimeoutError as exc:
             await ws.close()
             raise ConnectionClosed(f"no welcome from {url} within {open_timeout:g} s") from exc

@@ -4,10 +4,12 @@ Classic roguelike keys: ``i`` inventory; ``e`` / ``[`` equipment; ``d`` drop,
 ``w`` wield, ``W`` wear, ``T`` take off, ``E`` eat, ``q`` quaff, ``r`` read
 (each opens an item menu);
 ``t`` throw (item menu, then the targeting cursor); ``z`` zap (item menu, then
-a direction); ``U`` upgrade a spell (standing on an altar);
+a direction); ``+`` upgrade a spell (standing on an altar);
 ``Z`` cast (spell menu, then a direction or the cursor, as the
 spell aims); ``;`` / ``x`` look (the cursor, then the monster's details);
-``C`` choose a level-up reward; ``Q`` quit.
+``C`` choose a level-up reward; ``Q`` quit; Shift + a direction (or ``G``
+then a direction) runs, ``_`` travels to a cell chosen with the cursor, ``A``
+explores; ``Ctrl-P`` shows the message history.
 
 Key names are blessed's (``Keystroke.name``): ``KEY_UP`` ... for arrows,
 ``KEY_HOME`` / ``KEY_PGUP`` / ``KEY_END`` / ``KEY_PGDOWN`` for the numpad
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "CHAT_MAX",
+    "CTRL_P",
     "DIRECTIONS_BY_CHAR",
     "DIRECTIONS_BY_NAME",
     "FAR",
@@ -31,6 +34,8 @@ __all__ = [
     "HELP_LINES",
     "ITEM_VERBS",
     "LOOK_CHARS",
+    "RUN_BY_CHAR",
+    "RUN_BY_NAME",
     "SIMPLE_COMMANDS",
     "Cell",
     "Direction",
@@ -107,6 +112,23 @@ FAR_BY_CHAR: dict[str, Direction] = {
 """Shifted vi-keys move the targeting cursor :data:`FAR` cells at once."""
 FAR = 8
 
+RUN_BY_CHAR: dict[str, Direction] = dict(FAR_BY_CHAR)
+"""Shifted vi-keys run in normal mode (:mod:`client.travel`)."""
+RUN_BY_NAME: dict[str, Direction] = {
+    "KEY_SLEFT": (-1, 0),
+    "KEY_SRIGHT": (1, 0),
+    "KEY_SR": (0, -1),  # shift + up
+    "KEY_SF": (0, 1),  # shift + down
+    "KEY_SHOME": (-1, -1),
+    "KEY_SPREVIOUS": (1, -1),
+    "KEY_SEND": (-1, 1),
+    "KEY_SNEXT": (1, 1),
+}
+"""Shifted arrow and keypad keys run too."""
+
+CTRL_P = "\x10"
+"""Ctrl-P: the message history."""
+
 ITEM_VERBS: dict[str, tuple[str, str, str]] = {
     "d": ("drop", "What do you want to drop?", "You have nothing to drop."),
     "w": ("wield", "What do you want to wield?", "You have nothing to wield."),
@@ -130,12 +152,13 @@ HELP_LINES: tuple[str, ...] = (
     "  eat  E          quaff  q      read  r     equipment  e  [",
     "  throw  t  then aim            zap  z  then a direction",
     "  cast a spell  Z  then a direction or aim      look  ;  x  then aim",
-    "  upgrade a spell at an altar  U",
-    "  choose a level-up reward  C",
+    "  upgrade a spell at an altar  +     choose a level-up reward  C",
+    "  run  Shift + direction (H J K L Y U B N), or G then a direction",
+    "  travel  _  then aim (< > jump to stairs)    explore  A   (a key stops)",
     "  aiming: move the cursor (H J K L Y U B N: 8 cells), Tab: next monster,",
     "          Enter or .: fire, Escape: cancel",
     "  chat  Enter  '  \"  (Enter sends; /g text: everyone, /w name text: one player)",
-    "  help  ?         quit  Q",
+    "  messages  Ctrl-P   help  ?   quit  Q",
     "",
     "Escape cancels a prompt or menu.  Press any key to return.",
 )

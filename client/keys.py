@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from client.actions import Action, ChatSend, Command, LookAt, Quit, Say
+from client.actions import Action, ChatSend, Command, Explore, LookAt, Quit, Run, Say, Travel
 from client.keymap import (
     CHAT_MAX,
+    CTRL_P,
     DIRECTIONS_BY_CHAR,
     DIRECTIONS_BY_NAME,
     FAR,
@@ -26,6 +27,8 @@ from client.keymap import (
     HELP_LINES,
     ITEM_VERBS,
     LOOK_CHARS,
+    RUN_BY_CHAR,
+    RUN_BY_NAME,
     SIMPLE_COMMANDS,
     Cell,
     Key,
@@ -55,22 +58,25 @@ __all__ = [
     "ChatSend",
     "Command",
     "Context",
+    "Explore",
     "InputMode",
     "Key",
     "LookAt",
     "Mode",
     "Quit",
+    "Run",
     "Say",
     "SpellChoice",
     "Target",
+    "Travel",
     "prompt_text",
     "translate",
 ]
 
 
-def _aim_start(ctx: Context) -> Mode:
-    """The cursor's first place: the nearest monster, else one's own cell."""
-    if ctx.targets:
+def _aim_start(ctx: Context, *, nearest: bool = True) -> Mode:
+    """The cursor's first place: the nearest monster (if ``nearest``), else one's own cell."""
+    if ctx.targets and nearest:
         first = ctx.targets[0]
         return Mode(InputMode.TARGET, cursor=(first.x, first.y), target=0)
     return Mode(InputMode.TARGET, cursor=ctx.position or (0, 0))
@@ -84,9 +90,21 @@ def _normal(key: Key, ctx: Context) -> tuple[Mode, Action | None]:
         return NORMAL, Command("wait")
     if is_enter(key):
         return Mode(InputMode.CHAT), None
+    if key.name in RUN_BY_NAME:
+        return NORMAL, Run(RUN_BY_NAME[key.name])
+    if key.char == CTRL_P:
+        return Mode(InputMode.HISTORY), None
     if key.name is not None:
         return NORMAL, None
     ch = key.char
+    if ch in RUN_BY_CHAR:
+        return NORMAL, Run(RUN_BY_CHAR[ch])
+    if ch == "G":
+        return Mode(InputMode.DIRECTION, verb="run"), None
+    if ch == "_":
+        return replace(_aim_start(ctx, nearest=False), verb="travel"), None
+    if ch == "A":
+        return NORMAL, Explore()
     if ch in SIMPLE_COMMANDS:
         return NORMAL, Command(SIMPLE_COMMANDS[ch])
     if ch in ITEM_VERBS:
@@ -107,7 +125,7 @@ def _normal(key: Key, ctx: Context) -> tuple[Mode, Action | None]:
         if not ctx.spells:
             return NORMAL, Say("You do not know any spells you can cast.")
         return Mode(InputMode.SPELL_MENU), None
-    if ch == "U":
+    if ch == "+":
         if not ctx.spells:
             return NORMAL, Say("You do not know any spells you can cast.")
         return Mode(InputMode.SPELL_MENU, verb="upgrade"), None
@@ -168,6 +186,8 @@ def _ask_direction(mode: Mode, key: Key) -> tuple[Mode, Action | None]:
     d = direction(key)
     if d is None:
         return NORMAL, None  # Escape, or anything else, cancels
+    if mode.verb == "run":
+        return NORMAL, Run(d)
     return NORMAL, Command(mode.verb, d=d, item=mode.item or None, spell=mode.spell or None)
 
 
@@ -185,6 +205,8 @@ def _fire(mode: Mode, ctx: Context) -> tuple[Mode, Action | None]:
         return Mode(InputMode.INFO, looked=ident), LookAt(cursor[0], cursor[1], ident)
     if mode.verb == "throw":
         return NORMAL, Command("throw", item=mode.item, at=cursor)
+    if mode.verb == "travel":
+        return NORMAL, Travel(cursor[0], cursor[1])
     return NORMAL, Command("cast", spell=mode.spell, at=cursor)
 
 
@@ -201,6 +223,10 @@ def _aim(mode: Mode, key: Key, ctx: Context) -> tuple[Mode, Action | None]:
         index = (mode.target + step) % len(ctx.targets)
         t = ctx.targets[index]
         return replace(mode, cursor=(t.x, t.y), target=index), None
+    if mode.verb == "travel" and key.name is None and ctx.stairs.get(key.char):
+        cells = ctx.stairs[key.char]  # < and > jump between the known staircases
+        index = (cells.index(cursor) + 1) % len(cells) if cursor in cells else 0
+        return replace(mode, cursor=cells[index]), None
     d = direction(key)
     far = 1
     if d is None and key.name is None and key.char in FAR_BY_CHAR:
@@ -219,6 +245,19 @@ def _choose(mode: Mode, key: Key, ctx: Context) -> tuple[Mode, Action | None]:
         if index < len(ctx.options):
             return NORMAL, Command("choose", opt=ctx.options[index])
     return mode, None
+
+
+HISTORY_PAGE = 10
+"""Lines PgUp / PgDn scroll the message history by."""
+
+
+def _history(mode: Mode, key: Key, ctx: Context) -> tuple[Mode, Action | None]:
+    """The message history: scroll keys move it, any other key closes it."""
+    steps = {"KEY_UP": 1, "KEY_DOWN": -1, "KEY_PGUP": HISTORY_PAGE, "KEY_PGDOWN": -HISTORY_PAGE}
+    step = steps.get(key.name or "") if key.name else {"k": 1, "j": -1, CTRL_P: 1}.get(key.char)
+    if step is None:
+        return NORMAL, None
+    return replace(mode, scroll=min(max(0, mode.scroll + step), max(0, ctx.history - 1))), None
 
 
 def translate(mode: Mode, key: Key, ctx: Context = EMPTY) -> tuple[Mode, Action | None]:
@@ -254,6 +293,8 @@ def translate(mode: Mode, key: Key, ctx: Context = EMPTY) -> tuple[Mode, Action 
         return _aim(mode, key, ctx)
     if kind is InputMode.CHOOSE:
         return _choose(mode, key, ctx)
+    if kind is InputMode.HISTORY:
+        return _history(mode, key, ctx)
     # OPEN / CLOSE wait for a direction; anything else cancels.
     d = direction(key)
     if d is None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from client.keys import Context, SpellChoice, Target
 from client.model import GameModel, InfoAbout, InvItem
 from client.records import EQUIPMENT_SLOTS, is_int
@@ -30,6 +32,7 @@ __all__ = [
     "option_label",
     "plural",
     "spell_rows",
+    "stairs",
     "targets",
 ]
 
@@ -210,8 +213,13 @@ def _percent(p: float | None) -> str:
     return "?" if p is None else f"{round(p * 100)}%"
 
 
-def info_rows(model: GameModel, about: InfoAbout | None, *, found: bool = True) -> list[str]:
-    """The look panel for one ``info`` answer (None: still waiting for it)."""
+def info_rows(
+    model: GameModel, about: InfoAbout | None, *, found: bool = True, yourself: bool = False
+) -> list[str]:
+    """The look panel for one ``info`` answer (None: still waiting for it).
+
+    Looking at ``yourself`` leaves out courage and the chances of hitting
+    (they describe a fight with yourself)."""
     if about is None:
         return ["Looking..."]
     if not found:
@@ -223,7 +231,7 @@ def info_rows(model: GameModel, about: InfoAbout | None, *, found: bool = True) 
     rows.append(f"  Level {about.level}   Health {about.hp}/{about.max_hp}   "
                 f"Energy {about.en}/{about.max_en}")
     rows.append(f"  Power {about.power}   Defence {about.defence}")
-    if about.courage is not None:
+    if about.courage is not None and not yourself:
         rows.append(f"  Courage {_percent(about.courage)} (flees below that share of health)")
     resist = ", ".join(f"{k.replace('_', ' ')} {v:+d}" for k, v in sorted(about.resist.items()))
     rows.append(f"  Resistances: {resist or 'none'}")
@@ -234,6 +242,8 @@ def info_rows(model: GameModel, about: InfoAbout | None, *, found: bool = True) 
         rows.append(f"  Breathes {about.breath.replace('_', ' ')}")
     statuses = ", ".join(f"{model.status_name(c)} ({r})" for c, r in about.statuses)
     rows.append(f"  Statuses: {statuses or 'none'}")
+    if yourself:
+        return rows
     rows.append("")
     rows.append(f"  You miss it {_percent(about.you_miss)}, "
                 f"score a critical {_percent(about.you_crit)}")
@@ -270,7 +280,22 @@ def context(model: GameModel) -> Context:
         actors_at={(a.x, a.y): a.id for a in sorted(model.actors.values(),
                                                     key=lambda a: (a.is_self, a.id))},
         options=tuple(model.choice_options()),
+        history=len(model.log),
+        stairs={"<": stairs(model, "stairs_up"), ">": stairs(model, "stairs_down")},
     )
+
+
+def stairs(model: GameModel, key: str) -> tuple[tuple[int, int], ...]:
+    """Remembered cells of terrain ``key`` (a staircase), nearest to us first."""
+    codes = [code for code, entry in enumerate(model.terrain_table[:255])
+             if isinstance(entry, list) and entry and entry[0] == key]
+    if not codes or model.known.size == 0:
+        return ()
+    ys, xs = np.nonzero(np.isin(model.known, codes))
+    px, py = model.position or (0, 0)
+    cells = sorted(zip(xs.tolist(), ys.tolist(), strict=True),
+                   key=lambda c: (max(abs(c[0] - px), abs(c[1] - py)), c[1], c[0]))
+    return tuple(cells)
 
 
 def cell_description(model: GameModel, x: int, y: int) -> str:

@@ -43,6 +43,7 @@ class InputMode(Enum):
     TARGET = "target"  # the targeting cursor for throw / cast / look
     INFO = "info"  # the look panel of ``Mode.looked``; any key closes it
     CHOOSE = "choose"  # pick a level-up reward
+    HISTORY = "history"  # the message history (Ctrl-P); scroll keys, any other closes
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,7 @@ class Mode:
         cursor: the targeting cursor ``(x, y)``.
         target: index into :attr:`Context.targets` of the monster Tab last picked.
         looked: actor id whose ``info`` the look panel shows.
+        scroll: how many lines the message history is scrolled back.
     """
 
     kind: InputMode = InputMode.NORMAL
@@ -68,6 +70,7 @@ class Mode:
     cursor: Cell | None = None
     target: int = -1
     looked: int | None = None
+    scroll: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,9 @@ class Context:
         targets: monsters in view, nearest first (Tab order).
         actors_at: actor id by cell, for actors in view (look).
         options: level-up rewards on offer (``me.options`` while ``me.choice`` > 0).
+        history: lines in the message log (how far the history can scroll).
+        stairs: ``"<"`` / ``">"`` -> remembered staircases up / down, nearest
+            first (the travel cursor jumps to them).
     """
 
     position: Cell | None = None
@@ -111,6 +117,8 @@ class Context:
     targets: tuple[Target, ...] = ()
     actors_at: Mapping[Cell, int] = field(default_factory=dict)
     options: tuple[str, ...] = ()
+    history: int = 0
+    stairs: Mapping[str, tuple[Cell, ...]] = field(default_factory=dict)
 
 
 NORMAL = Mode()
@@ -121,7 +129,7 @@ EMPTY = Context()
 _QUESTIONS = {verb: question for verb, question, _ in ITEM_VERBS.values()}
 
 
-_AIM_VERBS = {"throw": "Throw", "cast": "Cast", "look": "Look"}
+_AIM_VERBS = {"throw": "Throw", "cast": "Cast", "look": "Look", "travel": "Travel"}
 
 
 def prompt_text(mode: Mode) -> str:
@@ -146,8 +154,10 @@ def prompt_text(mode: Mode) -> str:
     if kind is InputMode.TARGET:
         where = f"({mode.cursor[0]}, {mode.cursor[1]})" if mode.cursor else ""
         act = _AIM_VERBS.get(mode.verb, "Fire")
-        return (f"{act} where? {where}  move the cursor, Tab: next monster, "
-                f"Enter: {act.lower()}, Escape: cancel")
+        # at most 80 columns with a three-digit cursor (issue 12)
+        return f"{act} where? {where}  [direction keys, Tab: monster, Enter: {act.lower()}, Esc]"
+    if kind is InputMode.HISTORY:
+        return "Messages: k/Up older, j/Down newer, PgUp/PgDn a page; other keys close"
     if kind is InputMode.CHOOSE:
         return "Choose your reward [a letter, or Escape]"
     if kind in (InputMode.INVENTORY, InputMode.EQUIPMENT, InputMode.INFO):

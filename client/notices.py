@@ -55,10 +55,14 @@ _ERRORS: Mapping[str, str] = {
     "flood": "Disconnected for flooding the server.",
     "timeout": "The server timed out waiting for us.",
     "shutdown": "The server is shutting down.",
+    "replaced": "This character connected from elsewhere; this session is closed.",
     "too_large": "A message was too large for the server.",
     "kicked": "An operator disconnected you from the server.",
     "banned": "This name is banned from the server.",
 }
+
+_WITH_DETAIL = frozenset({"bad_class"})
+"""Codes whose fixed line is followed by the server's detail (the classes on offer)."""
 
 
 def describe_reject(reason: str) -> str:
@@ -86,7 +90,7 @@ def describe_error(code: str, msg: str = "") -> str:
     """
     known = _ERRORS.get(code)
     if known is not None:
-        return known
+        return f"{known[:-1]}: {msg}" if code in _WITH_DETAIL and msg else known
     return f"Server error ({code}): {msg}" if msg else f"Server error ({code})."
 
 

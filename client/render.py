@@ -22,6 +22,7 @@ from client import keys, menus
 from client.aim import bolt_path
 from client.animate import Mark
 from client.model import ActorView, GameModel
+from client.safe_text import clean_text
 
 DEFAULT_THROW_RANGE = 4
 """Cells an item flies when ``welcome.items`` gives it no ``range`` (seed 001)."""
@@ -32,6 +33,10 @@ Overlay = dict[Cell, tuple[str | None, str, bool]]
 
 MIN_WIDTH, MIN_HEIGHT = 40, 12
 """Smallest terminal the game screen is drawn in, in cells."""
+
+KEEP_PRIORITY = 8
+"""Status fields of this priority or more (name, health, depth, turn, death)
+are shortened or left out only after every other field."""
 
 MIN_COLUMN = 32
 """Narrowest column a long page (inventory, menus) is folded into, in cells."""
@@ -67,7 +72,8 @@ class MessageLog:
     """Appends lines to a display deque (the model's ``log``).
 
     A line equal to the previous one is not repeated: the last entry becomes
-    ``"<line> (xN)"``.
+    ``"<line> (xN)"``. Every line is cleaned of terminal controls
+    (:func:`client.safe_text.clean_text`) before it is kept.
     """
 
     def __init__(self, lines: deque[str]) -> None:
@@ -76,6 +82,7 @@ class MessageLog:
         self._count = 0
 
     def add(self, line: str) -> None:
+        line = clean_text(line)
         if self._count and self.lines and line == self._last:
             self._count += 1
             self.lines[-1] = f"{line} (x{self._count})"
@@ -144,53 +151,93 @@ class Screen:
 
     # rows ------------------------------------------------------------------
 
-    def status_row(self, model: GameModel, state: ViewState) -> str:
+    def status_row(self, model: GameModel, state: ViewState, width: int = 0) -> str:
+        """The status line, fitted to ``width`` cells (0: the terminal's width).
+
+        Each field has a priority and shorter forms: while the line is too
+        wide, the least important field that still has a shorter form takes
+        it, else the least important field is left out. Health, depth, turn
+        and death stay longest; class and level go first.
+        """
         term = self.term
         me = model.me
         if not me:
             return term.bold("Waiting for the server…")
         hp, max_hp = int(me.get("hp", 0)), int(me.get("max_hp", 0))
         hp_style = term.bright_red if max_hp and hp * 4 <= max_hp else term.bright_green
-        parts = [
-            term.bold(f"{me.get('name', model.name)}"),
-            f"{me.get('class', '')} L{me.get('level', 1)}",
-            "HP " + hp_style(f"{hp}/{max_hp}"),
-            f"EN {me.get('en', 0)}/{me.get('max_en', 0)}",
+        name = str(me.get("name", model.name))
+        cls, level = me.get("class", ""), me.get("level", 1)
+        depth, tick = me.get("depth", model.depth), model.tick
+        fields: list[tuple[int, list[str]]] = [
+            (8, [term.bold(name), term.bold(name[:8])]),
+            (2, [f"{cls} L{level}", f"L{level}"]),
+            (10, ["HP " + hp_style(f"{hp}/{max_hp}"), "HP " + hp_style(str(hp))]),
+            (4, [f"EN {me.get('en', 0)}/{me.get('max_en', 0)}", f"EN {me.get('en', 0)}"]),
         ]
-        food = self.food_bar(model)
+        food = self.food_forms(model)
         if food:
-            parts.append(food)
+            fields.append((5, food))
         statuses = [model.status_name(code) for code, _ in model.my_statuses()]
         if statuses:
-            parts.append(term.yellow(", ".join(statuses)))
+            fields.append((6, [term.yellow(", ".join(statuses)),
+                               term.yellow(", ".join(s[:4] for s in statuses))]))
         if model.choice_options():
-            parts.append(term.bold_cyan("C: reward"))
-        parts += [f"Depth {me.get('depth', model.depth)}", f"Tick {model.tick}"]
+            fields.append((3, [term.bold_cyan("C: reward"), term.bold_cyan("C")]))
+        fields += [(9, [f"Depth {depth}", f"D{depth}"]), (8, [f"Tick {tick}", f"T{tick}"])]
         if me.get("dead"):
             rate = max(1, model.tick_rate)
             left = max(0, int(me.get("respawn", 0)) - state.est_tick)
             secs = (left + rate - 1) // rate
-            parts.append(term.bold_red(f"DEAD — respawn in {secs}s"))
-        return "  ".join(parts)
+            fields.append((11, [term.bold_red(f"DEAD — respawn in {secs}s"),
+                                term.bold_red(f"DEAD {secs}s")]))
+        return self.fit_fields(fields, width or term.width)
 
-    def food_bar(self, model: GameModel) -> str:
-        """``Food 320(45)``: nourishment and, in brackets, the hunger rating
-        (seed 001's food bar); ``Full`` at 500 or more, coloured as it runs low."""
+    def fit_fields(self, fields: list[tuple[int, list[str]]], width: int) -> str:
+        """Join ``(priority, [longest form, ..., shortest form])`` fields with
+        two spaces, shortening then dropping the least important until the
+        line fits ``width`` cells."""
+        term = self.term
+        chosen = [0] * len(fields)
+        alive = [True] * len(fields)
+
+        def line() -> str:
+            return "  ".join(forms[chosen[i]] for i, (_, forms) in enumerate(fields) if alive[i])
+
+        minor = [i for i in range(len(fields)) if fields[i][0] < KEEP_PRIORITY]
+        every = list(range(len(fields)))
+        for group in (minor, every):
+            while term.length(line()) > width:  # shorten, a step at a time, least first
+                able = [i for i in group if alive[i] and chosen[i] + 1 < len(fields[i][1])]
+                if not able:
+                    break
+                chosen[min(able, key=lambda i: (chosen[i], fields[i][0]))] += 1
+            while term.length(line()) > width and sum(alive) > 1:  # then leave out
+                left = [i for i in group if alive[i]]
+                if not left:
+                    break
+                alive[min(left, key=lambda i: fields[i][0])] = False
+        return line()
+
+    def food_forms(self, model: GameModel) -> list[str]:
+        """The food field, longest form first: ``Nourishment 320, hunger rating 45``
+        (seed 001's food bar: nourishment, and the hunger rating that is used up
+        before it), with ``Full`` at 500 or more and warnings as it runs low."""
         food = model.food()
         if food is None:
-            return ""
+            return []
         nourishment, rating = food
-        text = f"Food {nourishment}({rating})"
+        forms = [f"Nourishment {nourishment}, hunger rating {rating}",
+                 f"Food {nourishment} rating {rating}", f"Food {nourishment}"]
         term = self.term
         if nourishment >= 500:
-            return term.green(text + " Full")
+            return [term.green(f + " Full") for f in forms]
         if nourishment <= 0:
-            return term.bold_red(text + " Starving")
+            return [term.bold_red(f + " Starving") for f in forms] + [term.bold_red("Starving")]
         if nourishment < 25:
-            return term.red(text + " Weak")
+            return [term.red(f + " Weak") for f in forms] + [term.red("Weak")]
         if nourishment < 150:
-            return term.yellow(text + " Hungry")
-        return text
+            return [term.yellow(f + " Hungry") for f in forms] + [term.yellow("Hungry")]
+        return forms
 
     def map_row_cells(
         self,
@@ -278,7 +325,8 @@ class Screen:
             if seen is None:
                 return menus.info_rows(model, None)
             found, about = seen
-            rows = menus.info_rows(model, about, found=found)
+            yourself = mode.looked == model.player_id
+            rows = menus.info_rows(model, about, found=found, yourself=yourself)
             return [bold(rows[0]), *rows[1:]]
         return None
 
@@ -345,7 +393,9 @@ class Screen:
         out: list[str] = [term.truncate(self.status_row(model, state), width)]
         map_h = self.map_rows()
         page = self.page_rows(model, state.mode)
-        if page is not None:
+        if state.mode.kind is keys.InputMode.HISTORY:
+            out.extend(self.history_rows(log, map_h, width, state.mode.scroll))
+        elif page is not None:
             body = [term.truncate(line, width) for line in self.fold(page, map_h, width)]
             out.extend((body + [""] * map_h)[:map_h])
         else:
@@ -366,16 +416,37 @@ class Screen:
             for j in range(map_h):
                 out.append(self.map_row_cells(model, y0 + j, x0, width, actors, overlay))
         n_log = self.log_lines()
-        lines = log.last(n_log)
+        lines = self.wrap_log(log.last(n_log), width)[-n_log:]
         lines = [""] * (n_log - len(lines)) + lines
         out.extend(term.truncate(line, width) for line in lines)
         prompt = state.note or keys.prompt_text(state.mode) or "? help   Q quit"
+        if (not state.note and state.mode.kind is keys.InputMode.CHAT
+                and len(prompt) > width > 8):  # long chat input: show its end
+            prompt = "Say: …" + prompt[len(prompt) - (width - 6):]
         if state.note:
             prompt = term.bold_yellow(prompt)
         elif state.mode.kind is keys.InputMode.NORMAL:
             prompt = term.bright_black(prompt)
         out.append(term.truncate(prompt, width))
         return out[:height]
+
+    def wrap_log(self, lines: list[str], width: int) -> list[str]:
+        """Log lines wrapped to ``width`` cells; continuation rows are indented."""
+        out: list[str] = []
+        for line in lines:
+            out.extend(self.term.wrap(line, width, subsequent_indent="  ") or [""])
+        return out
+
+    def history_rows(self, log: MessageLog, height: int, width: int, scroll: int) -> list[str]:
+        """The message history page (Ctrl-P): a title, then the newest
+        ``height - 2`` wrapped lines, ``scroll`` log lines back from the end."""
+        lines = list(log.lines)
+        scroll = min(max(0, scroll), max(0, len(lines) - 1))
+        shown = lines[: len(lines) - scroll] if scroll else lines
+        body = self.wrap_log(shown, width)[-max(0, height - 2):]
+        title = "Message history" + (f" ({scroll} lines back)" if scroll else "")
+        rows = [self.term.bold(title), "", *body]
+        return (rows + [""] * height)[:height]
 
     def paint(self, rows: list[str]) -> None:
         """Write the rows that changed since the last paint, then flush."""

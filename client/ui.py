@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import signal
 import socket
+import ssl
 import sys
 import time
 from collections.abc import Iterator
@@ -35,7 +36,9 @@ from client.chatline import chat_from_line, describe_chat_line
 from client.connection import Connection, ConnectionClosed, load_token, save_token
 from client.model import GameModel
 from client.render import MessageLog, Screen, ViewState
+from client.safe_text import clean_message, clean_text
 from client.text import describe_error, describe_event, describe_reject
+from client.travel import Walk
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import ChatOut, Delta, Error, Info, Look, Reject, Snapshot, Welcome
 
@@ -43,6 +46,7 @@ __all__ = [
     "MAX_FPS",
     "MAX_IN_FLIGHT",
     "RECONNECT_DELAYS",
+    "STOP_TIMEOUT",
     "MessageLog",
     "PlayApp",
     "Screen",
@@ -66,6 +70,9 @@ REPEATABLE = frozenset({"move", "wait", "rest", "pickup"})
 IN_FLIGHT_EXPIRY = 3.0
 """Seconds after which an unanswered command stops counting as in flight."""
 
+STOP_TIMEOUT = 2.0
+"""Seconds the session waits for its tasks to stop after quitting."""
+
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 2.5, 2.5)
 """Seconds to wait before each reconnection attempt (about 10 s in all)."""
 
@@ -86,7 +93,7 @@ class PlayApp:
         self.name = name
         self.cls_key = cls_key
         self.conn: Connection | None = conn
-        self.model = GameModel(conn.welcome)
+        self.model = GameModel(clean_message(conn.welcome))
         self.log = MessageLog(self.model.log)
         self.state = ViewState(mode=keys.Mode())
         self.screen = Screen(term)
@@ -97,13 +104,16 @@ class PlayApp:
             asyncio.Queue())
         self.animator = Animator()
         self._pending: dict[int, float] = {}  # seq -> monotonic send time
+        self._dead = False
+        self._sending = 0  # actions taken from the outbox whose send has not returned
+        self.walk: Walk | None = None  # a run, travel or exploration in progress
         self._welcomed(conn)
         self.log.add("Press ? for help.")
 
     # state changes -------------------------------------------------------
 
     def _welcomed(self, conn: Connection) -> None:
-        welcome = conn.welcome
+        welcome = clean_message(conn.welcome)
         save_token(self.url, self.name, welcome.token)
         if welcome.motd:
             self.log.add(welcome.motd)
@@ -113,8 +123,10 @@ class PlayApp:
         self._dirty.set()
 
     def finish(self, status: int, message: str = "") -> None:
+        """End the session with an exit status and a line for the shell."""
         if not self._done.done():
             self._done.set_result((status, message))
+        self.dirty()  # wakes the repaint task, which then ends
 
     def say(self, line: str) -> None:
         """Add a log line, after the lines held back for a playing animation."""
@@ -124,10 +136,17 @@ class PlayApp:
             self.log.add(line)
 
     def on_message(self, msg: object) -> None:
-        """Apply one server message to the model and the log."""
+        """Apply one server message to the model and the log.
+
+        Every string in it is cleaned of terminal controls first
+        (:func:`client.safe_text.clean_message`): the server is not trusted
+        with the player's terminal.
+        """
+        msg = clean_message(msg)
         if isinstance(msg, (Welcome, Snapshot, Delta)):
             events = self.model.apply(msg)
             self._answered(self.model.ack)
+            self._check_death()
             tracks = tracks_from_events(events, self.model)
             if tracks:
                 self.animator.add(tracks, time.monotonic())
@@ -135,11 +154,15 @@ class PlayApp:
                 line = describe_event(ev, self.model)
                 if line:
                     self.say(line)
+                    if not self._own_door(ev):
+                        self.stop_walk()  # something happened: a walk stops
             self._tick_seen = time.monotonic()
+            self._advance_walk()
         elif isinstance(msg, Info):
             self.model.apply(msg)
         elif isinstance(msg, Reject):
             self._answered(msg.seq)
+            self.stop_walk()
             self.say(describe_reject(msg.reason))
         elif isinstance(msg, ChatOut):
             self.say(describe_chat_line(msg))
@@ -151,6 +174,57 @@ class PlayApp:
                 self.say(line)
         self.dirty()
 
+    def _check_death(self) -> None:
+        """On dying, and again on coming back: close any menu, prompt or
+        cursor (a chat line being typed stays) and drop the actions still
+        queued, so nothing typed in one life acts in the next."""
+        dead = bool(self.model.me.get("dead"))
+        if dead != self._dead:
+            if self.state.mode.kind is not keys.InputMode.CHAT:
+                self.state.mode = keys.Mode()
+            self.stop_walk()
+            self._drop_queued()
+        self._dead = dead
+
+    def _drop_queued(self) -> None:
+        """Forget every action not sent yet."""
+        while not self._outbox.empty():
+            self._outbox.get_nowait()
+
+    # running, travel and exploring -----------------------------------------
+
+    def _own_door(self, ev: list[object]) -> bool:
+        """A ``door`` event of our own (a walk opens doors on its way)."""
+        return len(ev) > 1 and ev[0] == "door" and ev[1] == self.model.player_id
+
+    def start_walk(self, action: keys.Run | keys.Travel | keys.Explore) -> None:
+        """Begin a run, travel or exploration (:mod:`client.travel`)."""
+        if isinstance(action, keys.Run):
+            walk = Walk("run", direction=action.d)
+        elif isinstance(action, keys.Travel):
+            walk = Walk("travel", goal=(action.x, action.y))
+        else:
+            walk = Walk("explore")
+        self.walk = walk.start(self.model)
+        self._advance_walk()
+
+    def stop_walk(self) -> None:
+        """Stop the walk in progress, if any (a step already sent still happens)."""
+        self.walk = None
+
+    def _advance_walk(self) -> None:
+        """Queue the walk's next step once the last one has been answered."""
+        walk = self.walk
+        if walk is None or self._in_flight() > 0:
+            return
+        step = walk.next_step(self.model)
+        if step.direction is None:
+            self.walk = None
+            if step.why:
+                self.say(step.why)
+            return
+        self._outbox.put_nowait(keys.Command("move", step.direction))
+
     # keyboard ------------------------------------------------------------
 
     def on_readable(self) -> None:
@@ -159,8 +233,7 @@ class PlayApp:
             self._read_keys()
         # a bug: end the session and report it once the terminal is restored
         except Exception as exc:  # noqa: BLE001
-            if not self._done.done():
-                self._done.set_exception(exc)
+            self._fail(exc)
 
     def _read_keys(self) -> None:
         while True:
@@ -174,6 +247,10 @@ class PlayApp:
             self.on_key(keys.Key(str(ks), ks.name))
 
     def on_key(self, key: keys.Key) -> None:
+        if self.walk is not None:  # any key stops a walk, and does nothing else
+            self.stop_walk()
+            self.dirty()
+            return
         ctx = menus.context(self.model)
         self.state.mode, action = keys.translate(self.state.mode, key, ctx)
         if isinstance(action, keys.Quit):
@@ -182,6 +259,10 @@ class PlayApp:
             self.say(action.text)
         elif isinstance(action, keys.LookAt) and action.id is None:
             self.say(menus.cell_description(self.model, action.x, action.y))
+        elif isinstance(action, (keys.Command, keys.Run, keys.Travel, keys.Explore)) and self._dead:
+            self.say("You are dead; wait for your respawn.")
+        elif isinstance(action, (keys.Run, keys.Travel, keys.Explore)):
+            self.start_walk(action)
         elif (isinstance(action, keys.Command) and action.c in REPEATABLE
               and self._in_flight() >= MAX_IN_FLIGHT):
             pass  # dropped: the server has not caught up with earlier keys
@@ -199,7 +280,7 @@ class PlayApp:
         cutoff = time.monotonic() - IN_FLIGHT_EXPIRY
         for seq in [s for s, at in self._pending.items() if at < cutoff]:
             del self._pending[seq]
-        return len(self._pending) + self._outbox.qsize()
+        return len(self._pending) + self._outbox.qsize() + self._sending
 
     # tasks ---------------------------------------------------------------
 
@@ -212,6 +293,7 @@ class PlayApp:
                 self.log.add("Not connected; that key was ignored.")
                 self.dirty()
                 continue
+            self._sending += 1
             try:
                 if isinstance(action, keys.Command):
                     seq = await conn.command(action.c, action.d, item=action.item,
@@ -228,7 +310,9 @@ class PlayApp:
                     else:
                         await conn.send(chat)
             except ConnectionClosed:
-                pass  # the receive task notices and reconnects
+                self.stop_walk()  # the receive task notices and reconnects
+            finally:
+                self._sending -= 1
 
     async def receive(self) -> None:
         """Feed server messages into the model; reconnect when the link drops."""
@@ -238,7 +322,7 @@ class PlayApp:
             try:
                 self.on_message(await conn.recv())
             except ProtocolError as exc:  # that frame is dropped; the session goes on
-                self.log.add(f"Bad message from the server ({exc}).")
+                self.log.add(f"Bad message from the server ({clean_text(str(exc))}).")
                 self.dirty()
             except ConnectionClosed as exc:
                 if self._done.done() or not await self.reconnect(exc.reason):
@@ -266,8 +350,9 @@ class PlayApp:
                 continue
             self.conn = conn
             self._pending.clear()
+            self.stop_walk()
             self.state.mode = keys.Mode()
-            self.model.apply(conn.welcome)
+            self.model.apply(clean_message(conn.welcome))
             self._welcomed(conn)
             self.state.note = ""
             self.log.add("Reconnected.")
@@ -282,28 +367,46 @@ class PlayApp:
 
     async def draw(self) -> None:
         """Repaint when dirty, at most MAX_FPS times a second, or when the
-        next animation frame is due (frames may come faster than MAX_FPS)."""
+        next animation frame is due (frames may come faster than MAX_FPS).
+
+        Ends by itself once the session is finished. The wait for the next
+        change is ``asyncio.timeout`` around ``Event.wait``, never
+        ``asyncio.wait_for``: on Python 3.11 ``wait_for`` can swallow the
+        cancellation that stops this task when the event fires in the same
+        loop iteration (CPython gh-86296), which froze the client on exit.
+        """
         period = 1.0 / MAX_FPS
-        while True:
+        while not self._done.done():
             dead = bool(self.model.me.get("dead"))
             frame = self.animator.next_frame(time.monotonic())
             # while dead, the respawn countdown needs a clock-driven repaint
             timeout = min(t for t in (frame, 0.5 if dead else None, 3600.0) if t is not None)
             if frame is None or frame > 0:
-                try:
-                    await asyncio.wait_for(self._dirty.wait(), timeout=timeout)
-                except TimeoutError:
-                    pass
+                await self._wait_dirty(timeout)
+            if self._done.done():
+                return
             self._dirty.clear()
-            now = time.monotonic()
-            for line in self.animator.release(now):
-                self.log.add(line)
-            self.state.marks = self.animator.marks(now)
-            self.state.est_tick = self._estimated_tick()
-            self.screen.paint(self.screen.rows(self.model, self.state, self.log))
-            busy = self.animator.busy(now)
-            await asyncio.sleep(min(period, self.animator.next_frame(now) or period) if busy
-                                else period)
+            self.paint_now()
+            busy = self.animator.busy(time.monotonic())
+            await asyncio.sleep(min(period, self.animator.next_frame(time.monotonic()) or period)
+                                if busy else period)
+
+    async def _wait_dirty(self, timeout: float) -> None:
+        """Wait until something changed or ``timeout`` seconds passed."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._dirty.wait()
+        except TimeoutError:
+            pass
+
+    def paint_now(self) -> None:
+        """Draw one frame: release held log lines, then repaint what changed."""
+        now = time.monotonic()
+        for line in self.animator.release(now):
+            self.log.add(line)
+        self.state.marks = self.animator.marks(now)
+        self.state.est_tick = self._estimated_tick()
+        self.screen.paint(self.screen.rows(self.model, self.state, self.log))
 
     def on_resize(self) -> None:
         self.screen.invalidate()
@@ -332,10 +435,12 @@ class PlayApp:
                 loop.remove_signal_handler(signal.SIGWINCH)
             for task in tasks:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # bounded: a task that ignored its cancellation must not hold the exit
+            await asyncio.wait(tasks, timeout=STOP_TIMEOUT)
             if self.conn is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.conn.close(), timeout=1.0)
+                    async with asyncio.timeout(1.0):
+                        await self.conn.close()
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         """A background task ended: pass its failure on to :meth:`run`."""
@@ -343,7 +448,13 @@ class PlayApp:
             return
         exc = task.exception()
         if exc is not None:
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        """End the session with a bug's exception (re-raised by :meth:`run`)."""
+        if not self._done.done():
             self._done.set_exception(exc)
+        self.dirty()
 
 
 def _input_fd() -> int:
@@ -367,10 +478,17 @@ def _terminal_mode(term: Terminal) -> Iterator[None]:
 def describe_open_failure(url: str, exc: ConnectionClosed) -> str:
     """One line saying why :meth:`Connection.open` failed.
 
-    "cannot reach URL: connection refused" when nothing answered; "URL
-    refused us: ..." when the server turned the ``hello`` down.
+    "cannot reach URL: connection refused" when nothing answered (with the
+    reason whatever it is, and a hint when a ``wss://`` URL meets a plain
+    server); "URL refused us: ..." when the server turned the ``hello``
+    down, naming its error code at most once.
     """
     cause = exc.__cause__
+    if url.startswith("wss:") and isinstance(cause, (ssl.SSLError, ConnectionResetError,
+                                                     EOFError)):
+        detail = str(cause) or type(cause).__name__
+        return (f"cannot reach {url}: the TLS handshake failed ({detail}); "
+                "does the server speak plain ws:// ?")
     if isinstance(cause, ConnectionRefusedError):
         return f"cannot reach {url}: connection refused"
     if isinstance(cause, socket.gaierror):
@@ -379,9 +497,9 @@ def describe_open_failure(url: str, exc: ConnectionClosed) -> str:
         return f"cannot reach {url}: timed out"
     if exc.reason.startswith(("cannot reach", "no welcome")):
         return exc.reason
-    code = exc.reason.split(":", 1)[0]
+    code, _, detail = exc.reason.partition(":")
     if code in _ERROR_CODES:
-        return f"{url} refused us: {describe_error(code, exc.reason)}"
+        return f"{url} refused us: {describe_error(code, detail.strip())}"
     return f"cannot play on {url}: {exc.reason}"
 
 
@@ -420,5 +538,5 @@ def run_play(url: str, name: str, *, cls_key: str | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     if message:
-        print(message, file=sys.stderr if status else sys.stdout)
+        print(clean_text(message), file=sys.stderr if status else sys.stdout)
     return status

@@ -10,10 +10,12 @@ import argparse
 import asyncio
 import getpass
 import json
+import math
 import os
 import secrets
 import ssl
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,105 @@ def _use_uvloop() -> None:
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
+ENVIRONMENT_HELP = """\
+environment:
+  UNDERHALL_DB      serve: the database file when --db and the config file give none
+  XDG_DATA_HOME     serve: the default database is $XDG_DATA_HOME/underhall/world.db
+                    (~/.local/share/underhall/world.db when unset)
+  UNDERHALL_HOME    play, bots: directory of tokens.json, the saved resume tokens
+                    (~/.config/underhall when unset)
+  HOME              where ~ is
+  TERM              play: the terminal type (colours, keys)
+  USER, LOGNAME     play: the default --name
+"""
+"""The environment variables the program reads, for ``--help`` and the README."""
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _port(text: str) -> int:
+    """argparse type: a TCP port 0-65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is not in 0-65535")
+    return port
+
+
+def _positive(kind: type[int | float], what: str) -> Callable[[str], int | float]:
+    """argparse type: a number of ``kind`` greater than 0."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of {what}: {text!r}") from None
+        if not (value > 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"{what} must be more than 0, not {text}")
+        return value
+
+    return parse
+
+
+def _ws_url(text: str) -> str:
+    """argparse type: a ``ws://`` or ``wss://`` URL with a host and a valid port."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    if parts.scheme not in ("ws", "wss"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a ws:// or wss:// URL")
+    try:
+        port = parts.port
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: the port must be 1-65535") from None
+    if not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} names no host")
+    if port == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the port must be 1-65535")
+    return text
+
+
+def _player_name(text: str) -> str:
+    """argparse type: a name the protocol accepts (1-16 of A-Z a-z 0-9 _ -)."""
+    from protocol.limits import MAX_NAME, NAME_RE
+
+    if NAME_RE.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a name is 1-{MAX_NAME} characters from A-Z a-z 0-9 _ -")
+    return text
+
+
+def check_port_free(host: str, port: int) -> str | None:
+    """Whether the server could listen on ``host:port`` (0: any port is fine).
+
+    Binds a socket the way asyncio's server does (address reuse on) and
+    closes it, so a start that is bound to fail stops before it creates a
+    database file.
+
+    Returns:
+        None if the port can be bound, else the reason ("Address already in use").
+    """
+    import socket
+
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        return str(exc)
+    for family, kind, proto, _, address in infos:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(address)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
 def serve_main(args: argparse.Namespace) -> int:
     """Run a server until interrupted; return the exit status."""
     from server.game.bans import BanList
@@ -74,6 +175,11 @@ def serve_main(args: argparse.Namespace) -> int:
     from server.store import StoreError, open_store
 
     resolve_serve_options(args)
+    busy = check_port_free(args.host, args.port)
+    if busy is not None:
+        print(f"underhall serve: cannot listen on {args.host}:{args.port}: {busy}",
+              file=sys.stderr)
+        return 1
     setup_logging(args.log_level, args.log_format)
     ssl_context = _server_ssl(args.tls_cert, args.tls_key)
     try:
@@ -155,8 +261,17 @@ def play_main(args: argparse.Namespace) -> int:
 def bots_main(args: argparse.Namespace) -> int:
     """Run headless bots against a server and print their report."""
     from client.bots import run_bots
+    from client.connection import ConnectionClosed, probe
+    from client.safe_text import clean_text
+    from client.ui import describe_open_failure
 
     _trust_ca(args.ca)
+    try:
+        asyncio.run(probe(args.url, timeout=5.0, ca=args.ca))
+    except ConnectionClosed as exc:  # fail at once rather than after --duration
+        line = clean_text(describe_open_failure(args.url, exc))
+        print(f"underhall bots: {line}", file=sys.stderr)
+        return 1
     return run_bots(args.url, args.n, args.duration, as_json=args.json, seed=args.seed,
                     name_prefix=args.prefix)
 
@@ -242,13 +357,16 @@ def _print_admin_answer(action: str, answer: dict[str, Any]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``underhall``."""
     parser = argparse.ArgumentParser(
-        prog="underhall", description="A shared roguelike dungeon: server, client and bots.")
+        prog="underhall", description="A shared roguelike dungeon: server, client and bots.",
+        epilog=ENVIRONMENT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("serve", help="host a dungeon", description="Host a dungeon.")
+    p = sub.add_parser("serve", help="host a dungeon", description="Host a dungeon.",
+                       epilog=ENVIRONMENT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", help="interface to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="TCP port, 0 for any (default 8765)")
+    p.add_argument("--port", type=_port, help="TCP port, 0 for any (default 8765)")
     p.add_argument("--seed", type=int, default=None,
                    help="world seed for a new world (default: random)")
     p.add_argument("--tick-rate", type=int, choices=range(1, 61), metavar="HZ",
@@ -259,9 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-s", type=float, default=None, metavar="S",
                    help="seconds between two saves of the changed characters and levels; "
                         "at most this much play is lost to a crash (default 3)")
-    p.add_argument("--max-players", type=int, help="default 5000")
+    p.add_argument("--max-players", type=_positive(int, "players"), help="default 5000")
     p.add_argument("--motd", help="message of the day")
-    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
+    p.add_argument("--log-level", choices=LOG_LEVELS,
                    help="default info")
     p.add_argument("--log-format", choices=["text", "json"],
                    help="text, or json: one object per line (default text)")
@@ -300,21 +418,31 @@ def build_parser() -> argparse.ArgumentParser:
                    help="TOML file with any of these options (command line wins)")
     p.set_defaults(func=serve_main)
 
-    p = sub.add_parser("play", help="play in a terminal", description="Play in this terminal.")
-    p.add_argument("--url", default="ws://127.0.0.1:8765", help="server (default %(default)s)")
-    p.add_argument("--name", default=_login_name(), help="character name (default %(default)s)")
+    p = sub.add_parser("play", help="play in a terminal", description="Play in this terminal.",
+                       epilog=ENVIRONMENT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", default="ws://127.0.0.1:8765", type=_ws_url,
+                   help="server (default %(default)s)")
+    p.add_argument("--name", default=_login_name(), type=_player_name,
+                   help="character name, 1-16 of A-Z a-z 0-9 _ - (default %(default)s)")
     p.add_argument("--class", dest="cls", default=None,
-                   help="class of a new character (warrior, mage, monk)")
+                   help="class of a new character (warrior, mage, monk on the default "
+                        "server; a server that has no such class lists its own)")
     p.add_argument("--ca", default=None, metavar="FILE",
                    help="certificate authority (PEM) to trust for a wss:// server "
                         "(also $UNDERHALL_CA)")
     p.set_defaults(func=play_main)
 
     p = sub.add_parser("bots", help="load-test a server with headless bots",
-                       description="Run N headless bots against a server and report.")
-    p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765")
-    p.add_argument("-n", type=int, default=10, help="number of bots (default 10)")
-    p.add_argument("--duration", type=float, default=30.0, help="seconds (default 30)")
+                       description="Run N headless bots against a server and report.",
+                       epilog=ENVIRONMENT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", required=True, type=_ws_url,
+                   help="server, e.g. ws://127.0.0.1:8765")
+    p.add_argument("-n", type=_positive(int, "bots"), default=10,
+                   help="number of bots (default 10)")
+    p.add_argument("--duration", type=_positive(float, "seconds"), default=30.0,
+                   help="seconds (default 30)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--seed", type=int, default=0, help="seed of the bots' choices")
     p.add_argument("--prefix", default="bot",
@@ -444,8 +572,16 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
             setattr(args, key, config.get(key, default))
     if args.db is None:
         args.db = default_db()
+    where = f" (from {args.config})" if args.config is not None else ""
     if not 1 <= int(args.tick_rate) <= 60:
-        raise SystemExit("underhall serve: tick_rate must be 1-60")
+        raise SystemExit(f"underhall serve: tick_rate must be 1-60{where}")
+    if not 0 <= int(args.port) <= 65535:
+        raise SystemExit(f"underhall serve: port {args.port} is not in 0-65535{where}")
+    if int(args.max_players) < 1:
+        raise SystemExit(f"underhall serve: max_players must be at least 1{where}")
+    if str(args.log_level).lower() not in LOG_LEVELS:
+        raise SystemExit(f"underhall serve: log_level {args.log_level!r} is not one of "
+                         f"{', '.join(LOG_LEVELS)}{where}")
     if not 0 < float(args.save_s) <= 3600:
         raise SystemExit("underhall serve: save_s must be above 0 and at most 3600")
     if args.log_format not in ("text", "json"):

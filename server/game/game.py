@@ -156,7 +156,8 @@ class Game:
             key = class_key or "warrior"
             cls = self.world.content.classes.get(key)
             if cls is None or cls.hidden:
-                raise GameError("bad_class", f"no class {key!r}")
+                known = ", ".join(k for k, c in self.world.content.classes.items() if not c.hidden)
+                raise GameError("bad_class", f"no class {key!r} (classes: {known})")
             try:
                 actor = self.world.join(name, key)
             except LookupError as exc:

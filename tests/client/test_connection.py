@@ -281,3 +281,24 @@ def test_default_token_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
     monkeypatch.delenv("UNDERHALL_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     assert token_path() == tmp_path / ".config" / "underhall" / "tokens.json"
+
+
+@pytest.mark.parametrize(
+    "reason, expected",
+    [
+        ("bad_field: hello.name must be 1-16 characters, not 'b!d'",
+         ("ws://h:1 refused us: Server error (bad_field): hello.name must be 1-16 characters, "
+         "not 'b!d'")),
+        ("bad_class: no class 'paladin' (classes: warrior, mage, monk)",
+         ("ws://h:1 refused us: The server does not know that class: no class 'paladin' "
+         "(classes: warrior, mage, monk)")),
+        ("name_taken: 'ann' belongs to someone",
+         "ws://h:1 refused us: That name is taken (and this client has no token for it)."),
+    ],
+)
+def test_a_refusal_is_one_line_naming_its_code_at_most_once(reason: str, expected: str) -> None:
+    from client.ui import describe_open_failure
+
+    line = describe_open_failure("ws://h:1", ConnectionClosed(reason))
+    assert line == expected
+    assert line.count(reason.split(":")[0]) <= 1

@@ -7,18 +7,35 @@ a deadline (never a fixed long sleep). Skipped only when tmux is missing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from websockets.sync.server import ServerConnection, serve
 
+from protocol.codec import decode_client, encode_server
+from protocol.fov import pack_fov
+from protocol.messages import (
+    ChatOut,
+    Command,
+    Delta,
+    Hello,
+    Reject,
+    ServerMessage,
+    Snapshot,
+    Welcome,
+)
+from protocol.version import PROTOCOL_VERSION
 from server.content import default_content
 from tests.serverproc import running_server
 
@@ -27,6 +44,9 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 UNDERHALL = Path(sys.executable).parent / "underhall"
 WIDTH, HEIGHT = 100, 30
 SCREEN_TIMEOUT = 30.0
+KEY_GAP = 0.5
+"""Seconds between two key presses, as a person types (the issue-12 freeze
+showed only when ``y`` came half a second after ``Q``)."""
 
 _TICK = re.compile(r"Tick (\d+)")
 _EXIT = re.compile(r"EXIT=(\d+)")
@@ -65,10 +85,17 @@ def server_url(tmp_path: Path, home: Path) -> Iterator[str]:
 class Tmux:
     """A private tmux server (own socket) with one detached session."""
 
-    def __init__(self, socket_path: Path, env: dict[str, str]) -> None:
+    def __init__(self, socket_path: Path, env: dict[str, str], target: str = "play") -> None:
         self.base = ["tmux", "-S", str(socket_path), "-f", "/dev/null"]
         self.env = env
-        self.target = "play"
+        self.target = target
+        self._last_key = 0.0
+
+    def session(self, target: str) -> Tmux:
+        """Another session on the same tmux server (started with :meth:`start`)."""
+        other = Tmux(Path(self.base[2]), self.env, target)
+        other.base = self.base
+        return other
 
     def run(self, *args: str) -> str:
         done = subprocess.run(
@@ -87,7 +114,11 @@ class Tmux:
         self.run("send-keys", "-t", self.target, "Enter")
 
     def keys(self, *names: str) -> None:
-        self.run("send-keys", "-t", self.target, *names)
+        """Press keys one by one, :data:`KEY_GAP` seconds apart (and after the last)."""
+        for name in names:
+            time.sleep(max(0.0, self._last_key + KEY_GAP - time.monotonic()))
+            self.run("send-keys", "-t", self.target, name)
+            self._last_key = time.monotonic()
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", self.target)
@@ -260,7 +291,11 @@ def test_mage_reads_casts_aims_and_looks_in_tmux(tmux: Tmux, server_url: str) ->
     while True:
         said = _no_spells(tmux.screen())
         tmux.keys("Z")
-        screen = tmux.wait(lambda s, n=said: "Spells" in s or _no_spells(s) > n, "the spell menu")
+
+        def menu_or_refusal(s: str, n: int = said) -> bool:
+            return "Spells" in s or _no_spells(s) > n
+
+        screen = tmux.wait(menu_or_refusal, "the spell menu")
         if "Spells" in screen:
             break
         assert steps, f"no spell to cast after reading and wearing:\n{screen}"
@@ -305,6 +340,381 @@ def test_mage_reads_casts_aims_and_looks_in_tmux(tmux: Tmux, server_url: str) ->
     tmux.wait_for("Really quit? (y/n)")
     tmux.keys("y")
     _assert_shell_restored(tmux, 0)
+
+
+def _start_play(tmux: Tmux, url: str, name: str) -> None:
+    """Type the play command and wait for the map."""
+    tmux.type_line(f"{UNDERHALL} play --url {url} --name {name}; echo EXIT=$?")
+    tmux.wait(lambda s: name in s and "@" in "".join(_map_rows(s)), "the map")
+
+
+@needs_tmux
+def test_quit_at_a_persons_pace_exits_every_time(tmux: Tmux, server_url: str) -> None:
+    """Q, then y half a second later, leaves the game (issue 12: it froze on 3.11)."""
+    for attempt in range(3):
+        _start_play(tmux, server_url, "quitter")
+        tmux.keys("l")  # a move marks the screen dirty just before quitting
+        tmux.keys("Q")
+        tmux.wait_for("Really quit? (y/n)")
+        tmux.keys("y")
+        _assert_shell_restored(tmux, 0)
+        tmux.type_line("clear")
+        tmux.wait(lambda s: "EXIT=" not in s, f"the screen to clear after try {attempt}")
+
+
+@needs_tmux
+def test_server_shutdown_is_shown_and_the_client_exits(
+    tmux: Tmux, tmp_path: Path, home: Path
+) -> None:
+    with running_server(tmp_path, seed=7, tick_rate=10, env=_env(home)) as url:
+        _start_play(tmux, url.rstrip("/"), "stayer")
+        tmux.keys("l")
+    # leaving the block stopped the server (SIGTERM): it says goodbye to everyone
+    screen = tmux.wait(lambda s: _EXIT.search(s) is not None, "the play command to exit")
+    assert "The server is shutting down." in screen, screen
+    _assert_shell_restored(tmux, 1)
+
+
+@needs_tmux
+def test_a_second_login_replaces_the_first_client(tmux: Tmux, server_url: str) -> None:
+    _start_play(tmux, server_url, "twin")
+    other = tmux.session("other")
+    other.start()
+    other.wait(_has_prompt, "the second shell's prompt")
+    _start_play(other, server_url, "twin")  # same home: the saved token resumes "twin"
+    screen = tmux.wait(lambda s: _EXIT.search(s) is not None, "the first client to exit")
+    assert "connected from elsewhere" in screen, screen
+    _assert_shell_restored(tmux, 1)
+    other.keys("Q")
+    other.wait_for("Really quit? (y/n)")
+    other.keys("y")
+    _assert_shell_restored(other, 0)
+
+
+_OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # a clipboard write: "echo pwned"
+_TITLE = "\x1b]2;pwned\x07"  # a window-title change
+
+
+def _hostile_handler(ws: ServerConnection) -> None:
+    """A server that answers ``hello`` with escape sequences in every string."""
+    hello = decode_client(ws.recv())
+    assert isinstance(hello, Hello)
+    terrain = [["floor", f"floor{_TITLE}", ".", "white", True, True]]
+    ws.send(encode_server(Welcome(
+        v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
+        tick_rate=10, terrain=terrain, kinds={"player": [f"player{_OSC52}", "@", "white"]},
+        items={}, classes=[["warrior", "Warrior"]], motd=f"Hostile motd{_OSC52} ends",
+    )))  # fmt: skip
+    me = {"name": f"{hello.name}\x1b[2J", "hp": 5, "max_hp": 5, "x": 1, "y": 1, "depth": 1,
+          "inv": []}
+    ws.send(encode_server(Snapshot(
+        tick=1, depth=1, w=3, h=3, map=bytes(9), fov=pack_fov(np.ones((3, 3), bool), 0, 0),
+        actors=[[1, "player", hello.name, 1, 1, 5, 5, 24]], objs=[], me=me, ack=-1,
+    )))  # fmt: skip
+    ws.send(encode_server(ChatOut(f"Mal{_TITLE}lory", f"copy{_OSC52} this\x1b[1;1H!", 2)))
+    with contextlib.suppress(Exception):
+        while True:
+            ws.recv()
+
+
+@needs_tmux
+def test_server_strings_cannot_control_the_terminal(tmux: Tmux) -> None:
+    tmux.run("set-option", "-g", "set-clipboard", "on")  # OSC 52 would fill a tmux buffer
+    title = tmux.query("#{pane_title}")
+    with serve(_hostile_handler, "127.0.0.1", 0) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        port = server.socket.getsockname()[1]
+        tmux.type_line(f"{UNDERHALL} play --url ws://127.0.0.1:{port} --name alice; echo EXIT=$?")
+        screen = tmux.wait_for("<Mallory> copy this!")
+        assert "Hostile motd ends" in screen, screen
+        tmux.keys("Q")
+        tmux.wait_for("Really quit? (y/n)")
+        tmux.keys("y")
+        _assert_shell_restored(tmux, 0)
+        server.shutdown()
+    assert tmux.run("list-buffers") == ""
+    assert tmux.query("#{pane_title}") == title != "pwned"
+
+
+@needs_tmux
+def test_an_unknown_class_lists_the_classes(tmux: Tmux, server_url: str) -> None:
+    tmux.type_line(f"{UNDERHALL} play --url {server_url} --name pal --class paladin; echo EXIT=$?")
+    tmux.wait(lambda s: _EXIT.search(s) is not None, "the play command to exit")
+    screen = tmux.run("capture-pane", "-p", "-J", "-t", tmux.target)  # wrapped lines joined
+    classes = [k for k, c in default_content().classes.items() if not c.hidden]
+    line = next(row for row in screen.split("\n") if "refused us" in row)
+    assert "paladin" in line, screen
+    assert all(k in line for k in classes), screen
+    assert "bad_class" not in screen and "Traceback" not in screen, screen
+    _assert_shell_restored(tmux, 1)
+
+
+class ScriptedServer:
+    """A websocket server the test drives by hand: it welcomes one client with
+    the given messages, records the commands it receives, and sends whatever
+    the test asks it to (from the test's thread)."""
+
+    def __init__(
+        self,
+        opening: Callable[[Hello], list[ServerMessage]],
+        reply: Callable[[Command], list[ServerMessage]] | None = None,
+    ) -> None:
+        self.opening = opening
+        self.reply = reply
+        self.commands: list[Command] = []
+        self.connected = threading.Event()
+        self._ws: ServerConnection | None = None
+
+    def handler(self, ws: ServerConnection) -> None:
+        hello = decode_client(ws.recv())
+        assert isinstance(hello, Hello)
+        for msg in self.opening(hello):
+            ws.send(encode_server(msg))
+        self._ws = ws
+        self.connected.set()
+        with contextlib.suppress(Exception):
+            for data in ws:
+                got = decode_client(data)
+                if isinstance(got, Command):
+                    self.commands.append(got)
+                    for answer in self.reply(got) if self.reply else []:
+                        ws.send(encode_server(answer))
+
+    def send(self, msg: ServerMessage) -> None:
+        assert self._ws is not None
+        self._ws.send(encode_server(msg))
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        """Serve on a free port of 127.0.0.1; yield the URL."""
+        with serve(self.handler, "127.0.0.1", 0) as server:
+            thread = threading.Thread(target=server.serve_forever, daemon=True)
+            thread.start()
+            try:
+                yield f"ws://127.0.0.1:{server.socket.getsockname()[1]}"
+            finally:
+                server.shutdown()
+
+
+_FLOOR = [["floor", "floor", ".", "white", True, True]]
+_ME = {"name": "mort", "hp": 10, "max_hp": 10, "x": 1, "y": 1, "depth": 1, "dead": False,
+       "inv": [["a", "dart", 5, "", -1, 0]]}
+
+
+def _small_world(hello: Hello) -> list[ServerMessage]:
+    """A 9 x 3 lit room: the player at (1, 1) with five darts, a rat at (6, 1)."""
+    welcome = Welcome(
+        v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
+        tick_rate=10, terrain=_FLOOR, classes=[["warrior", "Warrior"]], motd="",
+        kinds={"player": ["player", "@", "white"], "rat": ["rat", "r", "red"]},
+        items={"dart": ["dart", ")", "white", "thrown", {}]},
+    )  # fmt: skip
+    snap = Snapshot(
+        tick=1, depth=1, w=9, h=3, map=bytes(27), fov=pack_fov(np.ones((3, 9), bool), 0, 0),
+        actors=[[1, "player", hello.name, 1, 1, 10, 10, 24], [2, "rat", "", 6, 1, 3, 3, 4]],
+        objs=[], me=dict(_ME), ack=-1,
+    )  # fmt: skip
+    return [welcome, snap]
+
+
+@needs_tmux
+def test_death_closes_the_cursor_and_keys_typed_dead_do_nothing(tmux: Tmux) -> None:
+    """Issue 12: with the throw cursor open at death, Tab and Enter threw a
+    dart after the respawn."""
+    scripted = ScriptedServer(_small_world)
+    with scripted.running() as url:
+        tmux.type_line(f"{UNDERHALL} play --url {url} --name mort; echo EXIT=$?")
+        tmux.wait(lambda s: "mort" in s and "r" in "".join(_map_rows(s)), "the room")
+        tmux.keys("t")
+        tmux.wait_for("What do you want to throw?")
+        tmux.keys("a")
+        tmux.wait_for("Throw where?")
+        scripted.send(Delta(tick=2, me={"dead": True, "hp": 0, "respawn": 200}))
+        tmux.wait(lambda s: "Throw where?" not in s and "DEAD" in s, "death to close the cursor")
+        tmux.keys("Tab", "Enter", "Escape", "l", ".")
+        tmux.wait_for("You are dead")
+        scripted.send(Delta(tick=3, me={"dead": False, "hp": 10, "respawn": 0}))
+        tmux.wait(lambda s: "DEAD" not in s, "the respawn")
+        tmux.keys("Enter")  # now opens chat: nothing queued from the last life fires
+        tmux.wait_for("Say: _")
+        tmux.keys("Escape")
+        time.sleep(1.0)  # anything still queued would have been sent by now
+        assert scripted.commands == [], scripted.commands
+        tmux.keys("Q")
+        tmux.wait_for("Really quit? (y/n)")
+        tmux.keys("y")
+        _assert_shell_restored(tmux, 0)
+
+
+_TRAVEL = re.compile(r"Travel where\? \((\d+), (\d+)\)")
+
+
+def _position(tmux: Tmux) -> tuple[int, int]:
+    """Own cell, read from the travel cursor's prompt (it starts on us)."""
+    tmux.keys("_")
+    screen = tmux.wait(lambda s: _TRAVEL.search(s) is not None, "the travel cursor")
+    match = _TRAVEL.search(screen)
+    assert match
+    tmux.keys("Escape")
+    tmux.wait(lambda s: "Travel where?" not in s, "the travel cursor to close")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _settle(tmux: Tmux, quiet: float = 1.5, timeout: float = 30.0) -> str:
+    """Wait until the tick shown has advanced and the map has not changed for
+    ``quiet`` seconds (a walk has ended); the screen then."""
+    deadline = time.monotonic() + timeout
+    last, since = _map_rows(tmux.screen()), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = _map_rows(tmux.screen())
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+    return tmux.screen()
+
+
+def _distance(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+@needs_tmux
+def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
+    """One key explores many cells on the real server; Ctrl-P shows the log."""
+    _start_play(tmux, server_url, "walker")
+    start = _position(tmux)
+
+    tmux.keys("A")  # explore: walks on by itself until something happens
+    screen = _settle(tmux)
+    explored = _position(tmux)
+    stopped = "You stop" in screen or "Nothing left to explore" in screen
+    assert _distance(start, explored) >= 2 or stopped, (start, explored, screen)
+
+    tmux.keys("C-p")
+    history = tmux.wait_for("Message history")
+    assert "Press ? for help." in history, history
+    tmux.keys("Escape")
+    tmux.wait(lambda s: "Message history" not in s, "the history to close")
+
+    # narrower terminals: the status line keeps depth and turn; the look prompt fits
+    for width, depth, turn in ((80, "Depth 1", "Tick "), (50, "D1", "T")):
+        tmux.run("resize-window", "-t", tmux.target, "-x", str(width), "-y", "24")
+        def fitted(s: str, d: str = depth, t: str = turn) -> bool:
+            line = s.split("\n")[0]
+            return "HP " in line and d in line and re.search(rf"\b{t}\d+", line) is not None
+
+        status = tmux.wait(fitted, f"a {width}-column status line with depth and turn")
+        assert len(status.split("\n")[0]) <= width
+    tmux.run("resize-window", "-t", tmux.target, "-x", "80", "-y", "24")
+    tmux.keys("x")
+    look = tmux.wait_for("Look where?")
+    prompt = next(row for row in look.split("\n") if "Look where?" in row)
+    assert prompt.rstrip().endswith("Esc]"), prompt
+    tmux.keys("Escape")
+    tmux.keys("Q")
+    tmux.wait_for("Really quit? (y/n)")
+    tmux.keys("y")
+    _assert_shell_restored(tmux, 0)
+
+
+_MAZE = [
+    "############",
+    "#..........#",
+    "#.########.#",
+    "#..........#",
+    "############",
+]
+
+
+class Mover:
+    """The scripted server's rules for ``move`` only: floor cells of
+    :data:`_MAZE` can be entered, each move is answered at once."""
+
+    def __init__(self) -> None:
+        self.pos = (1, 1)
+        self.tick = 1
+
+    def opening(self, hello: Hello) -> list[ServerMessage]:
+        welcome = Welcome(
+            v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
+            tick_rate=10, terrain=[["wall", "wall", "#", "white", False, False], *_FLOOR],
+            classes=[["warrior", "Warrior"]], motd="", kinds={"player": ["player", "@", "white"]},
+            items={},
+        )  # fmt: skip
+        h, w = len(_MAZE), len(_MAZE[0])
+        snap = Snapshot(
+            tick=1, depth=1, w=w, h=h, map=bytes(int(c == ".") for row in _MAZE for c in row),
+            fov=pack_fov(np.ones((h, w), bool), 0, 0), objs=[], ack=-1,
+            actors=[[1, "player", hello.name, *self.pos, 10, 10, 24]],
+            me={"name": hello.name, "hp": 10, "max_hp": 10, "x": self.pos[0], "y": self.pos[1],
+                "depth": 1, "dead": False, "inv": []},
+        )  # fmt: skip
+        return [welcome, snap]
+
+    def reply(self, cmd: Command) -> list[ServerMessage]:
+        self.tick += 1
+        if cmd.c != "move" or cmd.d is None:
+            return [Reject(cmd.seq, "wrong_item")]
+        x, y = self.pos[0] + cmd.d[0], self.pos[1] + cmd.d[1]
+        if _MAZE[y][x] != ".":
+            return [Reject(cmd.seq, "blocked")]
+        self.pos = (x, y)
+        return [Delta(tick=self.tick, ack=cmd.seq, upd=[[1, x, y, 10, 10, 24]],
+                      me={"x": x, "y": y})]
+
+
+def _wait_until(done: Callable[[], bool], timeout: float = SCREEN_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            pytest.fail("timed out")
+        time.sleep(0.05)
+
+
+def _moves(scripted: ScriptedServer) -> list[tuple[int, int] | None]:
+    return [c.d for c in scripted.commands]
+
+
+@needs_tmux
+def test_run_and_travel_send_one_move_per_step(tmux: Tmux) -> None:
+    """Shift+l runs the corridor to its bend and round it; G then j too; ``_``
+    travels to a cell chosen with the cursor by the shortest way."""
+    mover = Mover()
+    scripted = ScriptedServer(mover.opening, mover.reply)
+    with scripted.running() as url:
+        tmux.type_line(f"{UNDERHALL} play --url {url} --name runner; echo EXIT=$?")
+        tmux.wait(lambda s: "runner" in s and "@" in "".join(_map_rows(s)), "the maze")
+        tmux.keys("L")  # along row 1, down the far side, back along row 3, up...
+        _wait_until(lambda: mover.pos == (1, 2))
+        time.sleep(1.0)  # ...and no further: (1, 1) was passed already (a loop)
+        assert _moves(scripted) == [(1, 0)] * 9 + [(0, 1)] * 2 + [(-1, 0)] * 9 + [(0, -1)]
+        assert _position(tmux) == (1, 2)
+
+        scripted.commands.clear()
+        tmux.keys("_")
+        tmux.wait_for("Travel where? (1, 2)")
+        tmux.keys("L", "k")  # the cursor 8 right and 1 up: (9, 1)
+        tmux.wait_for("Travel where? (9, 1)")
+        tmux.keys("Enter")
+        _wait_until(lambda: mover.pos == (9, 1))
+        time.sleep(1.0)
+        assert len(scripted.commands) == 8  # a diagonal to (2, 1), then along row 1
+        assert all(c.c == "move" for c in scripted.commands)
+
+        scripted.commands.clear()
+        tmux.keys("G")
+        tmux.wait_for("In what direction?")
+        tmux.keys("h")  # round the loop the other way, stopping short of (9, 1)
+        _wait_until(lambda: mover.pos == (10, 1))
+        time.sleep(1.0)
+        assert _moves(scripted) == [(-1, 0)] * 8 + [(0, 1)] * 2 + [(1, 0)] * 9 + [(0, -1)] * 2
+        assert mover.pos == (10, 1)
+        tmux.keys("Q")
+        tmux.wait_for("Really quit? (y/n)")
+        tmux.keys("y")
+        _assert_shell_restored(tmux, 0)
 
 
 @needs_tmux

@@ -66,9 +66,10 @@ def plain(screen: Screen, model: GameModel, mode: keys.Mode, **state: Any) -> li
 
 def test_status_line_shows_food_statuses_and_a_reward(screen: Screen) -> None:
     model = make_model(food=[120, 30], sts=[[0, 3], [1, 9]], choice=1, options=["health"])
-    status = plain(screen, model, keys.Mode())[0]
-    for part in ("ann", "mage L2", "HP 9/10", "EN 3/8", "Food 120(30) Hungry", "Depth 1",
-                 "Tick 5", "frozen, poisoned", "C: reward"):
+    status = screen.term.strip_seqs(screen.status_row(model, ViewState(keys.Mode()), 200))
+    for part in ("ann", "mage L2", "HP 9/10", "EN 3/8",
+                 "Nourishment 120, hunger rating 30 Hungry", "Depth 1", "Tick 5",
+                 "frozen, poisoned", "C: reward"):
         assert part in status, part
     assert "Full" in plain(screen, make_model(food=[500, 80]), keys.Mode())[0]
     assert "Starving" in plain(screen, make_model(food=[0, 0]), keys.Mode())[0]
@@ -125,3 +126,81 @@ def test_a_long_pack_flows_into_a_second_column(screen: Screen) -> None:
     assert rows[4].startswith("  a - a dart") and "  o - a dart" in rows[4]
     assert rows[4].rstrip().endswith("  H - an apple")
     assert rows[3 + 13].startswith("  m - a dart") and rows[3 + 13].rstrip().endswith("F - an apple")
+
+
+@pytest.mark.parametrize("width", [100, 80, 60, 50, 40])
+def test_the_status_line_keeps_its_most_important_fields(screen: Screen, width: int) -> None:
+    model = make_model(food=[120, 30], sts=[[0, 3], [1, 9]], choice=1, options=["health"],
+                       dead=True, respawn=55)
+    model.tick = 12345
+    status = screen.term.strip_seqs(screen.status_row(model, ViewState(keys.Mode()), width))
+    assert len(status) <= width, status
+    for part in ("HP 9", "DEAD", "ann"):
+        assert part in status, (width, status)
+    assert "Depth 1" in status or "D1" in status, status
+    assert "Tick 12345" in status or "T12345" in status, status
+    if width >= 80:  # a crowded line: dead, hungry, two statuses, a reward
+        assert "Depth 1" in status and "Tick 12345" in status and "HP 9/10" in status, status
+        assert "Hungry" in status, status
+
+
+def test_long_log_lines_wrap(screen: Screen) -> None:
+    model = make_model()
+    log = MessageLog(deque())
+    long = "The rat bites you. " * 10  # 190 characters
+    log.add(long.strip())
+    log.add("Short.")
+    rows = [screen.term.strip_seqs(r) for r in
+            screen.rows(model, ViewState(mode=keys.Mode()), log)]
+    log_rows = [r.rstrip() for r in rows[-3:-1]]  # two log lines at 20 rows
+    assert log_rows == ["  rat bites you. " + "The rat bites you. " * 3 + "The rat bites you.",
+                        "Short."], log_rows
+    wrapped = screen.wrap_log([long.strip()], 100)
+    assert len(wrapped) == 2 and all(len(r) <= 100 for r in wrapped)
+    assert " ".join(r.strip() for r in wrapped) == long.strip()
+
+
+def test_message_history_page_scrolls(screen: Screen) -> None:
+    model = make_model()
+    log = MessageLog(deque())
+    for i in range(40):
+        log.add(f"message {i}")
+    rows = [screen.term.strip_seqs(r).rstrip() for r in
+            screen.rows(model, ViewState(mode=keys.Mode(keys.InputMode.HISTORY)), log)]
+    page = screen.map_rows()  # title, gap, then page - 2 lines
+    assert rows[1] == "Message history"
+    assert rows[page] == "message 39" and rows[3] == f"message {40 - (page - 2)}"
+    back = keys.Mode(keys.InputMode.HISTORY, scroll=5)
+    rows = [screen.term.strip_seqs(r).rstrip() for r in
+            screen.rows(model, ViewState(mode=back), log)]
+    assert rows[1] == "Message history (5 lines back)" and rows[page] == "message 34"
+
+
+@pytest.mark.parametrize("verb", ["throw", "cast", "look", "travel"])
+def test_the_aiming_prompt_fits_80_columns(verb: str) -> None:
+    prompt = keys.prompt_text(keys.Mode(keys.InputMode.TARGET, verb=verb, cursor=(199, 199)))
+    assert len(prompt) <= 80, (len(prompt), prompt)
+    assert "Tab" in prompt and "Enter" in prompt and "Esc" in prompt
+
+
+def test_looking_at_yourself_shows_no_courage_or_chances_against_yourself(
+    screen: Screen,
+) -> None:
+    model = make_model()
+    about = {"name": "ann", "kind": "player", "level": 2, "hp": 9, "max_hp": 10, "en": 3,
+             "max_en": 8, "power": 4, "defence": 2, "courage": 0.0, "you_miss": 0.5,
+             "you_crit": 0.1, "it_miss": 0.5, "it_crit": 0.1}  # fmt: skip
+    model.apply(Info(1, True, about))
+    model.apply(Info(7, True, about | {"name": "", "kind": "rat"}))
+    mine = "\n".join(plain(screen, model, keys.Mode(keys.InputMode.INFO, looked=1)))
+    assert "Health 9/10" in mine and "Power 4" in mine
+    for part in ("Courage", "You miss", "misses you"):
+        assert part not in mine, part
+    rat = "\n".join(plain(screen, model, keys.Mode(keys.InputMode.INFO, looked=7)))
+    assert "Courage 0%" in rat and "You miss it 50%" in rat
+
+
+def test_long_chat_input_shows_its_end(screen: Screen) -> None:
+    text = "x" * 150 + " the end"
+    row = plain(screen, make_model(), keys.Mode(keys.InputMode.CHAT, text=text))[-1]
+    assert row.startswith("Say: …") and row.endswith("the end_") and len(row) == 100

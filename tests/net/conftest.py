@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection

@@ -5,9 +5,11 @@ characters."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
+from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import pytest
 from websockets.exceptions import ConnectionClosed
 
@@ -31,6 +33,11 @@ async def _still_served(ws: object) -> None:
     assert pong["id"] == 77
 
 
+def _answers(seq: int, msg: dict[str, Any]) -> bool:
+    """``msg`` acknowledges or rejects command ``seq``."""
+    return bool(msg.get("ack") == seq or msg["t"] == "reject")
+
+
 async def test_join_move_and_ack(start_server: Started) -> None:
     server = await start_server(populate=False)
     ws, welcome, snap = await join(server, "ann")
@@ -38,7 +45,7 @@ async def test_join_move_and_ack(start_server: Started) -> None:
     me = snap["me"]
     for seq, d in enumerate([[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [-1, -1]]):
         await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": d})
-        msg = await recv_until(ws, lambda m, s=seq: m.get("ack") == s or m["t"] == "reject")
+        msg = await recv_until(ws, functools.partial(_answers, seq))
         if msg["t"] == "delta" and "me" in msg:
             me = me | msg["me"]
     assert isinstance(me["x"], int)
