@@ -253,6 +253,29 @@ class GuardedConnection(ServerConnection):
                                    time.monotonic())
         self._recv_frame: Callable[[Frame], None] = self.protocol.recv_frame
         self.protocol.recv_frame = self._count_frame  # type: ignore[method-assign]
+        self.on_message: Callable[[bytes | str], object] | None = None
+        """When set, each message that arrives whole in one frame is passed to
+        it as soon as its frame is parsed, instead of going through the
+        assembler to a task iterating the connection; a fragmented message
+        turns this off for good (so that messages keep their order)."""
+
+    def process_event(self, event: Any) -> None:
+        handler = self.on_message
+        if handler is not None and isinstance(event, Frame):
+            opcode = event.opcode
+            if opcode is Opcode.BINARY or opcode is Opcode.TEXT:
+                if event.fin:
+                    data = bytes(event.data)
+                    try:
+                        handler(data if opcode is Opcode.BINARY
+                                else data.decode(errors="replace"))
+                    except Exception:  # a bug must not break the connection's reading
+                        log.exception("handling a message from %s failed", self.address)
+                    return
+                self.on_message = None
+            elif opcode is Opcode.CONT:
+                self.on_message = None
+        super().process_event(event)
 
     def _count_frame(self, frame: Frame) -> None:
         if (frame.opcode is Opcode.PING or frame.opcode is Opcode.PONG) \

@@ -428,16 +428,29 @@ class GameServer:
         await self._close(ws, 1001 if code == ErrorCode.SHUTDOWN else 1008, code)
 
     async def _error(self, ws: ServerConnection, exc: ProtocolError) -> bool:
-        """Report a protocol error; return True if the connection must end."""
+        """Report a protocol error; return True if the connection must end
+        (it is then closed before this returns)."""
+        if exc.fatal:
+            self._count_error(ws, exc)
+            await self._fatal(ws, exc.code.value, exc.detail)
+            return True
+        return self._error_now(ws, exc)
+
+    def _error_now(self, ws: ServerConnection, exc: ProtocolError) -> bool:
+        """Report a protocol error without waiting; return True if the
+        connection must end (its closing is then under way)."""
+        self._count_error(ws, exc)
+        broadcast([ws], encode_server(Error(code=exc.code.value, msg=exc.detail,
+                                            fatal=exc.fatal)))
+        if exc.fatal:
+            asyncio.get_running_loop().create_task(self._close(ws, 1008, exc.code.value))
+        return exc.fatal
+
+    def _count_error(self, ws: ServerConnection, exc: ProtocolError) -> None:
         self.metrics.protocol_errors.labels(exc.code.value).inc()
         log.debug("protocol error %s: %s", exc.code.value, exc.detail,
                   extra={"event": "protocol_error", "code": exc.code.value,
                          "address": address(ws.remote_address)})
-        if exc.fatal:
-            await self._fatal(ws, exc.code.value, exc.detail)
-            return True
-        broadcast([ws], encode_server(Error(code=exc.code.value, msg=exc.detail, fatal=False)))
-        return False
 
     async def _await_hello(self, ws: ServerConnection, session: ServerSession,
                            bucket: TokenBucket) -> Hello | None:
@@ -501,14 +514,24 @@ class GameServer:
     async def _admit(self, ws: ServerConnection, bucket: TokenBucket) -> bool | None:
         """Spend a token for one incoming message: True to handle it, False to
         drop it, None when the connection was closed for flooding."""
+        admitted = self._admit_now(ws, bucket)
+        if admitted is None:
+            await self._close(ws, 1008, ErrorCode.FLOOD.value)
+        return admitted
+
+    def _admit_now(self, ws: ServerConnection, bucket: TokenBucket) -> bool | None:
+        """:meth:`_admit` without waiting: a flooding connection is told so and
+        its closing is left under way (None)."""
         if bucket.allow(time.monotonic()):
             return True
         if bucket.flooding:
-            await self._fatal(ws, ErrorCode.FLOOD.value, "too many messages")
+            self._count_error(ws, ProtocolError(ErrorCode.FLOOD, "too many messages"))
+            broadcast([ws], encode_server(Error(code=ErrorCode.FLOOD.value,
+                                                msg="too many messages", fatal=True)))
             return None
         if bucket.dropped_in_window == 1:
-            await self._error(ws, ProtocolError(ErrorCode.RATE_LIMITED,
-                                                f"over {RATE_PER_S} messages per second"))
+            self._error_now(ws, ProtocolError(ErrorCode.RATE_LIMITED,
+                                              f"over {RATE_PER_S} messages per second"))
         return False
 
     async def _handle(self, ws: ServerConnection) -> None:
@@ -547,8 +570,14 @@ class GameServer:
                      extra={"event": "join", "player": welcome.name, "actor": welcome.id,
                             "address": where, "resumed": welcome.resumed,
                             "depth": self._depth(welcome.id)})
+            if isinstance(ws, GuardedConnection):
+                # From now on each whole message is handled as its frame is
+                # parsed (no assembler, no task switch: issue 10's lean
+                # receive path); the loop below only empties what arrived
+                # with the hello, then waits for the close.
+                ws.on_message = lambda raw: self._message_now(client, raw)
             async for raw in ws:
-                if not await self._on_message(client, raw):
+                if not self._message_now(client, raw):
                     break
         except ConnectionClosed:
             pass
@@ -573,32 +602,46 @@ class GameServer:
         actor = self.game.world.actors.get(actor_id)
         return None if actor is None else int(actor.depth)
 
-    async def _on_message(self, client: Client, raw: bytes | str) -> bool:
-        """Handle one frame of a playing client; return False to end the connection."""
+    def _message_now(self, client: Client, raw: bytes | str) -> bool:
+        """Handle one message of a playing client at once; return False when
+        the connection must end (its closing is then under way)."""
         ws = client.ws
-        admitted = await self._admit(ws, client.bucket)
+        admitted = self._admit_now(ws, client.bucket)
         if not admitted:
-            return admitted is not None
+            if admitted is None:
+                self._end(client, ErrorCode.FLOOD.value)
+                return False
+            return True
         try:
             msg = client.session.receive(decode_client(raw))
         except ProtocolError as exc:
-            return not await self._error(ws, exc)
+            if self._error_now(ws, exc):
+                self._end(client, exc.code.value)
+                return False
+            return True
         if isinstance(msg, Command):
             try:
                 self.game.command(client.actor_id, msg.seq, msg.c.value, msg.d, item=msg.item,
                                   at=msg.at, spell=msg.spell, opt=msg.opt)
                 self.metrics.command(msg.c.value)
             except (ValueError, KeyError) as exc:
-                await self._error(ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
+                self._error_now(ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
         elif isinstance(msg, Chat):
-            await self._chat(client, msg)
+            self._chat(client, msg)
         elif isinstance(msg, Ping):
             broadcast([ws], encode_server(Pong(id=msg.id, tick=self.game.world.tick)))
         elif isinstance(msg, Look):
             broadcast([ws], encode_server(self.game.look(client.actor_id, msg.id)))
         return True
 
-    async def _chat(self, client: Client, msg: Chat) -> None:
+    def _end(self, client: Client, code: str) -> None:
+        """Stop handling a client's messages and close its connection."""
+        ws = client.ws
+        if isinstance(ws, GuardedConnection):
+            ws.on_message = None
+        asyncio.get_running_loop().create_task(self._close(ws, 1008, code))
+
+    def _chat(self, client: Client, msg: Chat) -> None:
         """Send a chat line to its scope, under the player's chat rates; the
         line is encoded once for all its recipients."""
         now = time.monotonic()
@@ -610,7 +653,7 @@ class GameServer:
         if not ok:
             bucket, rate, what = rated
             if bucket.dropped_in_window == 1:
-                await self._error(client.ws, ProtocolError(
+                self._error_now(client.ws, ProtocolError(
                     ErrorCode.RATE_LIMITED, f"{what}chat over {rate:g} lines per second"))
             return
         hearers, out = self.game.chat(client.actor_id, msg.text, msg.scope, msg.to)
