@@ -169,6 +169,7 @@ def serve_main(args: argparse.Namespace) -> int:
     """Run a server until interrupted; return the exit status."""
     from server.game.bans import BanList
     from server.game.game import Game
+    from server.net import collector
     from server.net.logs import setup_logging
     from server.net.server import GameServer
     from server.sim.world import World
@@ -209,6 +210,7 @@ def serve_main(args: argparse.Namespace) -> int:
                         limits=net_limits(args),
                         admin_socket=args.admin_socket or default_admin_socket(args.db))
     _use_uvloop()
+    collector.tune()  # process-wide: start-up data frozen, thresholds raised
 
     async def main() -> None:
         ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()

@@ -146,6 +146,13 @@ class Metrics(GameHooks):
             buckets=TICK_BUCKETS_S,
             registry=r,
         )
+        self.gc_pause_seconds = Histogram(
+            "underhall_gc_pause_seconds",
+            "Duration of each garbage collection, by generation",
+            ["generation"],
+            buckets=TICK_BUCKETS_S,
+            registry=r,
+        )
         self.late_ticks = Counter(
             "underhall_late_ticks", "Ticks that started after their time", registry=r
         )

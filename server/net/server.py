@@ -57,6 +57,7 @@ from protocol.messages import (
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.game.game import Game, GameError
+from server.net import collector
 from server.net.guard import (
     AddressBook,
     GuardedConnection,
@@ -183,6 +184,9 @@ class GameServer:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, self._on_signal)
             loop.add_signal_handler(signal.SIGHUP, self.stop)
+        pauses = collector.PauseWatch(
+            lambda generation, seconds: self.metrics.gc_pause_seconds.labels(
+                str(generation)).observe(seconds))
         fd_limit = raise_open_file_limit()
         self.book = AddressBook(self.limits, fd_limit)
         log.info("open-file limit %d: at most %d connections, %d per address, "
@@ -236,6 +240,7 @@ class GameServer:
             for ws in closing:  # slow closing handshakes are cut short
                 if ws.transport is not None and not ws.transport.is_closing():
                     ws.transport.abort()
+        pauses.close()
         log.info("stopped", extra={"event": "stopped"})
 
     def stop(self) -> None:
