@@ -47,6 +47,7 @@ from server.content.schema import (
     DAMAGE_TYPES,
     EFFECT_RULES,
     EFFECTS,
+    HATED_ELEMENTS,
     ITEM_CATEGORIES,
     MONSTER_FLAGS,
     RESIST_MAX,
@@ -200,6 +201,7 @@ _ITEM_SPEC: Final[Spec] = {
     "damage_type": (_DAMAGE_TYPE, None),
     "dice": (_dice, None),
     "spell": (identifier, None),
+    "hates": (name_list(HATED_ELEMENTS, "element", unique=True), None),
     "description": (text, ""),
 }
 

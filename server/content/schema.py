@@ -89,6 +89,10 @@ ITEM_CATEGORIES: Final[tuple[str, ...]] = (
 )  # fmt: skip
 """Categories an item record may have."""
 
+HATED_ELEMENTS: Final[tuple[str, ...]] = ("acid", "electricity", "fire", "cold")
+"""Elements an item can hate on the floor (seed 003's acid, electricity, fire and
+cold haters; ``items.toml`` ``hates``, ``damage_types.toml`` ``[haters]``)."""
+
 SLOTS: Final[tuple[str, ...]] = (
     "weapon", "shield", "head", "body", "cloak", "hands", "feet", "book",
 )  # fmt: skip
@@ -324,6 +328,10 @@ class ItemDef:
     shields; ``charges`` the inclusive ``(lo, hi)`` range a wand or horn is
     made with; ``effect`` a key of ``EFFECT_RULES`` with its ``damage_type``,
     ``dice`` = ``(count, sides)`` and ``spell`` as that rule requires.
+    ``hates`` (seed 003's finer item classes) names the elements that destroy
+    the item on the floor when its category's default is wrong for it
+    (swords and hard armour spared by fire, oil flasks hating cold); None
+    keeps the category's default.
     """
 
     key: str
@@ -357,6 +365,7 @@ class ItemDef:
     damage_type: str | None = None
     dice: tuple[int, int] | None = None
     spell: str | None = None
+    hates: tuple[str, ...] | None = None
     description: str = ""
 
     @property

@@ -679,13 +679,15 @@ def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
                         direction: tuple[int, int] | None, target: tuple[int, int] | None,
                         events: list[Event]) -> None:
     """NetHack's fireball spell: flies as a ray and explodes where it stops
-    (seed 000), dice d power over ``radius`` (one roll, attenuated)."""
+    (seed 000), dice d power over ``radius`` (one roll, attenuated). Seed 004:
+    "base 12d6 damage explosion ... no spell damage bonus", so neither the
+    ray's hits nor the explosion add seed 004's damage bonus (72 at most)."""
     assert direction is not None
     trace = fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
                      (_dice(spell, caster), spell.power), events, fireball=True, cause="spell",
                      reach=_upgraded_reach(world, spell, draw_ray_range))
     explode(world, caster, trace.end, spell.damage_type,
-            _roll(world, caster, _dice(spell, caster), spell.power),
+            roll_dice(world.rng, _dice(spell, caster), spell.power),
             spell.attenuation or 1.0, spell.radius or 2, events)
 
 

@@ -57,6 +57,7 @@ from server.content.damage import (
 )
 from server.content.schema import (
     DAMAGE_TYPES,
+    HATED_ELEMENTS,
     ITEM_CATEGORIES,
     MONSTER_FLAGS,
     RESIST_MAX,
@@ -72,12 +73,12 @@ __all__ = [
     "adjacent_water",
     "apply_damage_type",
     "damage_monster",
+    "deals_damage",
     "floor_item_damaged",
     "item_proof",
     "resist_damage",
     "resistance_level",
     "roll_side_effects",
-    "spare_unique",
     "stack_status",
     "status_immunities",
     "terrain_adjust",
@@ -116,6 +117,16 @@ def _times(value: int, frac: Fraction) -> int:
 def _type(damage_type: str) -> DamageTypeDef:
     """The definition of ``damage_type``; KeyError if it is not in ``DAMAGE_TYPES``."""
     return _DATA[damage_type]
+
+
+def deals_damage(damage_type: str) -> bool:
+    """Whether ``damage_type`` hurts at all (False for sleep and the other
+    side-effect-only types of seed 003, whose "damage" only sizes the effect).
+
+    Raises:
+        KeyError: Unknown damage type.
+    """
+    return _type(damage_type).deals_damage
 
 
 def _check_damage(damage: int) -> int:
@@ -429,18 +440,6 @@ def stack_status(effect: SideEffect, current: int, amount: int) -> int:
     return min(status.max_turns, current + amount)
 
 
-def spare_unique(damage: int, health: int, *, unique: bool, by_player: bool) -> int:
-    """Return the damage a monster actually takes, sparing uniques from monsters.
-
-    Seed 003 final note i: only the player may kill a unique; damage from a
-    monster that would kill one leaves it at the edge of death. Underhall
-    dies at 0 health, so the unique keeps 1 (Underhall's decision).
-    """
-    if unique and not by_player and damage >= health:
-        return max(0, health - 1)
-    return damage
-
-
 def adjacent_water(terrain: NDArray[np.uint8], x: int, y: int) -> int:
     """Return the number of water cells among the 8 neighbours of ``(x, y)``.
 
@@ -498,15 +497,12 @@ def terrain_effect(
 def item_proof(item: ItemDef) -> frozenset[str]:
     """Return the elements an item ignores on the floor (its seed 003 IGNORE flags).
 
-    ``acidproof`` ignores acid. Seed 003 says fire spares swords and hard
-    armour; Underhall's decision: every ``metallic`` item ignores fire.
+    ``acidproof`` ignores acid. Whether fire harms an item at all is the
+    item's class (its category, or its own ``hates``), not an ignore flag:
+    seed 003 spares swords and hard armour from fire but burns hafted
+    weapons and polearms, metal or not.
     """
-    proof = set()
-    if item.acidproof:
-        proof.add("acid")
-    if item.metallic:
-        proof.add("fire")
-    return frozenset(proof)
+    return frozenset({"acid"}) if item.acidproof else frozenset()
 
 
 def floor_item_damaged(
@@ -517,14 +513,20 @@ def floor_item_damaged(
     *,
     proof: frozenset[str],
     artifact: bool,
+    hates: tuple[str, ...] | None = None,
+    cursed: bool = False,
 ) -> bool:
     """Return whether an item lying on the floor is destroyed by an attack.
 
     Seed 003 "Effects on Objects": each rule of the type whose haters include
-    the item's category destroys it when damage > 1d(threshold), or always
-    without a threshold, unless the rule honours an ignore flag the item has
-    (``proof`` names the elements it ignores, e.g. ``{"fire"}``). An item in
-    several classes is tested against each. Artifacts are always spared.
+    the item destroys it when damage > 1d(threshold), or always without a
+    threshold, unless the rule honours an ignore flag the item has (``proof``
+    names the elements it ignores, e.g. ``{"acid"}``). An item in several
+    classes is tested against each. Artifacts are always spared. An item
+    belongs to an element's haters by its category, unless ``hates`` (the
+    item's own list, ``items.toml``) names the elements it hates instead; the
+    "all" rule (mana) takes every category, the "cursed" rule (holy orb)
+    only ``cursed`` objects.
 
     Draws: one ``rng.integers(1, threshold + 1)`` per rule tried that has a
     threshold, stopping at the first that destroys the item.
@@ -542,8 +544,20 @@ def floor_item_damaged(
     if artifact:
         return False
     for rule in definition.floor_items:
-        if item_category not in rule.categories or (rule.ignore and rule.haters in proof):
+        if not _hater(rule.haters, rule.categories, item_category, hates, cursed):
+            continue
+        if rule.ignore and rule.haters in proof:
             continue
         if rule.threshold == 0 or damage > int(rng.integers(1, rule.threshold + 1)):
             return True
     return False
+
+
+def _hater(haters: str, categories: tuple[str, ...], category: str,
+           hates: tuple[str, ...] | None, cursed: bool) -> bool:
+    """Whether an item is among a floor rule's ``haters`` (see :func:`floor_item_damaged`)."""
+    if haters == "cursed":
+        return cursed and category in categories
+    if hates is not None and haters in HATED_ELEMENTS:
+        return haters in hates
+    return category in categories

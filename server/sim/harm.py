@@ -36,6 +36,10 @@ _STATUS_OF: Final = {
     SideEffect.FEAR: StatusKind.AFRAID,
 }
 """Side effects of seed 003 that become seed 001 statuses (turns = rounds)."""
+_STACKED: Final = frozenset({SideEffect.STUN, SideEffect.CONFUSION, SideEffect.FEAR})
+"""Seed 003 final notes iii-v: these stack on a monster (:func:`dmg.stack_status`)."""
+_SEED_SIZED: Final = _STACKED | {SideEffect.SLEEP}
+"""Side effects whose amounts seed 003 sizes past ``statuses.toml``'s caps (sleep 350)."""
 _FLAGS: Final = frozenset(MONSTER_FLAGS)
 
 
@@ -72,6 +76,8 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
             status_immune=dmg.status_immunities(target.resistances(), _flags(target)))
         taken = 0 if result.dodged else result.damage
         effects = result.side_effects
+        if not dmg.deals_damage(damage_type):
+            return _spellbound(world, target, source, effects, events)
     dealt = min(taken, target.hp)
     target.hp -= dealt
     events.append(Harmed(target.depth, target.x, target.y, target.id,
@@ -90,12 +96,54 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
     return dealt
 
 
+def _spellbound(world: World, target: Actor, source: Actor | None,
+                effects: tuple[tuple[SideEffect, int], ...], events: list[Event]) -> int:
+    """A type that deals no damage (sleep, seed 003's OLD_* and the like): only
+    its side effects, no ``Harmed`` event, nothing wakes. A monster a player
+    targeted notices the player unless the effect left it asleep. Returns 0."""
+    for effect, amount in effects:
+        if not target.alive:
+            break
+        _side_effect(world, target, source, effect, amount, events)
+    if target.alive and not target.statuses.has(StatusKind.ASLEEP):
+        world.provoke(target, source, events)
+    return 0
+
+
+def impose_status(world: World, target: Actor, effect: SideEffect, amount: int,
+                  events: list[Event]) -> None:
+    """Give a monster a seed-003 status of ``amount`` turns, sized as seed 003 sizes it.
+
+    Not cut by ``statuses.toml``'s caps (those are seed 001's, for characters):
+    a failed sleep save gives a sleep value of ``amount`` (350, note B); a stun
+    or confusion on a monster that has it adds half the new amount, fear
+    always adds, each up to 200 turns (final notes iii-v,
+    :func:`server.sim.damage.stack_status`). A player gets
+    :meth:`World.add_status` instead, with its caps (Underhall's decision).
+    """
+    kind = _STATUS_OF[effect]
+    if amount <= 0 or not target.alive:
+        return
+    if target.is_player:
+        world.add_status(target, kind, amount, events)
+        return
+    current = target.statuses.rounds(kind)
+    if effect in _STACKED:
+        rounds = dmg.stack_status(effect, current, amount)
+    else:
+        rounds = max(current, amount)
+    world.report_status(target, target.statuses.impose(kind, rounds), events)
+
+
 def _side_effect(world: World, target: Actor, source: Actor | None, effect: SideEffect,
                  amount: int, events: list[Event]) -> None:
     kind = _STATUS_OF.get(effect)
     if kind is not None:
-        world.add_status(target, kind, amount, events)
-        if kind == StatusKind.ASLEEP and not target.is_player:
+        if effect in _SEED_SIZED:
+            impose_status(world, target, effect, amount, events)
+        else:
+            world.add_status(target, kind, amount, events)
+        if kind == StatusKind.ASLEEP and not target.is_player and target.statuses.has(kind):
             target.mind = Mind.ASLEEP
         return
     if effect == SideEffect.HEAL:
@@ -223,7 +271,8 @@ def burn_floor_items(world: World, depth: int, cells: list[tuple[int, int]], dam
         for item in pile:
             idef = world.content.items[item.key]
             if dmg.floor_item_damaged(world.rng, damage_type, damage, idef.category,
-                                      proof=dmg.item_proof(idef), artifact=idef.artifact):
+                                      proof=dmg.item_proof(idef), artifact=idef.artifact,
+                                      hates=idef.hates, cursed=item.cursed):
                 events.append(ItemDestroyed(depth, x, y, item.key, damage_type))
             else:
                 kept.append(item)

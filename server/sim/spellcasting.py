@@ -570,15 +570,16 @@ def spell_damage_bonus(intelligence: int, xl: int) -> int:
 def apply_spell_damage_bonus(damage: int, intelligence: int, xl: int) -> int:
     """Add the spell damage bonus to a damage roll.
 
-    Source: seed 004's bonus; Underhall's decision, following NetHack's
-    ``spell_damage_bonus``: the -3 never takes a positive roll below 1.
+    Source: seed 004's bonus, as NetHack 3.6's ``spell_damage_bonus`` applies
+    it: the -3 never takes a roll below 1 and leaves a roll of 1 or less
+    (0, or a negative roll) as it is; a positive bonus is always added.
 
     Raises:
         ValueError: ``xl`` < 1.
     """
     bonus = spell_damage_bonus(intelligence, xl)
-    if bonus < 0 and damage > 0:
-        return max(1, damage + bonus)
+    if bonus < 0:
+        return damage if damage <= 1 else max(1, damage + bonus)
     return damage + bonus
 
 

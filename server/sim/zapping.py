@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server.content import MONSTER_FLAGS, Terrain
-from server.content.damage import SideEffect
+from server.content import Terrain
 from server.sim import damage as dmg
 from server.sim.actors import Actor
 from server.sim.combat import roll_dice, roll_hit
@@ -35,9 +34,6 @@ from server.sim.rays import Occupant, RayTarget, RayTrace, trace_beam, trace_ray
 
 if TYPE_CHECKING:
     from server.sim.world import World
-
-_FLAGS = frozenset(MONSTER_FLAGS)
-
 
 def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
         events: list[Event]) -> RejectReason | None:
@@ -135,14 +131,9 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         victim = world.actors.get(target.id)
         if victim is None or not victim.alive:
             return
-        if kind == "sleep":
-            rounds = roll_dice(world.rng, *dice)  # a sleep ray's dice are rounds asleep
-            if SideEffect.SLEEP not in dmg.status_immunities({}, victim.flags & _FLAGS):
-                world.put_to_sleep(victim, rounds, source, struck)  # not NO_SLEEP (seed 003)
-            return
         raw = roll_dice(world.rng, *dice)
-        if bonus is not None:
-            raw = bonus(raw)
+        if bonus is not None and dmg.deals_damage(kind):
+            raw = bonus(raw)  # NetHack's sleep ray takes no damage bonus
         world.harm_typed(victim, raw, kind, source, cause, struck)
 
     trace = trace_ray(level, origin, direction, world.rng, kind=kind, range=reach,

@@ -25,7 +25,6 @@ from server.sim.damage import (
     resist_damage,
     resistance_level,
     roll_side_effects,
-    spare_unique,
     stack_status,
     status_immunities,
     terrain_adjust,
@@ -446,13 +445,6 @@ def test_stack_status_rejects_effects_without_a_counter() -> None:
         stack_status(SideEffect.TELEPORT, 0, 5)
 
 
-def test_uniques_take_no_killing_blow_from_monsters() -> None:
-    assert spare_unique(50, 30, unique=True, by_player=False) == 29
-    assert spare_unique(50, 30, unique=True, by_player=True) == 50
-    assert spare_unique(50, 30, unique=False, by_player=False) == 50
-    assert spare_unique(10, 30, unique=True, by_player=False) == 10
-
-
 def _monster(**overrides: object) -> MonsterDef:
     fields: dict[str, object] = {
         "key": "m", "name": "m", "glyph": "m", "colour": "red", "level": 10, "health": 50,
@@ -576,5 +568,28 @@ def test_item_proof() -> None:
     }  # fmt: skip
     sword = ItemDef(**base, metallic=True, acidproof=True)  # type: ignore[arg-type]
     club = ItemDef(**base)  # type: ignore[arg-type]
-    assert item_proof(sword) == {"acid", "fire"}
+    # Metal is no longer a fire ignore flag: seed 003 burns hafted weapons,
+    # metal or not; a sword is spared because it is not a fire hater at all.
+    assert item_proof(sword) == {"acid"}
     assert item_proof(club) == frozenset()
+
+
+def test_an_item_s_own_hates_list_replaces_its_category_s() -> None:
+    rng = np.random.default_rng(3)
+    sword, flask = ("acid",), ("cold",)
+    for _ in range(50):
+        assert not floor_item_damaged(rng, "fire", 1000, "weapon", proof=NOTHING,
+                                      artifact=False, hates=sword)
+        assert floor_item_damaged(rng, "fire", 1000, "weapon", proof=NOTHING, artifact=False)
+        assert floor_item_damaged(rng, "cold", 1000, "thrown", proof=NOTHING, artifact=False,
+                                  hates=flask)
+        assert not floor_item_damaged(rng, "cold", 1000, "thrown", proof=NOTHING,
+                                      artifact=False)
+    # Mana ("all objects") ignores the list; holy orb takes only cursed objects.
+    assert floor_item_damaged(rng, "mana", 1, "thrown", proof=NOTHING, artifact=False,
+                              hates=())
+    assert floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=False,
+                              cursed=True)
+    assert not floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=False)
+    assert not floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=True,
+                                  cursed=True)

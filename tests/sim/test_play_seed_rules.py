@@ -1,0 +1,330 @@
+"""Seed rules that the world used to play differently (issue 15, part A), played
+on ASCII levels: seed 003's status amounts past our caps and its stacking, the
+sleep ray's save, seed 004's fireball without the damage bonus and its bonus
+edge, seed 002's sleeping hero, seed 003's fire- and cold-haters and holy orb.
+
+Every number below is the seed's; statistical checks compare against the
+exact probability with :func:`tests.sim.conftest.within` (binomial sigmas).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+
+import numpy as np
+
+from server.content import default_content
+from server.content.spells import default_spells
+from server.content.statuses import StatusKind
+from server.sim import casting, zapping
+from server.sim.actors import Actor, Mind
+from server.sim.events import Attacked, Event, ItemDestroyed, StatusChanged
+from server.sim.items import Item
+from server.sim.level import Level
+from server.sim.status import Statuses
+from server.sim.world import World
+from tests.sim.conftest import hardy, hardy_monster, harms, make_world, within
+
+CONTENT = default_content()
+SPELLS = default_spells().spells
+
+CORRIDOR = """
+########################
+#<.....................#
+########################
+"""
+
+HALL = """
+################
+#<.............#
+#..............#
+#..............#
+#..............#
+#..............#
+################
+"""
+
+
+def fresh(world: World, actor: Actor) -> None:
+    """Between trials: no statuses, full health, awake and hunting."""
+    actor.statuses = Statuses(world.status_rules)
+    actor.hp = actor.max_hp
+    if not actor.is_player:
+        actor.mind = Mind.HUNTING
+
+
+def twin(world: World) -> np.random.Generator:
+    """A generator in the same state as the world's, to predict its next draws."""
+    copy = np.random.Generator(np.random.PCG64())
+    copy.bit_generator.state = world.rng.bit_generator.state
+    return copy
+
+
+# --- 1. seed 003's amounts are not cut by statuses.toml's caps ------------------------------
+
+
+def test_300_electricity_stuns_up_to_32_turns_half_the_time() -> None:
+    """Note (c): at least 11 damage, a 1/2 chance, stunned 1d(dam / 8), and a
+    maximum of 32 when dam > 240. statuses.toml caps stun at 10 rounds for
+    characters; a monster gets the seed's 1..32."""
+    world = make_world(CORRIDOR, seed=5)
+    p = world.join("ann")
+    ogre = hardy_monster(world, "ogre", 3, 1)
+    assert world.status_rules.statuses[StatusKind.STUNNED].max_rounds == 10
+    n, stunned, long_stuns, seen = 800, 0, 0, set()
+    for _ in range(n):
+        fresh(world, ogre)
+        world.harm_typed(ogre, 300, "electricity", p, "ray", [])
+        rounds = ogre.statuses.rounds(StatusKind.STUNNED)
+        if rounds:
+            stunned += 1
+            long_stuns += rounds > 10
+            seen.add(rounds)
+    assert within(stunned, n, 0.5)
+    assert within(long_stuns, stunned, 22 / 32)  # 11..32 of a uniform 1..32
+    assert max(seen) == 32 and min(seen) == 1
+
+
+def test_a_failed_sleep_save_gives_a_sleep_value_of_350() -> None:
+    """Note (B): "it is given a sleep value of 350", past the 50-round cap."""
+    world = make_world(CORRIDOR, seed=3)
+    p = world.join("ann")
+    rat = hardy_monster(world, "rat", 3, 1)  # level 0: resists only when 2 > 1d(damage)
+    events: list[Event] = []
+    zapping.fire_ray(world, p, (p.x, p.y), (1, 0), "sleep", (100, 1), events)
+    assert rat.statuses.rounds(StatusKind.ASLEEP) == 350
+    assert rat.mind == Mind.ASLEEP
+    assert StatusChanged(1, 3, 1, rat.id, int(StatusKind.ASLEEP), True) in events
+    assert harms(events, rat) == [], "sleep deals no damage"
+
+
+# --- 2. stacking (final notes iii-v) ---------------------------------------------------------
+
+
+def test_a_stunned_monster_gets_half_of_a_new_stun_up_to_200() -> None:
+    """Note (i): sound stuns 1d(dam / 8); final note iii: an already stunned
+    monster gets an additional half of the new amount, up to 200."""
+    world = make_world(CORRIDOR, seed=11)
+    p = world.join("ann")
+    ogre = hardy_monster(world, "ogre", 3, 1)
+    world.harm_typed(ogre, 80, "sound", p, "ray", [])
+    first = ogre.statuses.rounds(StatusKind.STUNNED)
+    assert 1 <= first <= 10
+    # Sound on an ogre on floor: no dodge, no resistance row, chance 1, no
+    # save: the only draw is the uniform 1..80 // 8.
+    second = int(twin(world).integers(1, 11))
+    world.harm_typed(ogre, 80, "sound", p, "ray", [])
+    assert ogre.statuses.rounds(StatusKind.STUNNED) == first + second // 2
+    ogre.statuses.impose(StatusKind.STUNNED, 199)
+    world.harm_typed(ogre, 80, "sound", p, "ray", [])
+    assert ogre.statuses.rounds(StatusKind.STUNNED) == 200
+
+
+def test_a_confused_monster_gets_half_of_a_new_confusion() -> None:
+    """Note (h): confusion 1d(dam / 16); final note iv: half again when confused."""
+    world = make_world(CORRIDOR, seed=12)
+    p = world.join("ann")
+    ogre = hardy_monster(world, "ogre", 3, 1)
+    world.harm_typed(ogre, 160, "confusion", p, "ray", [])
+    first = ogre.statuses.rounds(StatusKind.CONFUSED)
+    assert 1 <= first <= 10
+    second = int(twin(world).integers(1, 11))
+    world.harm_typed(ogre, 160, "confusion", p, "ray", [])
+    assert ogre.statuses.rounds(StatusKind.CONFUSED) == first + second // 2
+
+
+def test_breathers_of_sound_are_never_stunned_and_no_conf_never_confused() -> None:
+    """Final notes iii and iv, in play: a monster resisting sound takes force
+    without a stun; the umber hulk (NO_CONF) takes confusion unconfused."""
+    world = make_world(CORRIDOR, seed=13)
+    p = world.join("ann")
+    ogre = hardy_monster(world, "ogre", 3, 1)
+    ogre.resist = {**ogre.resist, "sound": 1}
+    hulk = hardy_monster(world, "umber_hulk", 5, 1)
+    for _ in range(30):
+        ogre.hp = hulk.hp = 1000
+        world.harm_typed(ogre, 120, "force", p, "beam", [])
+        world.harm_typed(hulk, 160, "confusion", p, "ray", [])
+        world.move_actor(ogre, 3, 1)
+    assert not ogre.statuses.has(StatusKind.STUNNED)
+    assert not hulk.statuses.has(StatusKind.CONFUSED)
+
+
+def test_a_player_keeps_the_seed_001_caps() -> None:
+    """Underhall's decision (docs/rules.md): seed 003 sizes monsters'
+    statuses; a character's stay under statuses.toml's caps."""
+    world = make_world(CORRIDOR, seed=14)
+    p = hardy(world.join("ann"))
+    for _ in range(20):
+        p.hp = p.max_hp
+        world.harm_typed(p, 300, "sound", None, "breath", [])
+    assert p.statuses.rounds(StatusKind.STUNNED) <= 10
+
+
+# --- 3. the sleep ray's save (note B) --------------------------------------------------------
+
+
+def _sleep_trials(kind: str, dice: tuple[int, int], n: int, seed: int) -> int:
+    world = make_world(CORRIDOR, seed=seed)
+    p = world.join("ann")
+    monster = hardy_monster(world, kind, 3, 1)
+    slept = 0
+    for _ in range(n):
+        fresh(world, monster)
+        zapping.fire_ray(world, p, (p.x, p.y), (1, 0), "sleep", dice, [])
+        slept += monster.statuses.has(StatusKind.ASLEEP)
+    return slept
+
+
+def test_a_level_14_monster_never_sleeps_from_a_1d10_ray() -> None:
+    """Level + 2 = 16 is always greater than 1d10: the minotaur resists."""
+    assert CONTENT.monsters["minotaur"].level == 14
+    assert _sleep_trials("minotaur", (1, 10), 200, seed=21) == 0
+
+
+def test_the_sleep_save_has_the_seed_s_odds() -> None:
+    """Resists when level + 2 > 1d(damage): a level-14 monster against exactly
+    40 sleeps when the roll is 16..40, 25 times in 40."""
+    n = 600
+    assert within(_sleep_trials("minotaur", (40, 1), n, seed=22), n, 25 / 40)
+
+
+def test_a_unique_saves_with_level_plus_20() -> None:
+    """The goblin king (level 6, unique) resists when 26 > 1d40: sleeps 15 in 40."""
+    n = 600
+    assert "unique" in CONTENT.monsters["goblin_king"].flags
+    assert within(_sleep_trials("goblin_king", (40, 1), n, seed=23), n, 15 / 40)
+
+
+def test_a_monster_that_shrugs_off_sleep_notices_the_zapper() -> None:
+    world = make_world(CORRIDOR, seed=24)
+    p = world.join("ann")
+    minotaur = hardy_monster(world, "minotaur", 3, 1, mind=Mind.ASLEEP)
+    events: list[Event] = []
+    zapping.fire_ray(world, p, (p.x, p.y), (1, 0), "sleep", (1, 10), events)
+    assert minotaur.mind == Mind.HUNTING and minotaur.target == p.id
+
+
+# --- 4. and 7. seed 004's damage bonus ---------------------------------------------------------
+
+
+def _world_with_caster_stat(stat: int, seed: int) -> World:
+    mage = dataclasses.replace(CONTENT.classes["mage"], casting_stat=stat)
+    content = dataclasses.replace(CONTENT, classes={**CONTENT.classes, "mage": mage})
+    return World(seed, content, levels={1: Level.from_ascii(HALL, depth=1)}, populate=False)
+
+
+def test_fireball_explodes_for_12d6_without_the_damage_bonus() -> None:
+    """Seed 004: "Base 12d6 damage explosion ...; no spell damage bonus". A
+    level-14 caster with Int 25 would add 3 to other spells (mean 45); the
+    fireball's blast averages 42 and never exceeds 72."""
+    world = _world_with_caster_stat(25, seed=31)
+    p = world.join("ann", "mage")
+    p.level = 14
+    spell = SPELLS["fire_ray"]
+    bonus = casting._bonus(world, p)
+    assert bonus is not None and bonus(10) == 13
+    ogre = hardy_monster(world, "ogre", 5, 1)
+    blasts = []
+    for _ in range(300):
+        fresh(world, ogre)
+        world.move_actor(p, 2, 1)
+        events: list[Event] = []
+        casting.apply_spell(world, p, spell, (1, 0), None, events)
+        (blast,) = harms(events, ogre, "ball")
+        blasts.append(blast.damage)
+    mean, sd = 42.0, (12 * 35 / 12) ** 0.5
+    assert abs(sum(blasts) / len(blasts) - mean) <= 4.5 * sd / len(blasts) ** 0.5
+    assert max(blasts) <= 72 and min(blasts) >= 12
+
+
+def test_a_dull_caster_s_magic_missile_never_drops_below_1() -> None:
+    """Seed 004's -3 with Int <= 9, as NetHack applies it: 1d6 rolls of 1..4
+    become 1, 5 becomes 2, 6 becomes 3 (P(1) = 4/6); a roll of 0 stays 0."""
+    world = _world_with_caster_stat(9, seed=32)
+    p = world.join("ann", "mage")
+    spell = SPELLS["magic_missile"]
+    ogre = hardy_monster(world, "ogre", 4, 1)
+    bonus = casting._bonus(world, p)
+    assert bonus is not None and bonus(0) == 0 and bonus(1) == 1 and bonus(4) == 1
+    damages = []
+    for _ in range(300):
+        fresh(world, ogre)
+        world.move_actor(p, 2, 1)
+        events: list[Event] = []
+        casting.apply_spell(world, p, spell, (1, 0), None, events)
+        damages += [h.damage for h in harms(events, ogre)]
+    assert set(damages) <= {1, 2, 3}
+    assert within(damages.count(1), len(damages), 4 / 6)
+
+
+# --- 5. a sleeping hero is not surprised (seed 002) ------------------------------------------------
+
+
+def test_a_sleeping_player_is_not_surprise_attacked_but_a_paralysed_one_is() -> None:
+    world = make_world(HALL, seed=41)
+    p = hardy(world.join("ann"))
+    world.step()
+    orc = hardy_monster(world, "orc", p.x + 1, p.y)
+    world.add_status(p, StatusKind.ASLEEP, 5, [])
+    events: list[Event] = []
+    world.melee(orc, p, events)
+    (attack,) = [e for e in events if isinstance(e, Attacked)]
+    assert not attack.surprise
+    world.add_status(p, StatusKind.ASLEEP, 5, [])
+    world.add_status(p, StatusKind.PARALYSED, 2, [])
+    events = []
+    world.melee(orc, p, events)
+    (attack,) = [e for e in events if isinstance(e, Attacked)]
+    assert attack.surprise
+    # A sleeping monster still is (seed 002: "an enemy is sleeping").
+    orc.mind = Mind.ASLEEP
+    assert world.is_surprise(p, orc)
+
+
+# --- 6. fire- and cold-haters, holy orb -----------------------------------------------------------
+
+
+def _burn_trials(kind: str, key: str, n: int, seed: int) -> int:
+    """How often a ray of ``kind`` (6d6, average 21) destroys ``key`` lying in its path."""
+    world = make_world(CORRIDOR, seed=seed)
+    p = world.join("ann")
+    destroyed = 0
+    for _ in range(n):
+        world.levels[1].items[(4, 1)] = [Item(key)]
+        events: list[Event] = []
+        zapping.fire_ray(world, p, (p.x, p.y), (1, 0), kind, (6, 6), events)
+        destroyed += any(isinstance(e, ItemDestroyed) for e in events)
+        world.levels[1].items.pop((4, 1), None)
+    return destroyed
+
+
+def test_fire_burns_a_mace_but_spares_a_long_sword() -> None:
+    """Hafted weapons are fire-haters (threshold 40: 21 > 1d40 for rolls
+    1..20, 1/2); swords are not, metal or not."""
+    assert CONTENT.items["mace"].metallic
+    n = 400
+    assert within(_burn_trials("fire", "mace", n, seed=51), n, Fraction(20, 40))
+    assert _burn_trials("fire", "long_sword", 100, seed=52) == 0
+    assert _burn_trials("fire", "plate_mail", 100, seed=53) == 0
+
+
+def test_cold_shatters_an_oil_flask_and_fire_does_not_burn_it() -> None:
+    n = 400
+    assert within(_burn_trials("cold", "flask_of_oil", n, seed=54), n, Fraction(20, 40))
+    assert _burn_trials("fire", "flask_of_oil", 100, seed=55) == 0
+    assert _burn_trials("cold", "dart", 100, seed=56) == 0
+
+
+def test_a_holy_blast_destroys_cursed_objects_only() -> None:
+    world = make_world(HALL, seed=57)
+    p = world.join("ann")
+    world.levels[1].items[(5, 3)] = [Item("dagger", cursed=True), Item("dagger"),
+                                     Item("stormcaller", cursed=True)]
+    events: list[Event] = []
+    casting.explode(world, p, (5, 3), "holy", 5, 1.0, 2, events)
+    burnt = [e.item for e in events if isinstance(e, ItemDestroyed)]
+    assert burnt == ["dagger"]
+    left = world.levels[1].items[(5, 3)]
+    assert [(i.key, i.cursed) for i in left] == [("dagger", False), ("stormcaller", True)]
