@@ -44,6 +44,11 @@ DAMAGE_TYPES: Final[tuple[str, ...]] = (
     "confusion", "sound", "shards", "inertia", "gravity", "force", "water",
     "nexus", "nether", "chaos", "disenchantment", "time", "mana", "holy",
     "meteor", "magic_missile", "sleep", "death", "disintegration",
+    "ice", "rock", "shot", "storm", "light_weak", "spirit", "polymorph", "clone",
+    "heal_monster", "speed", "slow", "confuse_monster", "hold", "hold_undead",
+    "kill_wall", "away_undead", "away_evil", "away_all", "turn_undead", "turn_evil",
+    "turn_all", "dispel_undead", "dispel_evil", "dispel_good", "dispel_demon",
+    "dispel_dragon", "dispel_all", "dispel_small",
 )  # fmt: skip
 """Every damage type an attack can carry; its index is the column of resistance tables."""
 
@@ -135,6 +140,9 @@ EFFECT_RULES: Final[Mapping[str, EffectRule]] = MappingProxyType({
     "ray": EffectRule(_ZAP, damage_type=True, dice=True),
     "beam": EffectRule(_ZAP, damage_type=True, dice=True),
     "dig": EffectRule(_ZAP),
+    # a digging ray whose damage type strikes the creatures on its path (seed 003's
+    # KILL_WALL: stone to mud hurts only what is made of rock)
+    "stone_to_mud": EffectRule(("wand",), damage_type=True, dice=True),
     "bolt": EffectRule(("wand",), spell=True),
     # potions (quaffed, or shattered on whoever they hit when thrown)
     "heal": EffectRule(("potion",), dice=True),
@@ -150,6 +158,9 @@ EFFECT_RULES: Final[Mapping[str, EffectRule]] = MappingProxyType({
     "enchant_armour": EffectRule(("scroll",)),
     "teleport": EffectRule(("scroll",)),
     "map": EffectRule(("scroll",)),
+    # every creature the reader sees takes dice of the damage type (Angband's
+    # line-of-sight scrolls and prayers: banishment, dispel, turn undead)
+    "burst": EffectRule(("scroll",), damage_type=True, dice=True),
     # both: cast the spell held and learn it (seed 001)
     "learn_spell": EffectRule(("potion", "scroll"), spell=True),
     # fragile thrown things

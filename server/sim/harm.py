@@ -33,18 +33,29 @@ if TYPE_CHECKING:
 _STATUS_OF: Final = {
     SideEffect.STUN: StatusKind.STUNNED, SideEffect.CONFUSION: StatusKind.CONFUSED,
     SideEffect.SLOW: StatusKind.SLOWED, SideEffect.SLEEP: StatusKind.ASLEEP,
-    SideEffect.FEAR: StatusKind.AFRAID,
+    SideEffect.FEAR: StatusKind.AFRAID, SideEffect.HASTE: StatusKind.HASTED,
+    SideEffect.HOLD: StatusKind.PARALYSED,
 }
 """Side effects of seed 003 that become seed 001 statuses (turns = rounds)."""
 _STACKED: Final = frozenset({SideEffect.STUN, SideEffect.CONFUSION, SideEffect.FEAR})
 """Seed 003 final notes iii-v: these stack on a monster (:func:`dmg.stack_status`)."""
-_SEED_SIZED: Final = _STACKED | {SideEffect.SLEEP}
+_SEED_SIZED: Final = _STACKED | {SideEffect.SLEEP, SideEffect.HOLD}
 """Side effects whose amounts seed 003 sizes past ``statuses.toml``'s caps (sleep 350)."""
 _FLAGS: Final = frozenset(MONSTER_FLAGS)
 
 
 def _flags(actor: Actor) -> frozenset[str]:
     return actor.flags & _FLAGS
+
+
+def caster_of(world: World, source: Actor | None) -> dmg.Caster:
+    """The :class:`server.sim.damage.Caster` of an attack by ``source``: its
+    level, whether it is a player, and a player's NetHack role."""
+    if source is None:
+        return dmg.NOBODY
+    cls = world.content.classes.get(source.cls or "") if source.is_player else None
+    return dmg.Caster(level=source.level, player=source.is_player,
+                      role="" if cls is None else cls.role)
 
 
 def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
@@ -69,11 +80,14 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
     if damage_type is None or damage_type not in DAMAGE_TYPES:
         taken = raw
     else:
-        resist = target.resistance(damage_type)
+        levels = target.resistances()
         result = dmg.apply_damage_type(
-            world.rng, raw, damage_type, terrain=terrain, resist_level=resist,
+            world.rng, raw, damage_type, terrain=terrain,
+            resist_level=dmg.resistance_level(damage_type, levels),
             flags=_flags(target), mobile=not target.immobile, level=min(target.level, 100),
-            status_immune=dmg.status_immunities(target.resistances(), _flags(target)))
+            status_immune=dmg.status_immunities(levels, _flags(target)), others=levels,
+            defence=max(0, target.eff_defence), health=target.hp, max_health=target.max_hp,
+            caster=caster_of(world, source))
         taken = 0 if result.dodged else result.damage
         effects = result.side_effects
         if not dmg.deals_damage(damage_type):

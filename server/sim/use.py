@@ -159,7 +159,24 @@ def read(world: World, actor: Actor, letter: str, events: list[Event]) -> Reject
         world.teleport_random(actor)
     elif effect == "map":
         world.reveal_map(actor, MAP_RADIUS)
+    elif effect == "burst" and idef.damage_type is not None and idef.dice is not None:
+        burst(world, actor, idef.damage_type, idef.dice, events)
     return None
+
+
+def burst(world: World, actor: Actor, damage_type: str, dice: tuple[int, int],
+          events: list[Event]) -> None:
+    """Every other creature ``actor`` sees takes ``dice`` of ``damage_type``
+    (Angband's line-of-sight effects: banishment, dispels, turning). No hit
+    roll: the effect reaches whatever is in view. Draws: per creature in id
+    order, the dice, then the damage-type draws."""
+    seen = sorted(world.sees.get(actor.id, ()))
+    for aid in seen:
+        victim = world.actors.get(aid)
+        if victim is None or victim is actor or not victim.alive or victim.depth != actor.depth:
+            continue
+        world.harm_typed(victim, roll_dice(world.rng, *dice), damage_type, actor, "spell",
+                         events)
 
 
 def choose(world: World, actor: Actor, option: str, events: list[Event]) -> RejectReason | None:

@@ -69,6 +69,9 @@ def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
                         bonus=False)
     elif idef.effect == "beam":
         fire_beam(world, actor, direction, kind, dice, events)
+    elif idef.effect == "stone_to_mud":
+        fire_ray(world, actor, (actor.x, actor.y), direction, kind, dice, events,
+                 digging=True, cause="ray", strikes=True)
     else:
         fire_ray(world, actor, (actor.x, actor.y), direction, kind, dice, events,
                  digging=idef.effect == "dig", cause="ray")
@@ -97,7 +100,7 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
              cause: str = "ray", accuracy: float | None = None,
              depth: int | None = None,
              bonus: Callable[[int], int] | None = None,
-             reach: int | None = None) -> RayTrace:
+             reach: int | None = None, strikes: bool = False) -> RayTrace:
     """Fire a ray of damage type ``kind`` and apply everything it does.
 
     Args:
@@ -114,6 +117,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         depth: Level (the source's when None).
         bonus: Adjusts each damage roll (a player's spell damage bonus).
         reach: The ray's range in cells; drawn by the rules when None.
+        strikes: A digging ray that also strikes the creatures on its path
+            (stone to mud, :func:`_dig_strikes`).
 
     Returns:
         The trace (for the caller's explosion, if any).
@@ -139,9 +144,25 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
     trace = trace_ray(level, origin, direction, world.rng, kind=kind, range=reach,
                       occupant=None if digging else _occupant(world, depth, acc),
                       strike=None if digging else strike, digging=digging, fireball=fireball)
+    if digging and strikes:
+        _dig_strikes(world, source, depth, trace, kind, dice, struck)
     _apply_trace(world, source, depth, trace, kind, events, struck, beam=False,
                  label="dig" if digging else kind, dice=dice)
     return trace
+
+
+def _dig_strikes(world: World, source: Actor | None, depth: int, trace: RayTrace, kind: str,
+                 dice: tuple[int, int], struck: list[Event]) -> None:
+    """Stone to mud (seed 003's KILL_WALL as a digging ray): every creature on
+    the dug path, the firer excepted, takes ``dice`` of ``kind``, which only a
+    creature hurt by it feels (HURT_ROCK: a wall-walker of rock). No hit roll:
+    the ray dissolves the stone around it. Draws: per creature in path order,
+    the dice, then the damage-type draws."""
+    for x, y in trace.cells:
+        victim = world.actor_at(depth, x, y)
+        if victim is None or not victim.alive or victim is source:
+            continue
+        world.harm_typed(victim, roll_dice(world.rng, *dice), kind, source, "ray", struck)
 
 
 def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str,

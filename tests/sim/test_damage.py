@@ -44,14 +44,24 @@ def _within(hits: int, n: int, p: float) -> bool:
 
 # "Terr" column; blank cells inherit the row above (GF_MISSILE under GF_SHOT).
 FULL = {"acid", "electricity", "fire", "cold", "plasma", "force", "water", "mana", "meteor",
-        "magic_missile"}  # fmt: skip
+        "magic_missile", "ice", "rock", "shot", "storm"}  # fmt: skip
 HALF = {"poison", "light", "dark", "confusion", "sound", "shards", "inertia", "nether",
-        "chaos", "holy", "death"}  # fmt: skip
-NONE = {"gravity", "nexus", "disenchantment", "time", "sleep", "disintegration"}
+        "chaos", "holy", "death", "light_weak"}  # fmt: skip
+NO_DAMAGE = {"sleep", "polymorph", "clone", "heal_monster", "speed", "slow", "confuse_monster",
+             "hold", "hold_undead", "away_undead", "away_evil", "away_all", "turn_undead",
+             "turn_evil", "turn_all"}  # fmt: skip
+"""The OLD_*, HOLD, AWAY and TURN types: "no actual damage will be inflicted"."""
+NONE = {"gravity", "nexus", "disenchantment", "time", "disintegration", "spirit", "kill_wall",
+        "dispel_undead", "dispel_evil", "dispel_good", "dispel_demon", "dispel_dragon",
+        "dispel_all", "dispel_small"} | NO_DAMAGE  # fmt: skip
+ONLY_HURT = {"light_weak", "kill_wall"}
+""""not HURT_LITE" / "not HURT_ROCK" resist entirely: only negative levels take it, in full."""
+ONLY_FLAGGED = {"dispel_undead", "dispel_evil", "dispel_demon", "dispel_dragon"}
+"""Dispels that spare everything without the flag (flagless creatures take 0)."""
 
 FIRE_GROUP = {"fire", "plasma"}  # GF_FIRE, GF_HELLFIRE, GF_PLASMA
-WATER_GROUP = {"water"}  # GF_WATER, GF_STORM
-COLD_GROUP = {"cold", "water"}  # on lava: GF_COLD, GF_ICE, GF_WATER, GF_STORM
+WATER_GROUP = {"water", "storm"}  # GF_WATER, GF_STORM
+COLD_GROUP = {"cold", "ice", "water", "storm"}  # on lava: GF_COLD, GF_ICE, GF_WATER, GF_STORM
 
 
 def seed_adjustment(terrain: Terrain, damage_type: str) -> Fraction:
@@ -108,7 +118,11 @@ POSITIVE: dict[str, dict[int, list[Fraction]]] = {
     "water": ladder(ZERO),
     "nether": ladder(E, E, ZERO),
     "death": ladder(ZERO),
-    **{k: {} for k in ("mana", "holy", "meteor", "magic_missile", "disintegration", "sleep")},
+    "ice": ladder(IMMUNE_ELEMENT),
+    "storm": ladder(ZERO),
+    **{k: {} for k in ("mana", "holy", "meteor", "magic_missile", "disintegration", "rock",
+                       "shot", "spirit", "dispel_good", "dispel_all", "dispel_small")},
+    **{k: {} for k in NO_DAMAGE | ONLY_HURT | ONLY_FLAGGED},
 }
 # HURT_ (3/2) and Underhall's steeper levels.
 VULNERABLE = {-1: [Fraction(3, 2)], -2: [Fraction(2)], -3: [Fraction(5, 2)]}
@@ -134,18 +148,24 @@ def test_damage_for_every_level_and_terrain(damage_type: str) -> None:
                     resist_level=level, flags=NOTHING, mobile=False,
                 )  # fmt: skip
                 assert not outcome.dodged
-                if damage_type == "sleep":  # (B): no actual damage
+                if damage_type in NO_DAMAGE:  # no actual damage
                     assert outcome.damage == 0
                     continue
                 adjusted = expected_after_terrain(damage, damage_type, terrain)
+                twin = np.random.default_rng(seed)
+                if damage_type == "storm" and level < 1 and twin.integers(6) == 0:
+                    adjusted += adjusted // 2  # (n): 1/6 of the time 1/2 more
                 takes = VULNERABLE.get(level) if level < 0 else POSITIVE[damage_type].get(level)
+                if damage_type in ONLY_HURT:
+                    takes = [Fraction(1)] if level < 0 else ZERO
+                elif damage_type in ONLY_FLAGGED:
+                    takes = ZERO
                 if takes is None:
                     expected = adjusted
                 else:
-                    # First draw (no dodge draw when immobile): the roll's index.
-                    pick = int(np.random.default_rng(seed).integers(len(takes)))
-                    take = takes[0] if len(takes) == 1 else takes[pick]
-                    expected = int(adjusted * take)
+                    # Next draw (no dodge draw when immobile): the roll's index.
+                    pick = int(twin.integers(len(takes))) if len(takes) > 1 else 0
+                    expected = int(adjusted * takes[pick])
                 assert outcome.damage == expected, (damage_type, level, terrain.name, damage)
 
 
@@ -184,7 +204,7 @@ def test_float_table_agrees_with_the_exact_rule() -> None:
 def test_bad_inputs_are_rejected() -> None:
     rng = np.random.default_rng(0)
     with pytest.raises(KeyError):
-        terrain_adjust(10, "ice", Terrain.FLOOR)
+        terrain_adjust(10, "frost", Terrain.FLOOR)
     with pytest.raises(ValueError):
         terrain_adjust(-1, "fire", Terrain.FLOOR)
     with pytest.raises(ValueError):
