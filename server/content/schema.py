@@ -66,7 +66,7 @@ MONSTER_FLAGS: Final[tuple[str, ...]] = (
 ABILITIES: Final[tuple[str, ...]] = (
     "reflection", "regenerate", "poison_touch", "disease_touch", "paralysing_touch",
     "energy_drain", "sneak_attack", "martial_arts", "marksman", "vibrant_warmth",
-    "meditation", "see_invisible", "invisible",
+    "meditation", "see_invisible", "invisible", "holy_light",
 )  # fmt: skip
 """Special abilities a monster or player may have (seed 001's passive abilities).
 
@@ -79,7 +79,8 @@ class's ``sneak_attack`` bonus); ``martial_arts``: fights well unarmed;
 ``marksman``: halves the thrown-item miss chance (seed 001); ``vibrant_warmth``:
 halves the hunger rate (seed 001); ``meditation``: energy regenerates faster;
 ``see_invisible``: sees invisible creatures; ``invisible``: cannot be seen
-without ``see_invisible``.
+without ``see_invisible``; ``holy_light``: seed 003's holy-light specialty, the
+bearer's light may frighten undead, evil and light-hurt monsters (notes M, N).
 """
 
 ROLES: Final[tuple[str, ...]] = (

@@ -91,6 +91,7 @@ __all__ = [
     "damage_monster",
     "deals_damage",
     "floor_item_damaged",
+    "holy_light_fear",
     "item_proof",
     "resist_damage",
     "resistance_level",
@@ -447,6 +448,45 @@ def _saved(rng: np.random.Generator, fx: SideEffectDef, damage: int, flags: froz
     if fx.save is Save.HEAVY:
         return not caster.player and max_health >= int(rng.integers(0, 3 * damage + 1))
     return False
+
+
+HOLY_LIGHT: Final[Mapping[str, tuple[Fraction, Fraction, int, int, Fraction]]] = {
+    "light_weak": (Fraction(1, 5), Fraction(1), 10, 3, Fraction(1, 2)),
+    "light": (Fraction(1, 3), Fraction(3, 2), 15, 3, Fraction(3, 4)),
+}
+"""Seed 003 notes (M) and (N), per light type: the chance of an attempt, the
+caster-level factor and the constant of the attempt's die, the fear dice and
+their size as a share of the caster's level."""
+
+
+def holy_light_fear(rng: np.random.Generator, damage_type: str, caster_level: int, level: int,
+                    flags: frozenset[str], light_level: int) -> int:
+    """Rounds of fear from the holy-light specialty's light, or 0 (seed 003 M, N).
+
+    Only for an undead, evil or light-hurt (light level <= -1) monster. Weak
+    light (M): 1/5 of the time an attempt, which frightens when 1d(caster
+    level + 10) >= the monster's level + 2 (+ 20 for a unique), for
+    3d(caster level / 2) + 1 rounds; light (N): 1/3, 1d(3/2 caster level +
+    15), 3d(3/4 caster level) + 1. "Even if it normally cannot be
+    frightened": NO_FEAR does not protect. Other types: 0, no draws.
+
+    Draws: one ``rng.integers(den)`` for the attempt; if made, one
+    ``rng.integers(1, top + 1)``; if it frightens, one vectorised 3-dice roll
+    (none when the die has 0 sides).
+    """
+    rule = HOLY_LIGHT.get(damage_type)
+    if rule is None or not ({"undead", "evil"} & flags or light_level <= -1):
+        return 0
+    chance, factor, constant, dice, share = rule
+    if int(rng.integers(chance.denominator)) >= chance.numerator:
+        return 0
+    top = max(1, int(caster_level * factor) + constant)
+    need = level + (20 if "unique" in flags else 2)
+    if int(rng.integers(1, top + 1)) < need:
+        return 0
+    sides = int(caster_level * share)
+    roll = int(rng.integers(1, sides + 1, size=dice).sum()) if sides > 0 else 0
+    return roll + 1
 
 
 def boost_damage(rng: np.random.Generator, damage: int, damage_type: str,

@@ -12,7 +12,9 @@ dagger, hunger, a curse's backlash) is taken as it is.
 Draw order of :func:`harm_typed`: the damage-type draws documented in
 :mod:`server.sim.damage`, then for a teleport one ``rng.integers`` over the
 candidate cells, then for a clone nothing (the free cell is found without
-draws), then the terrain effect's draw (:func:`server.sim.damage.terrain_effect`).
+draws), then, for light from a bearer of the holy-light ability, the draws of
+:func:`server.sim.damage.holy_light_fear`, then the terrain effect's draw
+(:func:`server.sim.damage.terrain_effect`).
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
     level = world.levels[target.depth]
     terrain = level.terrain_at(target.x, target.y)
     effects: tuple[tuple[SideEffect, int], ...] = ()
+    dodged = False
     if damage_type is None or damage_type not in DAMAGE_TYPES:
         taken = raw
     else:
@@ -88,7 +91,8 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
             status_immune=dmg.status_immunities(levels, _flags(target)), others=levels,
             defence=max(0, target.eff_defence), health=target.hp, max_health=target.max_hp,
             caster=caster_of(world, source))
-        taken = 0 if result.dodged else result.damage
+        dodged = result.dodged
+        taken = 0 if dodged else result.damage
         effects = result.side_effects
         if not dmg.deals_damage(damage_type):
             return _spellbound(world, target, source, effects, events)
@@ -104,10 +108,26 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
     if target.alive:
         for effect, amount in effects:
             _side_effect(world, target, source, effect, amount, events)
+        if (source is not None and "holy_light" in source.abilities and not target.is_player
+                and damage_type is not None and damage_type in dmg.HOLY_LIGHT
+                and not dodged):
+            _holy_light(world, target, source, damage_type, events)
     if damage_type is not None and damage_type in DAMAGE_TYPES and raw > 0:
         _terrain(world, target.depth, target.x, target.y, damage_type, raw, events)
     world.after_harm(target, source, events)
     return dealt
+
+
+def _holy_light(world: World, target: Actor, source: Actor, damage_type: str,
+                events: list[Event]) -> None:
+    """The holy-light specialty (seed 003 M, N): the light may frighten an
+    undead, evil or light-hurt monster, even one that knows no fear."""
+    rounds = dmg.holy_light_fear(world.rng, damage_type, source.level, min(target.level, 100),
+                                 _flags(target), target.resistance("light"))
+    if rounds > 0 and target.alive:
+        current = target.statuses.rounds(StatusKind.AFRAID)
+        rounds = dmg.stack_status(SideEffect.FEAR, current, rounds)
+        world.report_status(target, target.statuses.impose(StatusKind.AFRAID, rounds), events)
 
 
 def _spellbound(world: World, target: Actor, source: Actor | None,

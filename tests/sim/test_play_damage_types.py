@@ -472,3 +472,36 @@ def test_a_priest_of_light_s_orb_destroys_cursed_things_at_the_target() -> None:
     assert [e.item for e in events if isinstance(e, ItemDestroyed)] == ["dagger"]
     assert [h.damage_type for h in harms(events, p)] == ["holy"]
     assert isinstance(harms(events, p)[0], Harmed)
+
+
+# --- the holy-light specialty (notes M, N) ---------------------------------------------------
+
+
+def _frightened(kind: str, damage_type: str, n: int, seed: int) -> int:
+    world = make_world(CORRIDOR, seed=seed)
+    p = world.join("ann")
+    p.abilities.add("holy_light")
+    p.level = 10
+    monster = hardy_monster(world, kind, 3, 1)
+    count = 0
+    for _ in range(n):
+        fresh(world, monster)
+        world.harm_typed(monster, 20, damage_type, p, "ray", [])
+        count += monster.statuses.has(StatusKind.AFRAID)
+    return count
+
+
+def test_holy_light_frightens_the_undead_with_the_seed_s_odds() -> None:
+    """(M): 1/5 of the time an attempt, which works when 1d(10 + 10) >= 6 + 2
+    for a level-10 bearer against a ghoul: 1/5 x 13/20. (N): 1/3, 1d(15 +
+    15) >= 8: 1/3 x 23/30. The zombie's NO_FEAR does not protect it."""
+    n = 1500
+    assert CONTENT.monsters["ghoul"].level == 6
+    assert within(_frightened("ghoul", "light_weak", n, seed=84), n, 13 / 100)
+    assert within(_frightened("ghoul", "light", n, seed=85), n, 23 / 90)
+    assert _frightened("zombie", "light_weak", 200, seed=86) > 0
+    assert _frightened("giant_frog", "light", 200, seed=87) == 0
+
+
+def test_holy_light_is_a_fifth_level_choice() -> None:
+    assert "holy_light" in CONTENT.classes["warrior"].special_choices
