@@ -66,7 +66,7 @@ MONSTER_FLAGS: Final[tuple[str, ...]] = (
 ABILITIES: Final[tuple[str, ...]] = (
     "reflection", "regenerate", "poison_touch", "disease_touch", "paralysing_touch",
     "energy_drain", "sneak_attack", "martial_arts", "marksman", "vibrant_warmth",
-    "meditation", "see_invisible", "invisible", "holy_light",
+    "meditation", "see_invisible", "invisible", "holy_light", "fury",
 )  # fmt: skip
 """Special abilities a monster or player may have (seed 001's passive abilities).
 
@@ -80,7 +80,9 @@ class's ``sneak_attack`` bonus); ``martial_arts``: fights well unarmed;
 halves the hunger rate (seed 001); ``meditation``: energy regenerates faster;
 ``see_invisible``: sees invisible creatures; ``invisible``: cannot be seen
 without ``see_invisible``; ``holy_light``: seed 003's holy-light specialty, the
-bearer's light may frighten undead, evil and light-hurt monsters (notes M, N).
+bearer's light may frighten undead, evil and light-hurt monsters (notes M, N);
+``fury``: seed 002's Furious Berserker, melee damage x1.5 (rounded down) while
+below half health.
 """
 
 ROLES: Final[tuple[str, ...]] = (

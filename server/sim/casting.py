@@ -157,6 +157,11 @@ def choice_options(actor: Actor, content: Content) -> tuple[str, ...]:
     return BOOST_OPTIONS + tuple(f"resist_{t}" for t in RESIST_OPTIONS) + specials
 
 
+def carried_weight(actor: Actor, content: Content) -> int:
+    """Total weight of what ``actor`` carries, worn or not (``items.toml`` weights)."""
+    return sum(content.items[item.key].weight * item.count for item in actor.inventory)
+
+
 def learn(world: World, actor: Actor, key: str, events: list[Event]) -> bool:
     """Learn (or refresh) spell ``key`` (seed 001: from a scroll or potion;
     seed 004: re-reading refreshes only at or below 1,000 turns left).
@@ -195,7 +200,9 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
     forgotten = sc.is_forgotten(left)
     refusal = sc.can_cast(
         energy=actor.en, cost=cost, stunned=actor.statuses.has(StatusKind.STUNNED),
-        strength=actor.strength, free_hand=not actor.bonus.two_hands_busy, forgotten=forgotten)
+        strength=actor.strength, free_hand=not actor.bonus.two_hands_busy, forgotten=forgotten,
+        nourishment=actor.food.nourishment if actor.is_player else None,
+        encumbrance=sc.encumbrance(carried_weight(actor, world.content), actor.strength))
     if refusal == sc.CastRefusal.NOT_ENOUGH_ENERGY:
         return RejectReason.NO_ENERGY
     if refusal is not None:
@@ -212,8 +219,10 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
     if actor.is_player:
         # Seed 004: "A failed cast of a spell costs as much [nutrition] as a
         # successful one"; only the energy is halved on failure.
-        actor.food.nourishment = max(0, actor.food.nourishment
-                                     - sc.spell_nutrition_cost(spell.level))
+        cls = world.content.classes.get(actor.cls or "")
+        wizard = cls.casting_stat if cls is not None and cls.role == "Wizard" else None
+        actor.food.nourishment -= sc.spell_nutrition_cost(
+            spell.level, wizard_intelligence=wizard, nourishment=actor.food.nourishment)
     if not sc.roll_cast(world.rng, pct, confused=confused):
         actor.en = max(0, actor.en - fam.failed_energy_cost(spell))
         events.append(CastEvent(actor.depth, actor.x, actor.y, actor.id, spell.key, False))
@@ -667,12 +676,25 @@ def _effect_beam(world: World, caster: Actor, spell: SpellDef, direction: tuple[
 def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
                 target: tuple[int, int] | None, events: list[Event]) -> None:
     """Magic missile, cone of cold, sleep, lightning: NetHack rays (seed 000),
-    ``XL // 2 + 1`` d power per hit."""
+    ``XL // 2 + 1`` d power per hit. Seed 004: cone of cold adds
+    ``(XL // 2 + 1)`` d3 against a fire-resistant creature (before the damage
+    bonus; one dice roll after the main one, only for such a creature)."""
     assert direction is not None
+    dice = _dice(spell, caster)
+    extra: Callable[[Actor], int] | None = None
+    if spell.key == "cone_of_cold":
+        def extra(victim: Actor) -> int:
+            if victim.resistance("fire") < 1:
+                return 0
+            return roll_dice(world.rng, dice, CONE_OF_COLD_EXTRA_SIDES)
     fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
-             (_dice(spell, caster), spell.power), events, cause="spell",
+             (dice, spell.power), events, cause="spell",
              accuracy=spell_accuracy(caster, spell), bonus=_bonus(world, caster),
-             reach=_upgraded_reach(world, spell, draw_ray_range))
+             reach=_upgraded_reach(world, spell, draw_ray_range), extra=extra)
+
+
+CONE_OF_COLD_EXTRA_SIDES: Final = 3
+"""Seed 004: cone of cold's extra (XL / 2 + 1) d3 against fire-resistant monsters."""
 
 
 def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,

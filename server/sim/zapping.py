@@ -100,7 +100,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
              cause: str = "ray", accuracy: float | None = None,
              depth: int | None = None,
              bonus: Callable[[int], int] | None = None,
-             reach: int | None = None, strikes: bool = False) -> RayTrace:
+             reach: int | None = None, strikes: bool = False,
+             extra: Callable[[Actor], int] | None = None) -> RayTrace:
     """Fire a ray of damage type ``kind`` and apply everything it does.
 
     Args:
@@ -119,6 +120,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         reach: The ray's range in cells; drawn by the rules when None.
         strikes: A digging ray that also strikes the creatures on its path
             (stone to mud, :func:`_dig_strikes`).
+        extra: Extra damage for a creature it hits, added to the roll before
+            ``bonus`` (cone of cold's d3s against fire resistance).
 
     Returns:
         The trace (for the caller's explosion, if any).
@@ -137,6 +140,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         if victim is None or not victim.alive:
             return
         raw = roll_dice(world.rng, *dice)
+        if extra is not None:
+            raw += extra(victim)
         if bonus is not None and dmg.deals_damage(kind):
             raw = bonus(raw)  # NetHack's sleep ray takes no damage bonus
         world.harm_typed(victim, raw, kind, source, cause, struck)

@@ -120,7 +120,8 @@ POSITIVE: dict[str, dict[int, list[Fraction]]] = {
     "death": ladder(ZERO),
     "ice": ladder(IMMUNE_ELEMENT),
     "storm": ladder(ZERO),
-    **{k: {} for k in ("mana", "holy", "meteor", "magic_missile", "disintegration", "rock",
+    "magic_missile": ladder(ZERO),  # seed 004: magic resistance stops it entirely
+    **{k: {} for k in ("mana", "holy", "meteor", "disintegration", "rock",
                        "shot", "spirit", "dispel_good", "dispel_all", "dispel_small")},
     **{k: {} for k in NO_DAMAGE | ONLY_HURT | ONLY_FLAGGED},
 }

@@ -17,13 +17,15 @@ from server.content import default_content
 from server.content.spells import default_spells
 from server.content.statuses import StatusKind
 from server.sim import casting, zapping
+from server.sim import spellcasting as sc
 from server.sim.actors import Actor, Mind
-from server.sim.events import Attacked, Event, ItemDestroyed, StatusChanged
-from server.sim.items import Item
+from server.sim.commands import Cast, Wear
+from server.sim.events import Attacked, Event, ItemDestroyed, Rejected, RejectReason, StatusChanged
+from server.sim.items import Item, add_to_pack
 from server.sim.level import Level
 from server.sim.status import Statuses
 from server.sim.world import World
-from tests.sim.conftest import hardy, hardy_monster, harms, make_world, within
+from tests.sim.conftest import act, hardy, hardy_monster, harms, make_world, within
 
 CONTENT = default_content()
 SPELLS = default_spells().spells
@@ -330,3 +332,125 @@ def test_a_holy_blast_destroys_cursed_objects_only() -> None:
     assert burnt == ["dagger"]
     left = world.levels[1].items[(5, 3)]
     assert [(i.key, i.cursed) for i in left] == [("dagger", False), ("stormcaller", True)]
+
+
+# --- D. seed 004's casting costs and refusals, magic resistance, cone of cold --------------
+
+
+def _caster(stat: int, seed: int) -> tuple[World, Actor]:
+    world = _world_with_caster_stat(stat, seed)
+    p = world.join("ann", "mage")
+    world.step()
+    p.known_spells["spark"] = world.tick
+    p.skills = {"attack": 180}
+    p.food.nourishment = 300
+    return world, p
+
+
+def _spark(world: World, p: Actor, tag: int) -> list[Event]:
+    p.en = p.max_en
+    return act(world, p.id, Cast("spark", direction=(1, 0)), tag=tag)
+
+
+def test_a_wizard_s_casting_hunger_follows_its_intelligence() -> None:
+    """Seed 004 (NetHack 3.6): a level-1 spell costs 2 x 5 = 10 nutrition; a
+    Wizard with Int 17+ pays nothing, 16 a quarter (2), 15 a half (5)."""
+    for stat, cost in ((18, 0), (17, 0), (16, 2), (15, 5), (14, 10)):
+        world, p = _caster(stat, seed=90 + stat)
+        _spark(world, p, 1)
+        assert p.food.nourishment == 300 - cost, stat
+
+
+def test_other_roles_pay_twice_the_energy_cost_in_nutrition() -> None:
+    monk = dataclasses.replace(CONTENT.classes["monk"], casting_stat=25)
+    content = dataclasses.replace(CONTENT, classes={**CONTENT.classes, "monk": monk})
+    world = World(95, content, levels={1: Level.from_ascii(HALL, depth=1)}, populate=False)
+    p = world.join("ann", "monk")
+    world.step()
+    p.known_spells["heal_wounds"] = world.tick
+    book = add_to_pack(p.inventory, Item("blank_spellbook"), CONTENT)
+    assert book is not None
+    act(world, p.id, Wear(book.letter), tag=1)
+    p.food.nourishment = 300
+    act(world, p.id, Cast("heal_wounds"), tag=2)
+    assert p.food.nourishment == 300 - 10 * SPELLS["heal_wounds"].level
+
+
+def test_a_fainting_caster_cannot_cast_and_a_weak_one_stops_at_3() -> None:
+    """NetHack 3.6: at 10 nutrition or less no spell; the cost never takes
+    the caster below 3."""
+    world, p = _caster(14, seed=96)
+    p.food.nourishment = 10
+    events = _spark(world, p, 1)
+    assert Rejected(p.id, 1, RejectReason.CANNOT_CAST) in events
+    assert p.food.nourishment == 10
+    p.food.nourishment = 11
+    events = _spark(world, p, 2)
+    assert not any(isinstance(e, Rejected) for e in events)
+    assert p.food.nourishment == 3
+
+
+def test_an_overtaxed_caster_cannot_cast() -> None:
+    """Seed 004: not overtaxed or overloaded; NetHack's weight capacity is
+    25 x (Str + Con) + 50 (Con counted as Str): 550 for the mage's 10, and
+    overtaxed from 1.5 x 550 = 825 over it."""
+    assert sc.weight_capacity(10) == 550
+    assert [sc.encumbrance(w, 10) for w in (550, 551, 1374, 1375, 1650)] == [0, 1, 3, 4, 5]
+    world, p = _caster(18, seed=97)
+    for _ in range(4):
+        p.inventory.append(Item("plate_mail"))
+    events = _spark(world, p, 1)
+    assert Rejected(p.id, 1, RejectReason.CANNOT_CAST) in events
+
+
+def test_magic_missile_does_nothing_to_magic_resistance() -> None:
+    world = make_world(CORRIDOR, seed=98)
+    p = world.join("ann")
+    lich = hardy_monster(world, "lich", 3, 1)
+    ogre = hardy_monster(world, "ogre", 4, 1)
+    events: list[Event] = []
+    zapping.fire_ray(world, p, (p.x, p.y), (1, 0), "magic_missile", (2, 6), events)
+    assert harms(events, lich) and all(h.damage == 0 for h in harms(events, lich))
+    assert all(h.damage >= 2 for h in harms(events, ogre))
+
+
+def test_cone_of_cold_adds_d3s_against_fire_resistance() -> None:
+    """Seed 004: (XL / 2 + 1) d6, plus (XL / 2 + 1) d3 against a fire-resistant
+    monster: at level 1 a mean of 3.5 + 2 against the dwarf warlock (fire 1)."""
+    world, p = _caster(13, seed=99)  # no damage bonus
+    warlock = hardy_monster(world, "dwarf_warlock", 5, 1)
+    assert warlock.resistance("fire") == 1 and warlock.resistance("cold") == 0
+    hits = []
+    for _ in range(200):
+        fresh(world, warlock)
+        world.move_actor(p, 2, 1)
+        events: list[Event] = []
+        casting.apply_spell(world, p, SPELLS["cone_of_cold"], (1, 0), None, events)
+        hits += [h.damage for h in harms(events, warlock)]
+    sd = (35 / 12 + 8 / 12) ** 0.5
+    assert abs(sum(hits) / len(hits) - 5.5) <= 4.5 * sd / len(hits) ** 0.5
+    assert max(hits) > 6
+
+
+# --- D. seed 002's Furious Berserker ----------------------------------------------------------
+
+
+def _hit_sleeping_orc(fury: bool) -> int:
+    world = make_world(HALL, seed=100)
+    p = world.join("ann", "warrior")
+    world.step()
+    p.hp = p.max_hp // 2 - 1
+    if fury:
+        p.abilities.add("fury")
+    orc = hardy_monster(world, "orc", p.x + 1, p.y, mind=Mind.ASLEEP)
+    events: list[Event] = []
+    world.melee(p, orc, events)
+    (attack,) = [e for e in events if isinstance(e, Attacked)]
+    return attack.damage
+
+
+def test_a_furious_warrior_below_half_health_hits_half_again() -> None:
+    """Seed 002: "A Furious Berserker damage attack will be multiplied by 1.5
+    (rounded down)"; the same draws with and without the ability."""
+    plain, furious = _hit_sleeping_orc(False), _hit_sleeping_orc(True)
+    assert plain > 0 and furious == plain * 3 // 2
