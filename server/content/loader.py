@@ -202,6 +202,7 @@ _ITEM_SPEC: Final[Spec] = {
     "dice": (_dice, None),
     "spell": (identifier, None),
     "hates": (name_list(HATED_ELEMENTS, "element", unique=True), None),
+    "hunger_drain": (boolean, False),
     "description": (text, ""),
 }
 
@@ -300,6 +301,8 @@ def _item_rules(where: Where, present: set[str], v: dict[str, Any]) -> None:
         raise where.fail(
             "enchant", "needs a power >= 1 (the enchantment roll is 1..ceil(power / 2), seed 001)"
         )
+    if v["hunger_drain"] and category != "weapon":
+        raise where.fail("hunger_drain", f"only wielded weapons drain hunger (category {category!r})")
     if v["cursed"] and v["blessed"]:
         raise where.fail("blessed", "an item cannot be both cursed and blessed")
     _effect_rules(where, v)

@@ -155,6 +155,7 @@ EFFECT_RULES: Final[Mapping[str, EffectRule]] = MappingProxyType({
     "harm": EffectRule(("potion",), damage_type=True, dice=True),
     "confuse": EffectRule(("potion",)),
     "enlighten": EffectRule(("potion",)),
+    "avatar": EffectRule(("potion",)),
     # scrolls
     "remove_curse": EffectRule(("scroll",)),
     "enchant": EffectRule(("scroll",)),
@@ -345,7 +346,8 @@ class ItemDef:
     ``hates`` (seed 003's finer item classes) names the elements that destroy
     the item on the floor when its category's default is wrong for it
     (swords and hard armour spared by fire, oil flasks hating cold); None
-    keeps the category's default.
+    keeps the category's default. ``hunger_drain``: a weapon that, wielded,
+    triples its wielder's hunger rate (seed 001).
     """
 
     key: str
@@ -380,6 +382,7 @@ class ItemDef:
     dice: tuple[int, int] | None = None
     spell: str | None = None
     hates: tuple[str, ...] | None = None
+    hunger_drain: bool = False
     description: str = ""
 
     @property

@@ -27,7 +27,14 @@ from server.content.statuses import StatusKind
 from server.sim import damage as dmg
 from server.sim.actors import Actor, Mind, new_monster
 from server.sim.combat import AttackOutcome
-from server.sim.events import Event, Harmed, ItemDestroyed, Polymorphed, TerrainChanged
+from server.sim.events import (
+    Event,
+    Harmed,
+    ItemDestroyed,
+    Notice,
+    Polymorphed,
+    TerrainChanged,
+)
 
 if TYPE_CHECKING:
     from server.sim.world import World
@@ -103,6 +110,8 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
                          dealt, cause, outcome))
     if dealt > 0:
         world.report_status(target, target.statuses.on_damaged(), events)
+        if damage_type in RUSTING and target.equipment:
+            rust(world, target, events)
         if target.mind == Mind.ASLEEP and not target.is_player:
             target.mind = Mind.HUNTING if source is not None and source.is_player else Mind.WANDERING
     if target.alive:
@@ -128,6 +137,37 @@ def _holy_light(world: World, target: Actor, source: Actor, damage_type: str,
         current = target.statuses.rounds(StatusKind.AFRAID)
         rounds = dmg.stack_status(SideEffect.FEAR, current, rounds)
         world.report_status(target, target.statuses.impose(StatusKind.AFRAID, rounds), events)
+
+
+RUSTING: Final = frozenset({"water", "storm"})
+"""Damage types that rust what a creature wears (Underhall's decision; seed 001
+names rust and rust-proof items, not how rust comes)."""
+RUST_SLOTS: Final = ("weapon", "body", "shield", "head", "hands", "feet")
+"""The order in which worn items are tried for rust."""
+MAX_RUST: Final = 3
+"""Most rust an item takes (NetHack's erosion levels 1..3): plus never below -3."""
+
+
+def rust(world: World, target: Actor, events: list[Event]) -> bool:
+    """The first worn metallic, not rust-proof item (``RUST_SLOTS`` order) that
+    can still rust loses 1 plus (power of a weapon, defence of armour), down
+    to -3; a ``rusted`` notice names its pack letter. No draws.
+
+    Returns:
+        True if something rusted.
+    """
+    for slot in RUST_SLOTS:
+        item = target.equipment.get(slot)
+        if item is None:
+            continue
+        idef = world.content.items[item.key]
+        if not idef.metallic or idef.rustproof or idef.artifact or item.plus <= -MAX_RUST:
+            continue
+        item.plus -= 1
+        world.refresh_bonus(target)
+        events.append(Notice(target.id, "rusted", (item.letter,)))
+        return True
+    return False
 
 
 def _spellbound(world: World, target: Actor, source: Actor | None,

@@ -31,6 +31,9 @@ CONFUSE_ROUNDS: Final = (2, 6)
 """Dice of the rounds a potion of confusion confuses for (Underhall's decision)."""
 ENLIGHTEN_ROUNDS: Final = 100
 """Rounds of enlightenment from its potion (seed 001: cast any known spell while it lasts)."""
+AVATAR_ROUNDS: Final = 500
+"""Rounds of the avatar status from its potion (Underhall's number; seed 001 names the
+status only in its death rule)."""
 MAP_RADIUS: Final = 30
 """Cells around the reader that a scroll of magic mapping reveals."""
 BOOSTS: Final = {"health": 5, "energy": 5, "power": 1, "defence": 1}
@@ -104,6 +107,8 @@ def potion_effect(world: World, target: Actor, idef: ItemDef, source: Actor | No
     elif effect == "confuse":
         world.add_status(target, StatusKind.CONFUSED, roll_dice(world.rng, *CONFUSE_ROUNDS),
                          events)
+    elif effect == "avatar":
+        world.add_status(target, StatusKind.AVATAR, AVATAR_ROUNDS, events)
     elif effect == "enlighten":
         world.add_status(target, StatusKind.ENLIGHTENED, ENLIGHTEN_ROUNDS, events)
     elif effect == "learn_spell" and idef.spell is not None:

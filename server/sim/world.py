@@ -622,8 +622,11 @@ class World:
             actor.respawn_tick = self.tick + RESPAWN_TICKS
             return
         actor.hp, actor.en, actor.respawn_tick = actor.max_hp, actor.max_en, 0
+        avatar = actor.statuses.rounds(StatusKind.AVATAR)
         actor.statuses = Statuses(self.status_rules)
-        hunger.reset_on_death(actor.food, avatar=False, rules=self.status_rules.hunger)
+        if avatar:  # seed 001's avatar outlives the death it softens
+            actor.statuses.add(StatusKind.AVATAR, avatar)
+        hunger.reset_on_death(actor.food, avatar=avatar > 0, rules=self.status_rules.hunger)
         self._relocate(actor, 1, x, y)
         actor.next_act = self.tick
         events.append(Respawned(actor.depth, actor.x, actor.y, actor.id))

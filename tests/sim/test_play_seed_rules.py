@@ -15,12 +15,20 @@ import numpy as np
 
 from server.content import default_content
 from server.content.spells import default_spells
-from server.content.statuses import StatusKind
+from server.content.statuses import StatusKind, default_statuses
 from server.sim import casting, zapping
 from server.sim import spellcasting as sc
 from server.sim.actors import Actor, Mind
-from server.sim.commands import Cast, Wear
-from server.sim.events import Attacked, Event, ItemDestroyed, Rejected, RejectReason, StatusChanged
+from server.sim.commands import Cast, Quaff, Wear
+from server.sim.events import (
+    Attacked,
+    Event,
+    ItemDestroyed,
+    Notice,
+    Rejected,
+    RejectReason,
+    StatusChanged,
+)
 from server.sim.items import Item, add_to_pack
 from server.sim.level import Level
 from server.sim.status import Statuses
@@ -454,3 +462,77 @@ def test_a_furious_warrior_below_half_health_hits_half_again() -> None:
     (rounded down)"; the same draws with and without the ability."""
     plain, furious = _hit_sleeping_orc(False), _hit_sleeping_orc(True)
     assert plain > 0 and furious == plain * 3 // 2
+
+
+# --- D. seed 001's hunger-draining weapons and the avatar status ------------------------------
+
+
+def _hunger_after(blade: str, ticks: int) -> int:
+    world = make_world(HALL, seed=101)
+    p = world.join("ann", "warrior")
+    p.equipment["weapon"] = Item(blade, letter="a")
+    world.refresh_bonus(p)
+    for _ in range(ticks):
+        world.step()
+    return p.food.hunger
+
+
+def test_a_hunger_draining_weapon_triples_the_hunger_rate() -> None:
+    """Seed 001: "hunger-draining weapons triple it" (1 a hunger interval at
+    full health and energy, 3 with the famished blade)."""
+    assert CONTENT.items["famished_blade"].hunger_drain
+    start = default_statuses().hunger.start_rating
+    plain = start - _hunger_after("long_sword", 120)
+    drained = start - _hunger_after("famished_blade", 120)
+    assert plain >= 2 and drained == 3 * plain
+
+
+def test_the_avatar_keeps_nourishment_through_death() -> None:
+    """Seed 001: with the avatar status "dying does not reset your
+    nourishment, though it does increase your hunger rating" (by 50)."""
+    world = make_world(HALL, seed=102)
+    p = world.join("ann")
+    world.step()
+    potion = add_to_pack(p.inventory, Item("potion_of_avatar"), CONTENT)
+    assert potion is not None
+    act(world, p.id, Quaff(potion.letter), tag=1)
+    assert p.statuses.has(StatusKind.AVATAR)
+    p.food.nourishment, p.food.hunger = 120, 10
+    world.harm_typed(p, 10_000, None, None, "hunger", [])
+    assert not p.alive
+    for _ in range(40):
+        world.step()
+    assert p.alive
+    assert (p.food.nourishment, p.food.hunger) == (120, 60)
+    assert p.statuses.has(StatusKind.AVATAR)
+    # Without it the bar starts afresh.
+    p.statuses.remove(StatusKind.AVATAR)
+    p.food.nourishment, p.food.hunger = 120, 10
+    world.harm_typed(p, 10_000, None, None, "hunger", [])
+    for _ in range(40):
+        world.step()
+    assert (p.food.nourishment, p.food.hunger) == (300, 50)
+
+
+def test_water_rusts_metal_that_is_not_rust_proof() -> None:
+    """Underhall's decision for seed 001's rust: a water or storm hit rusts
+    the first metallic worn item, 1 plus at a time, to -3; rust-proof items
+    and artifacts never rust."""
+    world = make_world(HALL, seed=103)
+    p = hardy(world.join("ann", "warrior"))
+    sword = Item("long_sword", letter="a")
+    p.equipment = {"weapon": sword}
+    world.refresh_bonus(p)
+    power = p.eff_power
+    events: list[Event] = []
+    for _ in range(5):
+        world.harm_typed(p, 5, "water", None, "breath", events)
+    assert sword.plus == -3 and p.eff_power == power - 3
+    assert sum(1 for e in events if isinstance(e, Notice) and e.code == "rusted") == 3
+    world.harm_typed(p, 5, "fire", None, "breath", events)
+    assert sword.plus == -3
+    proof = Item("stormcaller", letter="b")
+    p.equipment = {"weapon": proof}
+    world.refresh_bonus(p)
+    world.harm_typed(p, 5, "storm", None, "breath", [])
+    assert proof.plus == 0

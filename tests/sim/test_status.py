@@ -48,7 +48,7 @@ def test_status_kind_wire_values_never_change() -> None:
         ("STUNNED", 5), ("AFRAID", 6), ("ASLEEP", 7), ("PARALYSED", 8), ("HASTED", 9),
         ("ENRAGED", 10), ("STONESKIN", 11), ("INVISIBLE", 12), ("ENLIGHTENED", 13),
         ("ACID_BURN", 14), ("WEBBED", 15), ("SLOWED", 16), ("FIRE_SHIELD", 17),
-        ("ICE_SHIELD", 18), ("ENERVATED", 19), ("FATIGUE", 20),
+        ("ICE_SHIELD", 18), ("ENERVATED", 19), ("FATIGUE", 20), ("AVATAR", 21),
     ]  # fmt: skip
     assert [(c.name, c.value) for c in StatusChange] == [
         ("APPLIED", 0), ("EXTENDED", 1), ("DAMAGE", 2), ("ENERGY_DRAIN", 3), ("EXPIRED", 4),
