@@ -435,11 +435,13 @@ def _effect_ball(world: World, caster: Actor, spell: SpellDef, direction: tuple[
 
 def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: str, damage: int,
             attenuation: float, radius: int, events: list[Event], *,
-            by_defence: bool = False) -> None:
+            by_defence: bool = False, double_vs: str | None = None) -> None:
     """A ball of ``damage`` at ``center``: ring by ring (Chebyshev distance
     r < radius), the items lying in the ring face seed 003's floor-item rules
     for the ring's damage, then every creature the blast reaches (not behind
-    a wall, :func:`_reaches`) takes it (seed 001)."""
+    a wall, :func:`_reaches`) takes it (seed 001). A creature resisting
+    ``double_vs`` takes twice the damage before its resistance (seed 004's
+    skilled fireball against cold resistance, cone of cold against fire)."""
     depth = caster.depth if caster is not None else 1
     level = world.levels[depth]
     blocked = world.flight_blocked(depth)
@@ -456,6 +458,8 @@ def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: s
             if victim is None or not victim.alive:
                 continue
             amount = amounts[ring]
+            if double_vs is not None and victim.resistance(double_vs) >= 1:
+                amount *= 2
             if by_defence:
                 amount = max(0, amount - victim.eff_defence)
                 world.harm_typed(victim, amount, None, caster, "ball", events)
@@ -680,6 +684,8 @@ def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
     ``(XL // 2 + 1)`` d3 against a fire-resistant creature (before the damage
     bonus; one dice roll after the main one, only for such a creature)."""
     assert direction is not None
+    if _skilled_blasts(world, caster, spell, direction, events):
+        return
     dice = _dice(spell, caster)
     extra: Callable[[Actor], int] | None = None
     if spell.key == "cone_of_cold":
@@ -693,6 +699,59 @@ def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
              reach=_upgraded_reach(world, spell, draw_ray_range), extra=extra)
 
 
+SKILLED_BLAST_SPELLS: Final = {"fire_ray": "cold", "cone_of_cold": "fire"}
+"""Seed 004's spells that explode at Skilled, and the resistance each doubles against."""
+SKILLED_AIM: Final = 10
+"""Seed 004: the first skilled explosion is centred up to 10 steps away."""
+
+
+def _skilled_blasts(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int],
+                    events: list[Event]) -> bool:
+    """Seed 004's fireball and cone of cold at Skilled or Expert (NetHack 3.6):
+    2 to 9 explosions covering 3 x 3 cells, the first centred on the aim
+    point, each further one shifted up to one cell from it at random; every
+    creature in one takes XL / 2 + 1 plus the damage bonus, doubled against
+    the opposite resistance (cold for fireball, fire for cone of cold), then
+    its own resistance. A player's only; False (nothing done) otherwise.
+
+    The aim point: Underhall's commands give these spells a direction, so it
+    is the first creature in that direction within 10 cells, else the last
+    cell before a wall (or the tenth). A shifted centre that is off the
+    level, in a wall or out of the caster's view is skipped, as NetHack
+    skips it. Draws: ``rng.integers(1, 9)`` for the extra explosions, then
+    two ``rng.integers(-1, 2)`` per extra one, each explosion's harm draws
+    after its own centre's.
+    """
+    opposite = SKILLED_BLAST_SPELLS.get(spell.key)
+    if opposite is None or not caster.is_player:
+        return False
+    if sc.skill_for_practice(caster.skills.get(spell.school, 0)) < sc.SKILLED:
+        return False
+    level = world.levels[caster.depth]
+    blocked = world.flight_blocked(caster.depth)
+    x, y = caster.x, caster.y
+    for _ in range(SKILLED_AIM):
+        nx, ny = x + direction[0], y + direction[1]
+        if not level.in_bounds(nx, ny) or blocked[ny, nx]:
+            break
+        x, y = nx, ny
+        if world.actor_at(caster.depth, x, y) is not None:
+            break
+    bonus = _bonus(world, caster)
+    damage = max(1, caster.level) // 2 + 1
+    damage = damage if bonus is None else bonus(damage)
+    explode(world, caster, (x, y), spell.damage_type, damage, 1.0, 2, events,
+            double_vs=opposite)
+    for _ in range(int(world.rng.integers(1, 9))):
+        cx = x + int(world.rng.integers(-1, 2))
+        cy = y + int(world.rng.integers(-1, 2))
+        if (level.in_bounds(cx, cy) and not blocked[cy, cx]
+                and _in_view(world, caster, (cx, cy)) and caster.alive):
+            explode(world, caster, (cx, cy), spell.damage_type, damage, 1.0, 2, events,
+                    double_vs=opposite)
+    return True
+
+
 CONE_OF_COLD_EXTRA_SIDES: Final = 3
 """Seed 004: cone of cold's extra (XL / 2 + 1) d3 against fire-resistant monsters."""
 
@@ -703,8 +762,11 @@ def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
     """NetHack's fireball spell: flies as a ray and explodes where it stops
     (seed 000), dice d power over ``radius`` (one roll, attenuated). Seed 004:
     "base 12d6 damage explosion ... no spell damage bonus", so neither the
-    ray's hits nor the explosion add seed 004's damage bonus (72 at most)."""
+    ray's hits nor the explosion add seed 004's damage bonus (72 at most).
+    At Skilled or Expert, :func:`_skilled_blasts` instead."""
     assert direction is not None
+    if _skilled_blasts(world, caster, spell, direction, events):
+        return
     trace = fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
                      (_dice(spell, caster), spell.power), events, fireball=True, cause="spell",
                      reach=_upgraded_reach(world, spell, draw_ray_range))

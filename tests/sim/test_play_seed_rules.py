@@ -23,8 +23,10 @@ from server.sim.commands import Cast, Quaff, Wear
 from server.sim.events import (
     Attacked,
     Event,
+    Exploded,
     ItemDestroyed,
     Notice,
+    RayFired,
     Rejected,
     RejectReason,
     StatusChanged,
@@ -426,6 +428,7 @@ def test_cone_of_cold_adds_d3s_against_fire_resistance() -> None:
     """Seed 004: (XL / 2 + 1) d6, plus (XL / 2 + 1) d3 against a fire-resistant
     monster: at level 1 a mean of 3.5 + 2 against the dwarf warlock (fire 1)."""
     world, p = _caster(13, seed=99)  # no damage bonus
+    p.skills = {}  # below Skilled: a ray (seed 004)
     warlock = hardy_monster(world, "dwarf_warlock", 5, 1)
     assert warlock.resistance("fire") == 1 and warlock.resistance("cold") == 0
     hits = []
@@ -536,3 +539,31 @@ def test_water_rusts_metal_that_is_not_rust_proof() -> None:
     world.refresh_bonus(p)
     world.harm_typed(p, 5, "storm", None, "breath", [])
     assert proof.plus == 0
+
+
+def test_a_skilled_fireball_is_2_to_9_small_blasts_doubled_against_cold_resistance() -> None:
+    """Seed 004 (Skilled or Expert): 2 to 9 explosions of 3 x 3, each XL / 2 +
+    1 + the damage bonus (level 10, Int 18: 6 + 1 = 7); the frost giant
+    (cold 3, fire -1) takes double, then its fire vulnerability's 3/2: 21."""
+    world, p = _caster(18, seed=104)
+    p.level = 10
+    assert sc.skill_for_practice(p.skills["attack"]) >= sc.SKILLED
+    world.move_actor(p, 2, 3)
+    giant = hardy_monster(world, "frost_giant", 7, 3)
+    ogre = hardy_monster(world, "ogre", 7, 5)
+    world.step()
+    counts = []
+    for _ in range(300):
+        fresh(world, giant)
+        fresh(world, ogre)
+        events: list[Event] = []
+        casting.apply_spell(world, p, SPELLS["fire_ray"], (1, 0), None, events)
+        blasts = [e for e in events if isinstance(e, Exploded)]
+        assert not [e for e in events if isinstance(e, RayFired)], "no ray at Skilled"
+        assert 2 <= len(blasts) <= 9
+        counts.append(len(blasts))
+        assert {h.damage for h in harms(events, giant)} == {21}
+        assert {h.damage for h in harms(events, ogre)} <= {7}
+    # An open hall around the aim point: every extra blast lands, 1 + 1d8.
+    mean, sd = 5.5, (63 / 12) ** 0.5
+    assert abs(sum(counts) / len(counts) - mean) <= 4.5 * sd / len(counts) ** 0.5
