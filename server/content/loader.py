@@ -203,6 +203,7 @@ _ITEM_SPEC: Final[Spec] = {
     "spell": (identifier, None),
     "hates": (name_list(HATED_ELEMENTS, "element", unique=True), None),
     "hunger_drain": (boolean, False),
+    "bane": (choice(MONSTER_FLAGS, "monster flag"), None),
     "description": (text, ""),
 }
 

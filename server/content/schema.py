@@ -347,7 +347,8 @@ class ItemDef:
     the item on the floor when its category's default is wrong for it
     (swords and hard armour spared by fire, oil flasks hating cold); None
     keeps the category's default. ``hunger_drain``: a weapon that, wielded,
-    triples its wielder's hunger rate (seed 001).
+    triples its wielder's hunger rate (seed 001). ``bane`` (a monster flag):
+    equipped, it lowers its bearer's miss chance M against such creatures.
     """
 
     key: str
@@ -383,6 +384,7 @@ class ItemDef:
     spell: str | None = None
     hates: tuple[str, ...] | None = None
     hunger_drain: bool = False
+    bane: str | None = None
     description: str = ""
 
     @property

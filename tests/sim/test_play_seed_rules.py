@@ -16,7 +16,7 @@ import numpy as np
 from server.content import default_content
 from server.content.spells import default_spells
 from server.content.statuses import StatusKind, default_statuses
-from server.sim import casting, zapping
+from server.sim import casting, projectiles, zapping
 from server.sim import spellcasting as sc
 from server.sim.actors import Actor, Mind
 from server.sim.commands import Cast, Quaff, Wear
@@ -34,6 +34,7 @@ from server.sim.events import (
 from server.sim.items import Item, add_to_pack
 from server.sim.level import Level
 from server.sim.status import Statuses
+from server.sim.throwing import throw_miss_chance
 from server.sim.world import World
 from tests.sim.conftest import act, hardy, hardy_monster, harms, make_world, within
 
@@ -567,3 +568,18 @@ def test_a_skilled_fireball_is_2_to_9_small_blasts_doubled_against_cold_resistan
     # An open hall around the aim point: every extra blast lands, 1 + 1d8.
     mean, sd = 5.5, (63 / 12) ** 0.5
     assert abs(sum(counts) / len(counts) - mean) <= 4.5 * sd / len(counts) ** 0.5
+
+
+def test_bane_items_lower_the_miss_chance_against_their_kind() -> None:
+    """Seed 001: M is "potentially less if you have bane items equipped that
+    pertain to the target"; Underhall halves it per such item."""
+    world = make_world(HALL, seed=105)
+    p = world.join("ann", "warrior")
+    imp = hardy_monster(world, "imp", 5, 3)
+    ogre = hardy_monster(world, "ogre", 7, 3)
+    assert projectiles.bane_miss(world, p, imp, 0.1) == 0.1
+    p.equipment["head"] = Item("demonbane_circlet", letter="z")
+    assert projectiles.bane_miss(world, p, imp, 0.1) == 0.05
+    assert projectiles.bane_miss(world, p, ogre, 0.1) == 0.1
+    # The throwing formula then uses it: (M + 40%) / (1 + L // 2).
+    assert throw_miss_chance(0.05, 1) == 0.45
