@@ -505,3 +505,16 @@ def test_holy_light_frightens_the_undead_with_the_seed_s_odds() -> None:
 
 def test_holy_light_is_a_fifth_level_choice() -> None:
     assert "holy_light" in CONTENT.classes["warrior"].special_choices
+
+
+def test_every_hound_breathes_its_own_type_at_a_player() -> None:
+    hounds = [m for m in CONTENT.monsters.values() if m.key.endswith("_hound") and m.breath]
+    assert len(hounds) >= 14
+    for mdef in hounds:
+        world = make_world(CORRIDOR, seed=88)
+        p = hardy(world.join("ann"))
+        world.step()
+        hound = hardy_monster(world, mdef.key, 6, 1)
+        events: list[Event] = []
+        assert zapping.breathe(world, hound, p, events), mdef.key
+        assert mdef.breath in {h.damage_type for h in harms(events)}, mdef.key
