@@ -176,11 +176,12 @@ def _spellbound(world: World, target: Actor, source: Actor | None,
     its side effects, no ``Harmed`` event, nothing wakes. A monster a player
     targeted notices the player unless the effect left it asleep. Returns 0."""
     for effect, amount in effects:
-        if not target.alive:
+        if not target.alive or target.id not in world.actors:
             break
         _side_effect(world, target, source, effect, amount, events)
-    if target.alive and not target.statuses.has(StatusKind.ASLEEP):
-        world.provoke(target, source, events)
+    if (target.id in world.actors and target.alive
+            and not target.statuses.has(StatusKind.ASLEEP)):
+        world.provoke(target, source, events)  # a polymorphed one is gone
     return 0
 
 

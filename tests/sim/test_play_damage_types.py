@@ -518,3 +518,14 @@ def test_every_hound_breathes_its_own_type_at_a_player() -> None:
         events: list[Event] = []
         assert zapping.breathe(world, hound, p, events), mdef.key
         assert mdef.breath in {h.damage_type for h in harms(events)}, mdef.key
+
+
+def test_a_polymorphed_monster_is_not_provoked_after_it_is_gone() -> None:
+    world = make_world(HALL, seed=89)
+    p = world.join("ann")
+    ogre = hardy_monster(world, "ogre", 8, 3, mind=Mind.ASLEEP)
+    events: list[Event] = []
+    world.harm_typed(ogre, 100, "polymorph", p, "beam", events)
+    (change,) = [e for e in events if isinstance(e, Polymorphed)]
+    assert ogre.id not in world.actors and change.actor == ogre.id
+    assert not [e for e in events if getattr(e, "actor", None) == ogre.id and e is not change]
