@@ -383,6 +383,8 @@ def launch_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
                                   past_target=True)[:left]
             proj.reflected = True
             return False
+        if spell.key == "drain_life":
+            return _drain_life(w, caster, source, victim, bonus, evs)
         roll = _roll(w, caster, dice, spell.power) if bonus else roll_dice(w.rng, dice,
                                                                             spell.power)
         dealt = w.harm_typed(victim, roll, spell.damage_type, source, "bolt", evs)
@@ -395,6 +397,31 @@ def launch_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
         y=caster.y, path=path, speed=BOLT_SPEED, label=f"bolt:{spell.damage_type}",
         x_from=caster.x, y_from=caster.y,
         strike=strike))
+
+
+DRAIN_LIFE_DIE: Final = 8
+"""Seed 004: drain life's base die (d4 against a level-0 monster)."""
+
+
+def _drain_life(world: World, caster: Actor, source: Actor | None, victim: Actor, bonus: bool,
+                events: list[Event]) -> bool:
+    """Seed 004's drain life: d8 (d4 against level 0), plus a player's damage
+    bonus; a creature that does not resist drain takes double and loses as
+    much maximum health (never below 1). Resistance is seed 003's GF_OLD_DRAIN
+    (``death``: undead and demons immune), as RULES.md has seed 003 rule
+    resistances. Draws: the die, then the damage-type draws."""
+    roll = _roll(world, caster, 1, 4 if victim.level == 0 else DRAIN_LIFE_DIE) if bonus else (
+        roll_dice(world.rng, 1, 4 if victim.level == 0 else DRAIN_LIFE_DIE))
+    levels = victim.resistances()
+    resists = (dmg.resistance_level("death", levels) >= 1
+               or bool({"undead", "demon"} & victim.flags))
+    if not resists:
+        roll *= 2
+    dealt = world.harm_typed(victim, roll, "death", source, "bolt", events)
+    if not resists and victim.alive and dealt > 0:
+        victim.max_hp = max(1, victim.max_hp - dealt)
+        victim.hp = min(victim.hp, victim.max_hp)
+    return True
 
 
 def _rider(world: World, victim: Actor, spell: SpellDef, dealt: int, events: list[Event]) -> None:

@@ -583,3 +583,37 @@ def test_bane_items_lower_the_miss_chance_against_their_kind() -> None:
     assert projectiles.bane_miss(world, p, ogre, 0.1) == 0.1
     # The throwing formula then uses it: (M + 40%) / (1 + L // 2).
     assert throw_miss_chance(0.05, 1) == 0.45
+
+
+def test_drain_life_doubles_on_the_living_and_takes_maximum_health() -> None:
+    """Seed 004: base d8, then double damage and as much off the maximum
+    health unless the monster resists; the undead are immune (seed 003's
+    GF_OLD_DRAIN row)."""
+    world, p = _caster(18, seed=106)
+    hardy(p)
+    p.known_spells["drain_life"] = world.tick
+    ogre = hardy_monster(world, "ogre", 2, 1)
+    seen = set()
+    for tag in range(1, 41):
+        fresh(world, ogre)
+        ogre.max_hp = ogre.hp = 1000
+        ogre.mind = Mind.ASLEEP
+        if (ogre.x, ogre.y) != (2, 1):
+            world.move_actor(ogre, 2, 1)
+        p.en = p.max_en
+        events = act(world, p.id, Cast("drain_life", direction=(1, 0)), tag=tag)
+        for _ in range(3):
+            events += world.step()
+        (hit,) = harms(events, ogre)
+        assert hit.damage_type == "death" and hit.damage % 2 == 0 and 2 <= hit.damage <= 16
+        assert ogre.max_hp == 1000 - hit.damage
+        seen.add(hit.damage)
+    assert len(seen) >= 6
+    world.remove_monster(ogre)
+    zombie = hardy_monster(world, "zombie", 2, 1)
+    p.en = p.max_en
+    events = act(world, p.id, Cast("drain_life", direction=(1, 0)), tag=99)
+    for _ in range(3):
+        events += world.step()
+    assert [h.damage for h in harms(events, zombie)] == [0]
+    assert zombie.max_hp == 1000
