@@ -52,6 +52,7 @@ from server.content.schema import (
     N_TERRAIN,
     RESIST_MAX,
     RESIST_MIN,
+    ROLES,
     ContentError,
     Terrain,
 )
@@ -85,13 +86,19 @@ class SideEffect(IntEnum):
     HEAL = 8
     CLONE = 9
     DRAIN_ENERGY = 10
+    HASTE = 11
+    HOLD = 12
 
 
 class AmountRoll(IntEnum):
-    """How a side effect's amount is drawn: exactly, or uniformly in ``1..amount``."""
+    """How a side effect's amount is drawn: exactly, uniformly in ``1..amount``,
+    as ``base + dice d sides`` (seed 003's 3d(dam / 5) + 1), or uniformly in
+    ``2..amount`` (note p)."""
 
     FIXED = 0
     UNIFORM = 1
+    DICE = 2
+    FROM_TWO = 3
 
 
 class Save(IntEnum):
@@ -100,6 +107,9 @@ class Save(IntEnum):
     NONE = 0
     LEVEL = 1
     POLYMORPH = 2
+    POLY_BOLT = 3
+    HOLD = 4
+    HEAVY = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +119,8 @@ class ResistRow:
     level: int
     flag: str
     take: tuple[Fraction, ...]
+    of: str = ""
+    otherwise: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +137,33 @@ class SideEffectDef:
     roll: AmountRoll
     unless_resisted: bool
     save: Save
+    dice: int = 0
+    sides: int = 0
+    only_flag: str = ""
+    unless_resists: str = ""
+    save_bonus: int = -1
+    save_bonus_unique: int = -1
+    save_bonus_undead: int = -1
+    hold_scale: Fraction = Fraction(1)
+    hold_chance: Fraction = Fraction(0)
+
+
+@dataclass(frozen=True, slots=True)
+class BoostDef:
+    """A chance that a player's attack does ``extra`` more (seed 003's class
+    "supercharge", notes A-C, I-K); ``role`` "" is any player."""
+
+    role: str
+    chance: Fraction
+    extra: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class SurgeDef:
+    """Storm's note (n): unless resisted, ``chance`` of ``extra`` more damage."""
+
+    chance: Fraction
+    extra: Fraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +203,10 @@ class DamageTypeDef:
     side_effects: tuple[SideEffectDef, ...]
     terrain_effects: tuple[TerrainEffectDef, ...]
     floor_items: tuple[FloorItemRule, ...]
+    boost: tuple[BoostDef, ...] = ()
+    surge: SurgeDef | None = None
+    armour_save: bool = False
+    health_immune: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +279,8 @@ _FRACTION_RE: Final = re.compile(r"[+-]?[0-9]+(?:/[0-9]+)?")
 _GF_RE: Final = re.compile(r"GF_[A-Z_]+")
 _TERRAIN_NAMES: Final = tuple(t.name.lower() for t in Terrain)
 _EFFECT_NAMES: Final = tuple(e.name.lower() for e in SideEffect)
+_SAVE_NAMES: Final = tuple(e.name.lower() for e in Save)
+_ROLL_NAMES: Final = tuple(e.name.lower() for e in AmountRoll)
 
 
 def _fraction(lo: Fraction, hi: Fraction, *, open_lo: bool = False) -> Check:
@@ -271,10 +316,18 @@ def _resist_row(value: Any) -> ResistRow:
     raw = check_fields(value, {
         "level": (integer(RESIST_MIN, RESIST_MAX), 0),
         "flag": (choice(MONSTER_FLAGS, "monster flag"), ""),
+        "of": (_DAMAGE_TYPE, ""),
+        "otherwise": (boolean, False),
         "take": (list_of(_fraction(Fraction(0), Fraction(10)), nonempty=True), REQUIRED),
     })  # fmt: skip
+    if raw["otherwise"]:
+        if raw["level"] or raw["flag"] or raw["of"]:
+            raise Invalid("an 'otherwise' row takes no 'level', 'flag' or 'of'", "otherwise")
+        return ResistRow(**raw)
     if (raw["level"] == 0) == (raw["flag"] == ""):
         raise Invalid("a row needs exactly one of a non-zero 'level' or a 'flag'", "level")
+    if raw["of"] and raw["flag"]:
+        raise Invalid("'of' goes with a 'level', not a 'flag'", "of")
     return ResistRow(**raw)
 
 
@@ -287,12 +340,25 @@ def _side_effect(value: Any) -> SideEffectDef:
         "divisor": (integer(0), REQUIRED),
         "cap": (integer(0), REQUIRED),
         "cap_above": (integer(0), REQUIRED),
-        "roll": (choice(("fixed", "uniform"), "roll"), REQUIRED),
+        "roll": (choice(_ROLL_NAMES, "roll"), REQUIRED),
         "unless_resisted": (boolean, REQUIRED),
-        "save": (choice(("none", "level", "polymorph"), "save"), REQUIRED),
+        "save": (choice(_SAVE_NAMES, "save"), REQUIRED),
+        "dice": (integer(0, 20), 0),
+        "sides": (integer(0, 1000), 0),
+        "only_flag": (choice(MONSTER_FLAGS, "monster flag"), ""),
+        "unless_resists": (_DAMAGE_TYPE, ""),
+        "save_bonus": (integer(0, 100), -1),
+        "save_bonus_unique": (integer(0, 100), -1),
+        "save_bonus_undead": (integer(0, 100), -1),
+        "hold_scale": (_fraction(Fraction(0), Fraction(10), open_lo=True), Fraction(1)),
+        "hold_chance": (_PROBABILITY, Fraction(0)),
     })  # fmt: skip
-    if raw["base"] == 0 and raw["divisor"] == 0:
+    if raw["base"] == 0 and raw["divisor"] == 0 and raw["sides"] == 0:
         raise Invalid("base and divisor are both 0, so the amount is always 0", "base")
+    if (raw["roll"] == "dice") != (raw["dice"] > 0):
+        raise Invalid("'dice' > 0 goes with roll = \"dice\", and only with it", "dice")
+    if raw["sides"] and raw["divisor"]:
+        raise Invalid("a die has fixed 'sides' or damage / 'divisor' sides, not both", "sides")
     raw["effect"] = SideEffect[raw["effect"].upper()]
     raw["roll"] = AmountRoll[raw["roll"].upper()]
     raw["save"] = Save[raw["save"].upper()]
@@ -332,11 +398,34 @@ def _floor_rule(haters: Mapping[str, tuple[str, ...]]) -> Check:
     return check
 
 
+def _boost(value: Any) -> BoostDef:
+    raw = check_fields(value, {
+        "role": (choice(("", *ROLES), "role"), REQUIRED),
+        "chance": (_fraction(Fraction(0), Fraction(1), open_lo=True), REQUIRED),
+        "extra": (_fraction(Fraction(0), Fraction(10), open_lo=True), REQUIRED),
+    })  # fmt: skip
+    return BoostDef(**raw)
+
+
+def _surge(value: Any) -> SurgeDef:
+    raw = check_fields(value, {
+        "chance": (_fraction(Fraction(0), Fraction(1), open_lo=True), REQUIRED),
+        "extra": (_fraction(Fraction(0), Fraction(10), open_lo=True), REQUIRED),
+    })  # fmt: skip
+    return SurgeDef(**raw)
+
+
 def _check_chain(rows: tuple[ResistRow, ...]) -> None:
     """Reject resistance rows that can never match because an earlier row wins."""
     flags: set[str] = set()
     last_pos, last_neg = RESIST_MAX + 1, RESIST_MIN - 1
     for number, row in enumerate(rows, start=1):
+        if row.otherwise:
+            if number != len(rows):
+                raise Invalid("an 'otherwise' row must come last", f"[{number}].otherwise")
+            continue
+        if row.of:
+            continue
         if row.flag:
             if row.flag in flags:
                 raise Invalid(f"flag {row.flag!r} already has a row", f"[{number}].flag")
@@ -367,6 +456,10 @@ def _damage_type(haters: Mapping[str, tuple[str, ...]], value: Any) -> DamageTyp
         "side_effects": (list_of(_side_effect), ()),
         "terrain_effects": (list_of(_terrain_effect), ()),
         "floor_items": (list_of(_floor_rule(haters)), ()),
+        "boost": (list_of(_boost), ()),
+        "surge": (_surge, None),
+        "armour_save": (boolean, False),
+        "health_immune": (boolean, False),
     })  # fmt: skip
     try:
         _check_chain(raw["resist"])

@@ -47,6 +47,7 @@ from server.content.schema import (
     DAMAGE_TYPES,
     EFFECT_RULES,
     EFFECTS,
+    HATED_ELEMENTS,
     ITEM_CATEGORIES,
     MONSTER_FLAGS,
     RESIST_MAX,
@@ -200,6 +201,9 @@ _ITEM_SPEC: Final[Spec] = {
     "damage_type": (_DAMAGE_TYPE, None),
     "dice": (_dice, None),
     "spell": (identifier, None),
+    "hates": (name_list(HATED_ELEMENTS, "element", unique=True), None),
+    "hunger_drain": (boolean, False),
+    "bane": (choice(MONSTER_FLAGS, "monster flag"), None),
     "description": (text, ""),
 }
 
@@ -298,6 +302,8 @@ def _item_rules(where: Where, present: set[str], v: dict[str, Any]) -> None:
         raise where.fail(
             "enchant", "needs a power >= 1 (the enchantment roll is 1..ceil(power / 2), seed 001)"
         )
+    if v["hunger_drain"] and category != "weapon":
+        raise where.fail("hunger_drain", f"only wielded weapons drain hunger (category {category!r})")
     if v["cursed"] and v["blessed"]:
         raise where.fail("blessed", "an item cannot be both cursed and blessed")
     _effect_rules(where, v)

@@ -44,6 +44,11 @@ DAMAGE_TYPES: Final[tuple[str, ...]] = (
     "confusion", "sound", "shards", "inertia", "gravity", "force", "water",
     "nexus", "nether", "chaos", "disenchantment", "time", "mana", "holy",
     "meteor", "magic_missile", "sleep", "death", "disintegration",
+    "ice", "rock", "shot", "storm", "light_weak", "spirit", "polymorph", "clone",
+    "heal_monster", "speed", "slow", "confuse_monster", "hold", "hold_undead",
+    "kill_wall", "away_undead", "away_evil", "away_all", "turn_undead", "turn_evil",
+    "turn_all", "dispel_undead", "dispel_evil", "dispel_good", "dispel_demon",
+    "dispel_dragon", "dispel_all", "dispel_small",
 )  # fmt: skip
 """Every damage type an attack can carry; its index is the column of resistance tables."""
 
@@ -61,7 +66,7 @@ MONSTER_FLAGS: Final[tuple[str, ...]] = (
 ABILITIES: Final[tuple[str, ...]] = (
     "reflection", "regenerate", "poison_touch", "disease_touch", "paralysing_touch",
     "energy_drain", "sneak_attack", "martial_arts", "marksman", "vibrant_warmth",
-    "meditation", "see_invisible", "invisible",
+    "meditation", "see_invisible", "invisible", "holy_light", "fury",
 )  # fmt: skip
 """Special abilities a monster or player may have (seed 001's passive abilities).
 
@@ -74,7 +79,10 @@ class's ``sneak_attack`` bonus); ``martial_arts``: fights well unarmed;
 ``marksman``: halves the thrown-item miss chance (seed 001); ``vibrant_warmth``:
 halves the hunger rate (seed 001); ``meditation``: energy regenerates faster;
 ``see_invisible``: sees invisible creatures; ``invisible``: cannot be seen
-without ``see_invisible``.
+without ``see_invisible``; ``holy_light``: seed 003's holy-light specialty, the
+bearer's light may frighten undead, evil and light-hurt monsters (notes M, N);
+``fury``: seed 002's Furious Berserker, melee damage x1.5 (rounded down) while
+below half health.
 """
 
 ROLES: Final[tuple[str, ...]] = (
@@ -88,6 +96,10 @@ ITEM_CATEGORIES: Final[tuple[str, ...]] = (
     "robe", "helmet", "gloves", "boots", "wand", "horn", "misc",
 )  # fmt: skip
 """Categories an item record may have."""
+
+HATED_ELEMENTS: Final[tuple[str, ...]] = ("acid", "electricity", "fire", "cold")
+"""Elements an item can hate on the floor (seed 003's acid, electricity, fire and
+cold haters; ``items.toml`` ``hates``, ``damage_types.toml`` ``[haters]``)."""
 
 SLOTS: Final[tuple[str, ...]] = (
     "weapon", "shield", "head", "body", "cloak", "hands", "feet", "book",
@@ -131,6 +143,9 @@ EFFECT_RULES: Final[Mapping[str, EffectRule]] = MappingProxyType({
     "ray": EffectRule(_ZAP, damage_type=True, dice=True),
     "beam": EffectRule(_ZAP, damage_type=True, dice=True),
     "dig": EffectRule(_ZAP),
+    # a digging ray whose damage type strikes the creatures on its path (seed 003's
+    # KILL_WALL: stone to mud hurts only what is made of rock)
+    "stone_to_mud": EffectRule(("wand",), damage_type=True, dice=True),
     "bolt": EffectRule(("wand",), spell=True),
     # potions (quaffed, or shattered on whoever they hit when thrown)
     "heal": EffectRule(("potion",), dice=True),
@@ -140,12 +155,16 @@ EFFECT_RULES: Final[Mapping[str, EffectRule]] = MappingProxyType({
     "harm": EffectRule(("potion",), damage_type=True, dice=True),
     "confuse": EffectRule(("potion",)),
     "enlighten": EffectRule(("potion",)),
+    "avatar": EffectRule(("potion",)),
     # scrolls
     "remove_curse": EffectRule(("scroll",)),
     "enchant": EffectRule(("scroll",)),
     "enchant_armour": EffectRule(("scroll",)),
     "teleport": EffectRule(("scroll",)),
     "map": EffectRule(("scroll",)),
+    # every creature the reader sees takes dice of the damage type (Angband's
+    # line-of-sight scrolls and prayers: banishment, dispel, turn undead)
+    "burst": EffectRule(("scroll",), damage_type=True, dice=True),
     # both: cast the spell held and learn it (seed 001)
     "learn_spell": EffectRule(("potion", "scroll"), spell=True),
     # fragile thrown things
@@ -324,6 +343,12 @@ class ItemDef:
     shields; ``charges`` the inclusive ``(lo, hi)`` range a wand or horn is
     made with; ``effect`` a key of ``EFFECT_RULES`` with its ``damage_type``,
     ``dice`` = ``(count, sides)`` and ``spell`` as that rule requires.
+    ``hates`` (seed 003's finer item classes) names the elements that destroy
+    the item on the floor when its category's default is wrong for it
+    (swords and hard armour spared by fire, oil flasks hating cold); None
+    keeps the category's default. ``hunger_drain``: a weapon that, wielded,
+    triples its wielder's hunger rate (seed 001). ``bane`` (a monster flag):
+    equipped, it lowers its bearer's miss chance M against such creatures.
     """
 
     key: str
@@ -357,6 +382,9 @@ class ItemDef:
     damage_type: str | None = None
     dice: tuple[int, int] | None = None
     spell: str | None = None
+    hates: tuple[str, ...] | None = None
+    hunger_drain: bool = False
+    bane: str | None = None
     description: str = ""
 
     @property

@@ -84,6 +84,7 @@ class StatusKind(IntEnum):
     ICE_SHIELD = 18
     ENERVATED = 19
     FATIGUE = 20
+    AVATAR = 21
 
 
 STATUS_FLAGS: Final[tuple[str, ...]] = (

@@ -173,22 +173,24 @@ class PlayerView:
         return Delta(tick=world.tick, **fields)
 
     def _objs_after_move(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
-        """Floor changes when the field of view changed: every cell in view."""
+        """Floor changes when the field of view changed: every cell in view,
+        as a flat ``[x, y, key, ...]`` list in cell order."""
         objs = index.items_in_view(depth, fov)
-        changed: list[Any] = []
         mine = self.objs
-        for pos, key in sorted(objs.items()):
-            if mine.get(pos) != key:
-                changed += [pos[0], pos[1], key]
-                mine[pos] = key
+        changes = [(pos, key) for pos, key in objs.items() if mine.get(pos) != key]
         if len(mine) > len(objs):
             gone = [p for p in _window_cells(fov) if p in mine and p not in objs]
         else:
             gone = [p for p in mine if p not in objs and fov.contains(*p)]
-        for pos in sorted(gone):
-            changed += [pos[0], pos[1], ""]
-            del mine[pos]
-        return changed
+        changes += [(pos, "") for pos in gone]
+        out: list[Any] = []
+        for pos, key in sorted(changes):
+            out += [pos[0], pos[1], key]
+            if key:
+                mine[pos] = key
+            else:
+                del mine[pos]
+        return out
 
     def _objs_changed(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
         """Floor changes when the field of view stayed: only cells whose top

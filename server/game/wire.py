@@ -308,9 +308,11 @@ def item_about(idef: ItemDef) -> dict[str, Any]:
         about["nutrition"] = idef.nutrition
     if idef.throw_range is not None:
         about["range"] = idef.throw_range
-    for flag in ("fragile", "vegetarian", "rustproof", "acidproof", "metallic"):
+    for flag in ("fragile", "vegetarian", "rustproof", "acidproof", "metallic", "hunger_drain"):
         if getattr(idef, flag):
             about[flag] = True
+    if idef.bane is not None:
+        about["bane"] = idef.bane
     about["weight"] = idef.weight
     if idef.slot is not None:
         about["slot"] = idef.slot

@@ -157,6 +157,11 @@ def choice_options(actor: Actor, content: Content) -> tuple[str, ...]:
     return BOOST_OPTIONS + tuple(f"resist_{t}" for t in RESIST_OPTIONS) + specials
 
 
+def carried_weight(actor: Actor, content: Content) -> int:
+    """Total weight of what ``actor`` carries, worn or not (``items.toml`` weights)."""
+    return sum(content.items[item.key].weight * item.count for item in actor.inventory)
+
+
 def learn(world: World, actor: Actor, key: str, events: list[Event]) -> bool:
     """Learn (or refresh) spell ``key`` (seed 001: from a scroll or potion;
     seed 004: re-reading refreshes only at or below 1,000 turns left).
@@ -195,7 +200,9 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
     forgotten = sc.is_forgotten(left)
     refusal = sc.can_cast(
         energy=actor.en, cost=cost, stunned=actor.statuses.has(StatusKind.STUNNED),
-        strength=actor.strength, free_hand=not actor.bonus.two_hands_busy, forgotten=forgotten)
+        strength=actor.strength, free_hand=not actor.bonus.two_hands_busy, forgotten=forgotten,
+        nourishment=actor.food.nourishment if actor.is_player else None,
+        encumbrance=sc.encumbrance(carried_weight(actor, world.content), actor.strength))
     if refusal == sc.CastRefusal.NOT_ENOUGH_ENERGY:
         return RejectReason.NO_ENERGY
     if refusal is not None:
@@ -212,8 +219,10 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
     if actor.is_player:
         # Seed 004: "A failed cast of a spell costs as much [nutrition] as a
         # successful one"; only the energy is halved on failure.
-        actor.food.nourishment = max(0, actor.food.nourishment
-                                     - sc.spell_nutrition_cost(spell.level))
+        cls = world.content.classes.get(actor.cls or "")
+        wizard = cls.casting_stat if cls is not None and cls.role == "Wizard" else None
+        actor.food.nourishment -= sc.spell_nutrition_cost(
+            spell.level, wizard_intelligence=wizard, nourishment=actor.food.nourishment)
     if not sc.roll_cast(world.rng, pct, confused=confused):
         actor.en = max(0, actor.en - fam.failed_energy_cost(spell))
         events.append(CastEvent(actor.depth, actor.x, actor.y, actor.id, spell.key, False))
@@ -374,6 +383,8 @@ def launch_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
                                   past_target=True)[:left]
             proj.reflected = True
             return False
+        if spell.key == "drain_life":
+            return _drain_life(w, caster, source, victim, bonus, evs)
         roll = _roll(w, caster, dice, spell.power) if bonus else roll_dice(w.rng, dice,
                                                                             spell.power)
         dealt = w.harm_typed(victim, roll, spell.damage_type, source, "bolt", evs)
@@ -386,6 +397,31 @@ def launch_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
         y=caster.y, path=path, speed=BOLT_SPEED, label=f"bolt:{spell.damage_type}",
         x_from=caster.x, y_from=caster.y,
         strike=strike))
+
+
+DRAIN_LIFE_DIE: Final = 8
+"""Seed 004: drain life's base die (d4 against a level-0 monster)."""
+
+
+def _drain_life(world: World, caster: Actor, source: Actor | None, victim: Actor, bonus: bool,
+                events: list[Event]) -> bool:
+    """Seed 004's drain life: d8 (d4 against level 0), plus a player's damage
+    bonus; a creature that does not resist drain takes double and loses as
+    much maximum health (never below 1). Resistance is seed 003's GF_OLD_DRAIN
+    (``death``: undead and demons immune), as RULES.md has seed 003 rule
+    resistances. Draws: the die, then the damage-type draws."""
+    roll = _roll(world, caster, 1, 4 if victim.level == 0 else DRAIN_LIFE_DIE) if bonus else (
+        roll_dice(world.rng, 1, 4 if victim.level == 0 else DRAIN_LIFE_DIE))
+    levels = victim.resistances()
+    resists = (dmg.resistance_level("death", levels) >= 1
+               or bool({"undead", "demon"} & victim.flags))
+    if not resists:
+        roll *= 2
+    dealt = world.harm_typed(victim, roll, "death", source, "bolt", events)
+    if not resists and victim.alive and dealt > 0:
+        victim.max_hp = max(1, victim.max_hp - dealt)
+        victim.hp = min(victim.hp, victim.max_hp)
+    return True
 
 
 def _rider(world: World, victim: Actor, spell: SpellDef, dealt: int, events: list[Event]) -> None:
@@ -426,11 +462,13 @@ def _effect_ball(world: World, caster: Actor, spell: SpellDef, direction: tuple[
 
 def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: str, damage: int,
             attenuation: float, radius: int, events: list[Event], *,
-            by_defence: bool = False) -> None:
+            by_defence: bool = False, double_vs: str | None = None) -> None:
     """A ball of ``damage`` at ``center``: ring by ring (Chebyshev distance
     r < radius), the items lying in the ring face seed 003's floor-item rules
     for the ring's damage, then every creature the blast reaches (not behind
-    a wall, :func:`_reaches`) takes it (seed 001)."""
+    a wall, :func:`_reaches`) takes it (seed 001). A creature resisting
+    ``double_vs`` takes twice the damage before its resistance (seed 004's
+    skilled fireball against cold resistance, cone of cold against fire)."""
     depth = caster.depth if caster is not None else 1
     level = world.levels[depth]
     blocked = world.flight_blocked(depth)
@@ -447,6 +485,8 @@ def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: s
             if victim is None or not victim.alive:
                 continue
             amount = amounts[ring]
+            if double_vs is not None and victim.resistance(double_vs) >= 1:
+                amount *= 2
             if by_defence:
                 amount = max(0, amount - victim.eff_defence)
                 world.harm_typed(victim, amount, None, caster, "ball", events)
@@ -667,25 +707,98 @@ def _effect_beam(world: World, caster: Actor, spell: SpellDef, direction: tuple[
 def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
                 target: tuple[int, int] | None, events: list[Event]) -> None:
     """Magic missile, cone of cold, sleep, lightning: NetHack rays (seed 000),
-    ``XL // 2 + 1`` d power per hit."""
+    ``XL // 2 + 1`` d power per hit. Seed 004: cone of cold adds
+    ``(XL // 2 + 1)`` d3 against a fire-resistant creature (before the damage
+    bonus; one dice roll after the main one, only for such a creature)."""
     assert direction is not None
+    if _skilled_blasts(world, caster, spell, direction, events):
+        return
+    dice = _dice(spell, caster)
+    extra: Callable[[Actor], int] | None = None
+    if spell.key == "cone_of_cold":
+        def extra(victim: Actor) -> int:
+            if victim.resistance("fire") < 1:
+                return 0
+            return roll_dice(world.rng, dice, CONE_OF_COLD_EXTRA_SIDES)
     fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
-             (_dice(spell, caster), spell.power), events, cause="spell",
+             (dice, spell.power), events, cause="spell",
              accuracy=spell_accuracy(caster, spell), bonus=_bonus(world, caster),
-             reach=_upgraded_reach(world, spell, draw_ray_range))
+             reach=_upgraded_reach(world, spell, draw_ray_range), extra=extra)
+
+
+SKILLED_BLAST_SPELLS: Final = {"fire_ray": "cold", "cone_of_cold": "fire"}
+"""Seed 004's spells that explode at Skilled, and the resistance each doubles against."""
+SKILLED_AIM: Final = 10
+"""Seed 004: the first skilled explosion is centred up to 10 steps away."""
+
+
+def _skilled_blasts(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int],
+                    events: list[Event]) -> bool:
+    """Seed 004's fireball and cone of cold at Skilled or Expert (NetHack 3.6):
+    2 to 9 explosions covering 3 x 3 cells, the first centred on the aim
+    point, each further one shifted up to one cell from it at random; every
+    creature in one takes XL / 2 + 1 plus the damage bonus, doubled against
+    the opposite resistance (cold for fireball, fire for cone of cold), then
+    its own resistance. A player's only; False (nothing done) otherwise.
+
+    The aim point: Underhall's commands give these spells a direction, so it
+    is the first creature in that direction within 10 cells, else the last
+    cell before a wall (or the tenth). A shifted centre that is off the
+    level, in a wall or out of the caster's view is skipped, as NetHack
+    skips it. Draws: ``rng.integers(1, 9)`` for the extra explosions, then
+    two ``rng.integers(-1, 2)`` per extra one, each explosion's harm draws
+    after its own centre's.
+    """
+    opposite = SKILLED_BLAST_SPELLS.get(spell.key)
+    if opposite is None or not caster.is_player:
+        return False
+    if sc.skill_for_practice(caster.skills.get(spell.school, 0)) < sc.SKILLED:
+        return False
+    level = world.levels[caster.depth]
+    blocked = world.flight_blocked(caster.depth)
+    x, y = caster.x, caster.y
+    for _ in range(SKILLED_AIM):
+        nx, ny = x + direction[0], y + direction[1]
+        if not level.in_bounds(nx, ny) or blocked[ny, nx]:
+            break
+        x, y = nx, ny
+        if world.actor_at(caster.depth, x, y) is not None:
+            break
+    bonus = _bonus(world, caster)
+    damage = max(1, caster.level) // 2 + 1
+    damage = damage if bonus is None else bonus(damage)
+    explode(world, caster, (x, y), spell.damage_type, damage, 1.0, 2, events,
+            double_vs=opposite)
+    for _ in range(int(world.rng.integers(1, 9))):
+        cx = x + int(world.rng.integers(-1, 2))
+        cy = y + int(world.rng.integers(-1, 2))
+        if (level.in_bounds(cx, cy) and not blocked[cy, cx]
+                and _in_view(world, caster, (cx, cy)) and caster.alive):
+            explode(world, caster, (cx, cy), spell.damage_type, damage, 1.0, 2, events,
+                    double_vs=opposite)
+    return True
+
+
+CONE_OF_COLD_EXTRA_SIDES: Final = 3
+"""Seed 004: cone of cold's extra (XL / 2 + 1) d3 against fire-resistant monsters."""
 
 
 def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
                         direction: tuple[int, int] | None, target: tuple[int, int] | None,
                         events: list[Event]) -> None:
     """NetHack's fireball spell: flies as a ray and explodes where it stops
-    (seed 000), dice d power over ``radius`` (one roll, attenuated)."""
+    (seed 000), dice d power over ``radius`` (one roll, attenuated). Seed 004:
+    "base 12d6 damage explosion ... no spell damage bonus", so neither the
+    ray's hits nor the explosion add seed 004's damage bonus (72 at most).
+    At Skilled or Expert, :func:`_skilled_blasts` instead."""
     assert direction is not None
+    if _skilled_blasts(world, caster, spell, direction, events):
+        return
     trace = fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
                      (_dice(spell, caster), spell.power), events, fireball=True, cause="spell",
                      reach=_upgraded_reach(world, spell, draw_ray_range))
     explode(world, caster, trace.end, spell.damage_type,
-            _roll(world, caster, _dice(spell, caster), spell.power),
+            roll_dice(world.rng, _dice(spell, caster), spell.power),
             spell.attenuation or 1.0, spell.radius or 2, events)
 
 

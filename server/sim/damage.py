@@ -22,17 +22,29 @@ the only draws, in this order):
 1. terrain dodge (:func:`terrain_dodges`): one ``rng.integers(den)`` with
    ``den`` the dodge fraction's denominator (4 for rubble and trees), only for
    a mobile monster on terrain with a dodge chance. A dodge ends here.
+1a. a player's supercharge (:func:`boost_damage`): one ``rng.integers(den)``
+   per ``boost`` row of the caster's role or of anyone, until one comes up.
+1b. the armour save of rocks and shots: one ``rng.integers(200)`` when the
+   type has ``armour_save`` and the target has defence; a save ends here.
+1c. storm's surge: one ``rng.integers(den)`` when the type has a ``surge``
+   and the target does not resist.
 2. resistance (:func:`resist_damage`): one ``rng.integers(k)`` when the
    matching row lists ``k > 1`` equally likely fractions (the 3/14, 3/15,
    3/16 roll draws ``rng.integers(3)``; index 0 is 3/14). Skipped for types
    that deal no damage.
 3. side effects (:func:`roll_side_effects`), in data order; for each effect
    that is not ruled out without a draw (immunity, resisted, damage too
-   small, amount 0, unique vs polymorph): one ``rng.integers(den)`` for a
-   chance below 1, then one save draw (``rng.integers(1, damage + 1)`` for
-   the level save, ``rng.integers(1, polymorph_die + 1)`` for polymorph),
-   then one ``rng.integers(1, n + 1)`` for a uniform amount. A failed chance
-   or a successful save ends that effect's draws.
+   small, amount 0, unique vs polymorph, a missing ``only_flag``): one
+   ``rng.integers(den)`` for a chance below 1, then the save's draws
+   (``rng.integers(1, damage + 1)`` for the level save, ``rng.integers(1,
+   polymorph_die + 1)`` for polymorph, ``rng.integers(1, max(1, dam - 10) +
+   1)`` for the bolt's polymorph unless unique, ``rng.integers(1, top + 1)``
+   then, if that did not resist and ``hold_chance`` > 0, ``rng.integers(den)``
+   for the hold save, ``rng.integers(0, 3 dam + 1)`` for the heavy save unless
+   the caster is a player), then the amount: ``rng.integers(1, n + 1)`` for
+   uniform, ``rng.integers(2, n + 1)`` for from-two, one vectorised
+   ``rng.integers(1, sides + 1, size=dice)`` for dice (none with 0 sides). A
+   failed chance or a successful save ends that effect's draws.
 """
 
 from __future__ import annotations
@@ -52,11 +64,13 @@ from server.content.damage import (
     ResistRow,
     Save,
     SideEffect,
+    SideEffectDef,
     TerrainShare,
     default_damage_types,
 )
 from server.content.schema import (
     DAMAGE_TYPES,
+    HATED_ELEMENTS,
     ITEM_CATEGORIES,
     MONSTER_FLAGS,
     RESIST_MAX,
@@ -67,17 +81,21 @@ from server.content.schema import (
 )
 
 __all__ = [
+    "NOBODY",
+    "Caster",
     "DamageOutcome",
     "SideEffect",
     "adjacent_water",
     "apply_damage_type",
+    "boost_damage",
     "damage_monster",
+    "deals_damage",
     "floor_item_damaged",
+    "holy_light_fear",
     "item_proof",
     "resist_damage",
     "resistance_level",
     "roll_side_effects",
-    "spare_unique",
     "stack_status",
     "status_immunities",
     "terrain_adjust",
@@ -116,6 +134,16 @@ def _times(value: int, frac: Fraction) -> int:
 def _type(damage_type: str) -> DamageTypeDef:
     """The definition of ``damage_type``; KeyError if it is not in ``DAMAGE_TYPES``."""
     return _DATA[damage_type]
+
+
+def deals_damage(damage_type: str) -> bool:
+    """Whether ``damage_type`` hurts at all (False for sleep and the other
+    side-effect-only types of seed 003, whose "damage" only sizes the effect).
+
+    Raises:
+        KeyError: Unknown damage type.
+    """
+    return _type(damage_type).deals_damage
 
 
 def _check_damage(damage: int) -> int:
@@ -220,19 +248,36 @@ def _flag_immunities(flags: frozenset[str]) -> frozenset[SideEffect]:
     return frozenset(immune)
 
 
+_NO_LEVELS: Final[Mapping[str, int]] = {}
+
+
 def _matching_row(
-    definition: DamageTypeDef, resist_level: int, flags: frozenset[str]
+    definition: DamageTypeDef, resist_level: int, flags: frozenset[str],
+    others: Mapping[str, int] = _NO_LEVELS,
 ) -> ResistRow | None:
-    """The first resistance row that matches, or None (the seed's if/else chain)."""
+    """The first resistance row that matches, or None (the seed's if/else chain).
+
+    A row with ``of`` reads the creature's level for that other type (ice is
+    resisted by IM_COLD); an ``otherwise`` row matches everything left (the
+    seed's "not UNDEAD" rows of the dispels).
+    """
     for row in definition.resist:
+        if row.otherwise:
+            return row
         if row.flag:
             if row.flag in flags:
                 return row
-        elif (row.level > 0 and resist_level >= row.level) or (
-            row.level < 0 and resist_level <= row.level
-        ):
+            continue
+        level = others.get(row.of, 0) if row.of else resist_level
+        if (row.level > 0 and level >= row.level) or (row.level < 0 and level <= row.level):
             return row
     return None
+
+
+def _resisted(row: ResistRow | None, resist_level: int) -> bool:
+    """Whether the creature "resists" for notes that say "if it does not resist":
+    a positive level for the type, or a matching positive row of another type."""
+    return resist_level >= 1 or (row is not None and bool(row.of) and row.level > 0)
 
 
 def _check_target(resist_level: int, flags: frozenset[str]) -> None:
@@ -250,6 +295,7 @@ def resist_damage(
     *,
     resist_level: int,
     flags: frozenset[str],
+    others: Mapping[str, int] = _NO_LEVELS,
 ) -> int:
     """Return the damage a monster takes after its resistance.
 
@@ -268,6 +314,7 @@ def resist_damage(
         resist_level: The monster's level for this type, -3..3 (see
             :func:`resistance_level`).
         flags: The monster's flags (``MONSTER_FLAGS``).
+        others: Its levels for other types, for rows ``of`` another type.
 
     Raises:
         KeyError: Unknown damage type.
@@ -275,11 +322,30 @@ def resist_damage(
     """
     damage = _check_damage(damage)
     _check_target(resist_level, flags)
-    row = _matching_row(_type(damage_type), resist_level, flags)
+    row = _matching_row(_type(damage_type), resist_level, flags, others)
     if row is None:
         return damage
     take = row.take[0] if len(row.take) == 1 else row.take[int(rng.integers(len(row.take)))]
     return _times(damage, take)
+
+
+@dataclass(frozen=True, slots=True)
+class Caster:
+    """Who an attack comes from, for the notes that ask (seed 003 A-K, D, E, q).
+
+    Attributes:
+        level: The caster's level (the "player's level" of notes D and E).
+        player: A player's attack (supercharges, note q's sure teleport).
+        role: The player's NetHack role (``classes.toml`` ``role``), or "".
+    """
+
+    level: int = 0
+    player: bool = False
+    role: str = ""
+
+
+NOBODY: Final = Caster()
+"""No caster: a trap, terrain, a status."""
 
 
 def roll_side_effects(
@@ -291,16 +357,27 @@ def roll_side_effects(
     flags: frozenset[str],
     level: int = 0,
     status_immune: frozenset[SideEffect] = frozenset(),
+    others: Mapping[str, int] = _NO_LEVELS,
+    max_health: int = 0,
+    caster: Caster = NOBODY,
 ) -> tuple[tuple[SideEffect, int], ...]:
     """Return the side effects of one attack, caps applied (seed 003 notes a-L).
 
     ``damage`` is taken after the terrain adjustment and before resistance
-    (angband_gf.md section 3). An effect needs damage above its ``above``;
-    its amount is ``cap`` when damage > ``cap_above`` (stun 32 if dam > 240),
-    else ``base + damage // divisor``, then exact or uniform in 1..amount. The
-    level save (sleep, note B) resists when ``level + 2`` (20 for uniques) >
-    1d(damage); the polymorph save (final note ii) polymorphs when 1d90 >
-    level. Draw order: see the module docstring.
+    (angband_gf.md section 3). An effect needs damage above its ``above``,
+    the flag ``only_flag`` when it names one (turning and banishing touch only
+    undead or evil), and no resistance to ``unless_resists``. Its amount is
+    ``cap`` when damage > ``cap_above`` (stun 32 if dam > 240), else ``base +
+    damage // divisor``, then exact, uniform in 1..amount, uniform in
+    2..amount, or ``base + dice d sides`` (sides fixed, or damage // divisor).
+    Saves: the level save resists when level + bonus > 1d(damage), the bonus
+    being the row's (or ``[status]``'s: 2, uniques 20; undead as set, e.g.
+    +15 for confuse monster); the polymorph save of final note ii works when
+    1d90 > level; the bolt's (note w) resists when level > 10 + 1d(dam - 10);
+    the hold save (notes D, E) resists when 1d(level x scale) > twice the
+    caster's level, else ``hold_chance`` of the time; the heavy save (note q)
+    moves only a player's target or a creature whose maximum health is below
+    1d[0..3 x dam]. Draw order: see the module docstring.
 
     Raises:
         KeyError: Unknown damage type.
@@ -309,31 +386,128 @@ def roll_side_effects(
     damage = _check_damage(damage)
     _check_target(resist_level, flags)
     status = _DATA.status
+    definition = _type(damage_type)
     immune = status_immune | _flag_immunities(flags)
+    resisted = _resisted(_matching_row(definition, resist_level, flags, others), resist_level)
     out: list[tuple[SideEffect, int]] = []
-    for fx in _type(damage_type).side_effects:
+    for fx in definition.side_effects:
         if fx.effect in immune or damage <= fx.above:
             continue
-        if fx.unless_resisted and resist_level >= 1:
+        if fx.only_flag and fx.only_flag not in flags:
+            continue
+        if fx.unless_resisted and resisted:
+            continue
+        if fx.unless_resists and others.get(fx.unless_resists, 0) >= 1:
             continue
         if fx.cap and damage > fx.cap_above:
             amount = fx.cap
         else:
-            amount = fx.base + (damage // fx.divisor if fx.divisor else 0)
-        if amount <= 0:
+            amount = fx.base + (damage // fx.divisor if fx.divisor and not fx.dice else 0)
+        if amount <= 0 and fx.roll is not AmountRoll.DICE:
             continue
         if fx.chance < 1 and int(rng.integers(fx.chance.denominator)) >= fx.chance.numerator:
             continue
-        if fx.save is Save.LEVEL:
-            bonus = status.save_bonus_unique if "unique" in flags else status.save_bonus
-            if damage < 1 or level + bonus > int(rng.integers(1, damage + 1)):
-                continue
-        elif fx.save is Save.POLYMORPH and int(rng.integers(1, status.polymorph_die + 1)) <= level:
+        if _saved(rng, fx, damage, flags, level, max_health, caster, status.save_bonus,
+                  status.save_bonus_unique, status.polymorph_die):
             continue
         if fx.roll is AmountRoll.UNIFORM:
             amount = int(rng.integers(1, amount + 1))
-        out.append((fx.effect, amount))
+        elif fx.roll is AmountRoll.FROM_TWO:
+            amount = int(rng.integers(2, max(2, amount) + 1))
+        elif fx.roll is AmountRoll.DICE:
+            sides = fx.sides or (damage // fx.divisor if fx.divisor else 0)
+            if sides > 0:
+                amount += int(rng.integers(1, sides + 1, size=fx.dice).sum())
+        if amount > 0:
+            out.append((fx.effect, amount))
     return tuple(out)
+
+
+def _saved(rng: np.random.Generator, fx: SideEffectDef, damage: int, flags: frozenset[str],
+           level: int, max_health: int, caster: Caster, bonus: int, bonus_unique: int,
+           polymorph_die: int) -> bool:
+    """Whether the creature escapes ``fx`` by its save (see :func:`roll_side_effects`)."""
+    if fx.save is Save.LEVEL:
+        if "unique" in flags:
+            extra = fx.save_bonus_unique if fx.save_bonus_unique >= 0 else bonus_unique
+        elif "undead" in flags and fx.save_bonus_undead >= 0:
+            extra = fx.save_bonus_undead
+        else:
+            extra = fx.save_bonus if fx.save_bonus >= 0 else bonus
+        return damage < 1 or level + extra > int(rng.integers(1, damage + 1))
+    if fx.save is Save.POLYMORPH:
+        return int(rng.integers(1, polymorph_die + 1)) <= level
+    if fx.save is Save.POLY_BOLT:
+        return "unique" in flags or level > 10 + int(rng.integers(1, max(1, damage - 10) + 1))
+    if fx.save is Save.HOLD:
+        top = max(1, int(level * fx.hold_scale))
+        if int(rng.integers(1, top + 1)) > 2 * caster.level:
+            return True
+        chance = fx.hold_chance
+        return chance > 0 and int(rng.integers(chance.denominator)) < chance.numerator
+    if fx.save is Save.HEAVY:
+        return not caster.player and max_health >= int(rng.integers(0, 3 * damage + 1))
+    return False
+
+
+HOLY_LIGHT: Final[Mapping[str, tuple[Fraction, Fraction, int, int, Fraction]]] = {
+    "light_weak": (Fraction(1, 5), Fraction(1), 10, 3, Fraction(1, 2)),
+    "light": (Fraction(1, 3), Fraction(3, 2), 15, 3, Fraction(3, 4)),
+}
+"""Seed 003 notes (M) and (N), per light type: the chance of an attempt, the
+caster-level factor and the constant of the attempt's die, the fear dice and
+their size as a share of the caster's level."""
+
+
+def holy_light_fear(rng: np.random.Generator, damage_type: str, caster_level: int, level: int,
+                    flags: frozenset[str], light_level: int) -> int:
+    """Rounds of fear from the holy-light specialty's light, or 0 (seed 003 M, N).
+
+    Only for an undead, evil or light-hurt (light level <= -1) monster. Weak
+    light (M): 1/5 of the time an attempt, which frightens when 1d(caster
+    level + 10) >= the monster's level + 2 (+ 20 for a unique), for
+    3d(caster level / 2) + 1 rounds; light (N): 1/3, 1d(3/2 caster level +
+    15), 3d(3/4 caster level) + 1. "Even if it normally cannot be
+    frightened": NO_FEAR does not protect. Other types: 0, no draws.
+
+    Draws: one ``rng.integers(den)`` for the attempt; if made, one
+    ``rng.integers(1, top + 1)``; if it frightens, one vectorised 3-dice roll
+    (none when the die has 0 sides).
+    """
+    rule = HOLY_LIGHT.get(damage_type)
+    if rule is None or not ({"undead", "evil"} & flags or light_level <= -1):
+        return 0
+    chance, factor, constant, dice, share = rule
+    if int(rng.integers(chance.denominator)) >= chance.numerator:
+        return 0
+    top = max(1, int(caster_level * factor) + constant)
+    need = level + (20 if "unique" in flags else 2)
+    if int(rng.integers(1, top + 1)) < need:
+        return 0
+    sides = int(caster_level * share)
+    roll = int(rng.integers(1, sides + 1, size=dice).sum()) if sides > 0 else 0
+    return roll + 1
+
+
+def boost_damage(rng: np.random.Generator, damage: int, damage_type: str,
+                 caster: Caster) -> int:
+    """A player's attack supercharged by its class (seed 003 notes A-C, I-K).
+
+    The type's ``boost`` rows are tried in order, those of the caster's role
+    and those for anyone (role ""); the first whose chance comes up adds
+    ``extra`` of the damage (truncated) and ends it: a Wizard's sleep 1/3 of
+    the time does 1/2 more, else 1/6 of the time 1/3 more. Only players.
+
+    Draws: one ``rng.integers(den)`` per row tried.
+    """
+    if not caster.player:
+        return damage
+    for row in _type(damage_type).boost:
+        if row.role and row.role != caster.role:
+            continue
+        if int(rng.integers(row.chance.denominator)) < row.chance.numerator:
+            return damage + _times(damage, row.extra)
+    return damage
 
 
 def apply_damage_type(
@@ -347,12 +521,22 @@ def apply_damage_type(
     mobile: bool,
     level: int = 0,
     status_immune: frozenset[SideEffect] = frozenset(),
+    others: Mapping[str, int] = _NO_LEVELS,
+    defence: int = 0,
+    health: int = 0,
+    max_health: int = 0,
+    caster: Caster = NOBODY,
 ) -> DamageOutcome:
     """Resolve one attack of ``damage_type`` against one monster (seed 003).
 
-    In order: the rubble/tree dodge, the terrain adjustment, resistance, then
-    side effects on the adjusted damage; a type that deals no damage (sleep)
-    only has its side effects. Draw order: see the module docstring.
+    In order: the rubble/tree dodge, the terrain adjustment, a player's
+    class supercharge (:func:`boost_damage`), the armour save of rocks and
+    shots (note b: ``defence`` / 200 of the time nothing happens), storm's
+    surge (note n: unless resisted, 1/6 of the time 1/2 more, which also
+    sizes its stun and confusion), resistance, the dispel-small immunity
+    (note L: ``health`` >= damage), then side effects on the adjusted damage;
+    a type that deals no damage (sleep) only has its side effects. Draw
+    order: see the module docstring.
 
     Args:
         damage: Incoming damage at the target's cell, >= 0.
@@ -361,8 +545,12 @@ def apply_damage_type(
         resist_level: Its level for this type, -3..3 (:func:`resistance_level`).
         flags: Its ``MONSTER_FLAGS``.
         mobile: Whether it can move (may duck behind cover).
-        level: Its level, for the sleep and polymorph saves.
+        level: Its level, for the saves.
         status_immune: Effects it never suffers (:func:`status_immunities`).
+        others: Its levels for every type (rows ``of`` another type, note q).
+        defence: Its defence, Underhall's armour class for note (b).
+        health, max_health: Its health now and at most (notes L and q).
+        caster: Who attacks (supercharges, the hold save, note q).
 
     Raises:
         KeyError: Unknown damage type.
@@ -372,13 +560,26 @@ def apply_damage_type(
     _check_target(resist_level, flags)
     if terrain_dodges(rng, terrain, mobile=mobile):
         return DamageOutcome(0, True, ())
+    definition = _type(damage_type)
     adjusted = terrain_adjust(damage, damage_type, terrain)
+    adjusted = boost_damage(rng, adjusted, damage_type, caster)
+    if definition.armour_save and defence > 0 and int(rng.integers(200)) < defence:
+        return DamageOutcome(0, False, ())
+    surge = definition.surge
+    if (surge is not None
+            and not _resisted(_matching_row(definition, resist_level, flags, others),
+                              resist_level)
+            and int(rng.integers(surge.chance.denominator)) < surge.chance.numerator):
+        adjusted += _times(adjusted, surge.extra)
     taken = 0
-    if _type(damage_type).deals_damage:
-        taken = resist_damage(rng, adjusted, damage_type, resist_level=resist_level, flags=flags)
+    if definition.deals_damage:
+        taken = resist_damage(rng, adjusted, damage_type, resist_level=resist_level,
+                              flags=flags, others=others)
+        if definition.health_immune and health >= adjusted:
+            taken = 0
     effects = roll_side_effects(
         rng, adjusted, damage_type, resist_level=resist_level, flags=flags, level=level,
-        status_immune=status_immune,
+        status_immune=status_immune, others=others, max_health=max_health, caster=caster,
     )  # fmt: skip
     return DamageOutcome(taken, False, effects)
 
@@ -427,18 +628,6 @@ def stack_status(effect: SideEffect, current: int, amount: int) -> int:
     if effect is not SideEffect.FEAR and current > 0:
         amount = _times(amount, status.restack)
     return min(status.max_turns, current + amount)
-
-
-def spare_unique(damage: int, health: int, *, unique: bool, by_player: bool) -> int:
-    """Return the damage a monster actually takes, sparing uniques from monsters.
-
-    Seed 003 final note i: only the player may kill a unique; damage from a
-    monster that would kill one leaves it at the edge of death. Underhall
-    dies at 0 health, so the unique keeps 1 (Underhall's decision).
-    """
-    if unique and not by_player and damage >= health:
-        return max(0, health - 1)
-    return damage
 
 
 def adjacent_water(terrain: NDArray[np.uint8], x: int, y: int) -> int:
@@ -498,15 +687,12 @@ def terrain_effect(
 def item_proof(item: ItemDef) -> frozenset[str]:
     """Return the elements an item ignores on the floor (its seed 003 IGNORE flags).
 
-    ``acidproof`` ignores acid. Seed 003 says fire spares swords and hard
-    armour; Underhall's decision: every ``metallic`` item ignores fire.
+    ``acidproof`` ignores acid. Whether fire harms an item at all is the
+    item's class (its category, or its own ``hates``), not an ignore flag:
+    seed 003 spares swords and hard armour from fire but burns hafted
+    weapons and polearms, metal or not.
     """
-    proof = set()
-    if item.acidproof:
-        proof.add("acid")
-    if item.metallic:
-        proof.add("fire")
-    return frozenset(proof)
+    return frozenset({"acid"}) if item.acidproof else frozenset()
 
 
 def floor_item_damaged(
@@ -517,14 +703,20 @@ def floor_item_damaged(
     *,
     proof: frozenset[str],
     artifact: bool,
+    hates: tuple[str, ...] | None = None,
+    cursed: bool = False,
 ) -> bool:
     """Return whether an item lying on the floor is destroyed by an attack.
 
     Seed 003 "Effects on Objects": each rule of the type whose haters include
-    the item's category destroys it when damage > 1d(threshold), or always
-    without a threshold, unless the rule honours an ignore flag the item has
-    (``proof`` names the elements it ignores, e.g. ``{"fire"}``). An item in
-    several classes is tested against each. Artifacts are always spared.
+    the item destroys it when damage > 1d(threshold), or always without a
+    threshold, unless the rule honours an ignore flag the item has (``proof``
+    names the elements it ignores, e.g. ``{"acid"}``). An item in several
+    classes is tested against each. Artifacts are always spared. An item
+    belongs to an element's haters by its category, unless ``hates`` (the
+    item's own list, ``items.toml``) names the elements it hates instead; the
+    "all" rule (mana) takes every category, the "cursed" rule (holy orb)
+    only ``cursed`` objects.
 
     Draws: one ``rng.integers(1, threshold + 1)`` per rule tried that has a
     threshold, stopping at the first that destroys the item.
@@ -542,8 +734,20 @@ def floor_item_damaged(
     if artifact:
         return False
     for rule in definition.floor_items:
-        if item_category not in rule.categories or (rule.ignore and rule.haters in proof):
+        if not _hater(rule.haters, rule.categories, item_category, hates, cursed):
+            continue
+        if rule.ignore and rule.haters in proof:
             continue
         if rule.threshold == 0 or damage > int(rng.integers(1, rule.threshold + 1)):
             return True
     return False
+
+
+def _hater(haters: str, categories: tuple[str, ...], category: str,
+           hates: tuple[str, ...] | None, cursed: bool) -> bool:
+    """Whether an item is among a floor rule's ``haters`` (see :func:`floor_item_damaged`)."""
+    if haters == "cursed":
+        return cursed and category in categories
+    if hates is not None and haters in HATED_ELEMENTS:
+        return haters in hates
+    return category in categories

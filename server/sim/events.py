@@ -376,7 +376,7 @@ class Notice:
 
     Codes: ``"hungry"``, ``"weak"``, ``"starving"``, ``"identified"``,
     ``"nothing_happens"``, ``"forgot"``, ``"choice"``, ``"curse_removed"``,
-    ``"curse_stays"``, ``"enchanted"``, ``"spell_failed"``, ``"upgraded"``.
+    ``"curse_stays"``, ``"enchanted"``, ``"spell_failed"``, ``"upgraded"``, ``"rusted"``.
     """
 
     actor: int

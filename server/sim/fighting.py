@@ -75,6 +75,8 @@ def melee(world: World, attacker: Actor, defender: Actor, events: list[Event]) -
     if hit and surprise and attacker.cls is not None:
         bonus = world.content.classes[attacker.cls].sneak_attack
         damage = int(damage * (1 + bonus))
+    if hit and "fury" in attacker.abilities and 2 * attacker.hp < attacker.max_hp:
+        damage = damage * 3 // 2  # seed 002: a Furious Berserker's x1.5, rounded down
     mdef = world.content.monsters.get(attacker.kind)
     if hit and mdef is not None and mdef.melee_type is not None:
         damage = world.resist_adjusted(defender, damage, mdef.melee_type)

@@ -12,7 +12,9 @@ dagger, hunger, a curse's backlash) is taken as it is.
 Draw order of :func:`harm_typed`: the damage-type draws documented in
 :mod:`server.sim.damage`, then for a teleport one ``rng.integers`` over the
 candidate cells, then for a clone nothing (the free cell is found without
-draws), then the terrain effect's draw (:func:`server.sim.damage.terrain_effect`).
+draws), then, for light from a bearer of the holy-light ability, the draws of
+:func:`server.sim.damage.holy_light_fear`, then the terrain effect's draw
+(:func:`server.sim.damage.terrain_effect`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from server.content.statuses import StatusKind
 from server.sim import damage as dmg
 from server.sim.actors import Actor, Mind, new_monster
 from server.sim.combat import AttackOutcome
-from server.sim.events import Event, Harmed, ItemDestroyed, Polymorphed, TerrainChanged
+from server.sim.events import (
+    Event,
+    Harmed,
+    ItemDestroyed,
+    Notice,
+    Polymorphed,
+    TerrainChanged,
+)
 
 if TYPE_CHECKING:
     from server.sim.world import World
@@ -33,14 +42,29 @@ if TYPE_CHECKING:
 _STATUS_OF: Final = {
     SideEffect.STUN: StatusKind.STUNNED, SideEffect.CONFUSION: StatusKind.CONFUSED,
     SideEffect.SLOW: StatusKind.SLOWED, SideEffect.SLEEP: StatusKind.ASLEEP,
-    SideEffect.FEAR: StatusKind.AFRAID,
+    SideEffect.FEAR: StatusKind.AFRAID, SideEffect.HASTE: StatusKind.HASTED,
+    SideEffect.HOLD: StatusKind.PARALYSED,
 }
 """Side effects of seed 003 that become seed 001 statuses (turns = rounds)."""
+_STACKED: Final = frozenset({SideEffect.STUN, SideEffect.CONFUSION, SideEffect.FEAR})
+"""Seed 003 final notes iii-v: these stack on a monster (:func:`dmg.stack_status`)."""
+_SEED_SIZED: Final = _STACKED | {SideEffect.SLEEP, SideEffect.HOLD}
+"""Side effects whose amounts seed 003 sizes past ``statuses.toml``'s caps (sleep 350)."""
 _FLAGS: Final = frozenset(MONSTER_FLAGS)
 
 
 def _flags(actor: Actor) -> frozenset[str]:
     return actor.flags & _FLAGS
+
+
+def caster_of(world: World, source: Actor | None) -> dmg.Caster:
+    """The :class:`server.sim.damage.Caster` of an attack by ``source``: its
+    level, whether it is a player, and a player's NetHack role."""
+    if source is None:
+        return dmg.NOBODY
+    cls = world.content.classes.get(source.cls or "") if source.is_player else None
+    return dmg.Caster(level=source.level, player=source.is_player,
+                      role="" if cls is None else cls.role)
 
 
 def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
@@ -62,16 +86,23 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
     level = world.levels[target.depth]
     terrain = level.terrain_at(target.x, target.y)
     effects: tuple[tuple[SideEffect, int], ...] = ()
+    dodged = False
     if damage_type is None or damage_type not in DAMAGE_TYPES:
         taken = raw
     else:
-        resist = target.resistance(damage_type)
+        levels = target.resistances()
         result = dmg.apply_damage_type(
-            world.rng, raw, damage_type, terrain=terrain, resist_level=resist,
+            world.rng, raw, damage_type, terrain=terrain,
+            resist_level=dmg.resistance_level(damage_type, levels),
             flags=_flags(target), mobile=not target.immobile, level=min(target.level, 100),
-            status_immune=dmg.status_immunities(target.resistances(), _flags(target)))
-        taken = 0 if result.dodged else result.damage
+            status_immune=dmg.status_immunities(levels, _flags(target)), others=levels,
+            defence=max(0, target.eff_defence), health=target.hp, max_health=target.max_hp,
+            caster=caster_of(world, source))
+        dodged = result.dodged
+        taken = 0 if dodged else result.damage
         effects = result.side_effects
+        if not dmg.deals_damage(damage_type):
+            return _spellbound(world, target, source, effects, events)
     dealt = min(taken, target.hp)
     target.hp -= dealt
     events.append(Harmed(target.depth, target.x, target.y, target.id,
@@ -79,23 +110,115 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
                          dealt, cause, outcome))
     if dealt > 0:
         world.report_status(target, target.statuses.on_damaged(), events)
+        if damage_type in RUSTING and target.equipment:
+            rust(world, target, events)
         if target.mind == Mind.ASLEEP and not target.is_player:
             target.mind = Mind.HUNTING if source is not None and source.is_player else Mind.WANDERING
     if target.alive:
         for effect, amount in effects:
             _side_effect(world, target, source, effect, amount, events)
+        if (source is not None and "holy_light" in source.abilities and not target.is_player
+                and damage_type is not None and damage_type in dmg.HOLY_LIGHT
+                and not dodged):
+            _holy_light(world, target, source, damage_type, events)
     if damage_type is not None and damage_type in DAMAGE_TYPES and raw > 0:
         _terrain(world, target.depth, target.x, target.y, damage_type, raw, events)
     world.after_harm(target, source, events)
     return dealt
 
 
+def _holy_light(world: World, target: Actor, source: Actor, damage_type: str,
+                events: list[Event]) -> None:
+    """The holy-light specialty (seed 003 M, N): the light may frighten an
+    undead, evil or light-hurt monster, even one that knows no fear."""
+    rounds = dmg.holy_light_fear(world.rng, damage_type, source.level, min(target.level, 100),
+                                 _flags(target), target.resistance("light"))
+    if rounds > 0 and target.alive:
+        current = target.statuses.rounds(StatusKind.AFRAID)
+        rounds = dmg.stack_status(SideEffect.FEAR, current, rounds)
+        world.report_status(target, target.statuses.impose(StatusKind.AFRAID, rounds), events)
+
+
+RUSTING: Final = frozenset({"water", "storm"})
+"""Damage types that rust what a creature wears (Underhall's decision; seed 001
+names rust and rust-proof items, not how rust comes)."""
+RUST_SLOTS: Final = ("weapon", "body", "shield", "head", "hands", "feet")
+"""The order in which worn items are tried for rust."""
+MAX_RUST: Final = 3
+"""Most rust an item takes (NetHack's erosion levels 1..3): plus never below -3."""
+
+
+def rust(world: World, target: Actor, events: list[Event]) -> bool:
+    """The first worn metallic, not rust-proof item (``RUST_SLOTS`` order) that
+    can still rust loses 1 plus (power of a weapon, defence of armour), down
+    to -3; a ``rusted`` notice names its pack letter. No draws.
+
+    Returns:
+        True if something rusted.
+    """
+    for slot in RUST_SLOTS:
+        item = target.equipment.get(slot)
+        if item is None:
+            continue
+        idef = world.content.items[item.key]
+        if not idef.metallic or idef.rustproof or idef.artifact or item.plus <= -MAX_RUST:
+            continue
+        item.plus -= 1
+        world.refresh_bonus(target)
+        events.append(Notice(target.id, "rusted", (item.letter,)))
+        return True
+    return False
+
+
+def _spellbound(world: World, target: Actor, source: Actor | None,
+                effects: tuple[tuple[SideEffect, int], ...], events: list[Event]) -> int:
+    """A type that deals no damage (sleep, seed 003's OLD_* and the like): only
+    its side effects, no ``Harmed`` event, nothing wakes. A monster a player
+    targeted notices the player unless the effect left it asleep. Returns 0."""
+    for effect, amount in effects:
+        if not target.alive or target.id not in world.actors:
+            break
+        _side_effect(world, target, source, effect, amount, events)
+    if (target.id in world.actors and target.alive
+            and not target.statuses.has(StatusKind.ASLEEP)):
+        world.provoke(target, source, events)  # a polymorphed one is gone
+    return 0
+
+
+def impose_status(world: World, target: Actor, effect: SideEffect, amount: int,
+                  events: list[Event]) -> None:
+    """Give a monster a seed-003 status of ``amount`` turns, sized as seed 003 sizes it.
+
+    Not cut by ``statuses.toml``'s caps (those are seed 001's, for characters):
+    a failed sleep save gives a sleep value of ``amount`` (350, note B); a stun
+    or confusion on a monster that has it adds half the new amount, fear
+    always adds, each up to 200 turns (final notes iii-v,
+    :func:`server.sim.damage.stack_status`). A player gets
+    :meth:`World.add_status` instead, with its caps (Underhall's decision).
+    """
+    kind = _STATUS_OF[effect]
+    if amount <= 0 or not target.alive:
+        return
+    if target.is_player:
+        world.add_status(target, kind, amount, events)
+        return
+    current = target.statuses.rounds(kind)
+    if effect in _STACKED:
+        rounds = dmg.stack_status(effect, current, amount)
+    else:
+        rounds = max(current, amount)
+    world.report_status(target, target.statuses.impose(kind, rounds), events)
+
+
 def _side_effect(world: World, target: Actor, source: Actor | None, effect: SideEffect,
                  amount: int, events: list[Event]) -> None:
     kind = _STATUS_OF.get(effect)
     if kind is not None:
-        world.add_status(target, kind, amount, events)
-        if kind == StatusKind.ASLEEP and not target.is_player:
+        if effect in _SEED_SIZED:
+            impose_status(world, target, effect, amount, events)
+        else:
+            world.add_status(target, kind, amount, events)
+        if kind == StatusKind.ASLEEP and not target.is_player and target.statuses.has(kind):
             target.mind = Mind.ASLEEP
         return
     if effect == SideEffect.HEAL:
@@ -223,7 +346,8 @@ def burn_floor_items(world: World, depth: int, cells: list[tuple[int, int]], dam
         for item in pile:
             idef = world.content.items[item.key]
             if dmg.floor_item_damaged(world.rng, damage_type, damage, idef.category,
-                                      proof=dmg.item_proof(idef), artifact=idef.artifact):
+                                      proof=dmg.item_proof(idef), artifact=idef.artifact,
+                                      hates=idef.hates, cursed=item.cursed):
                 events.append(ItemDestroyed(depth, x, y, item.key, damage_type))
             else:
                 kept.append(item)

@@ -178,6 +178,8 @@ class Bonus:
         two_hands_busy: A cursed weapon and a cursed shield are both held, so
             no hand is free to cast (seed 004: "you cannot cast if there are
             cursed weapons or shields in both hands").
+        hunger_drain: The wielded weapon drains hunger (seed 001: it triples
+            the hunger rate).
     """
 
     power: int = 0
@@ -196,6 +198,7 @@ class Bonus:
     shield: str = "none"
     book: str | None = None
     two_hands_busy: bool = False
+    hunger_drain: bool = False
 
 
 def equipment_bonus(equipment: dict[str, Item], content: Content) -> Bonus:
@@ -206,6 +209,7 @@ def equipment_bonus(equipment: dict[str, Item], content: Content) -> Bonus:
     enchant: str | None = None
     enchant_power = 0
     blessed_weapon = False
+    hunger_drain = False
     flags = {"metal_suit": False, "metal_helm": False, "metal_gloves": False,
              "metal_boots": False, "robe": False}
     shield = "none"
@@ -223,6 +227,7 @@ def equipment_bonus(equipment: dict[str, Item], content: Content) -> Bonus:
             enchant = idef.enchant
             enchant_power = max(idef.power or 0, 0)
             blessed_weapon = item.blessed
+            hunger_drain = idef.hunger_drain
         elif slot == "body":
             flags["metal_suit"] = idef.metallic
         elif slot == "head":
@@ -240,7 +245,7 @@ def equipment_bonus(equipment: dict[str, Item], content: Content) -> Bonus:
     return Bonus(
         power=power, defence=defence, resist=resist, accuracy=accuracy,
         required_strength=required, enchant=enchant, enchant_power=enchant_power,
-        blessed_weapon=blessed_weapon, shield=shield, book=book,
+        blessed_weapon=blessed_weapon, shield=shield, book=book, hunger_drain=hunger_drain,
         two_hands_busy=all(slot in equipment and equipment[slot].cursed
                            for slot in ("weapon", "shield")),
         **flags,

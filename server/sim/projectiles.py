@@ -108,6 +108,23 @@ def advance(world: World, events: list[Event]) -> None:
             _finish(world, proj, events)
 
 
+BANE_FACTOR: Final = 0.5
+"""Each equipped bane item pertaining to the target multiplies the thrower's
+melee miss chance M by this (seed 001 says only "potentially less";
+Underhall's number)."""
+
+
+def bane_miss(world: World, owner: Actor | None, target: Actor, melee_miss: float) -> float:
+    """Seed 001's M against ``target``: lowered by each item ``owner`` has
+    equipped whose ``bane`` flag the target carries."""
+    if owner is None:
+        return melee_miss
+    banes = sum(1 for item in owner.equipment.values()
+                if (flag := world.content.items[item.key].bane) is not None
+                and flag in target.flags)
+    return melee_miss * BANE_FACTOR**banes
+
+
 def _meet(world: World, proj: Projectile, target: Actor, events: list[Event]) -> bool:
     """Resolve the projectile against ``target``; True if it stops here."""
     if proj.strike is not None:
@@ -122,7 +139,8 @@ def _meet(world: World, proj: Projectile, target: Actor, events: list[Event]) ->
         return world.resist_adjusted(target, amount, enchant_type)
 
     result = resolve_throw(
-        world.rng, melee_miss=proj.melee_miss, thrower_level=proj.level,
+        world.rng, melee_miss=bane_miss(world, owner, target, proj.melee_miss),
+        thrower_level=proj.level,
         item_power=idef.power, item_range=idef.throw_range, cursed=proj.item.cursed,
         energy=proj.energy, max_energy=proj.max_energy, victim_defence=target.eff_defence,
         marksman=proj.marksman, enchanted=enchant_type is not None,

@@ -47,6 +47,7 @@ __all__ = [
     "can_refresh",
     "casting_penalty",
     "dig_spell_range",
+    "encumbrance",
     "failed_cast_cost",
     "forgotten_cast_effect",
     "is_forgotten",
@@ -63,6 +64,7 @@ __all__ = [
     "spell_retention",
     "spell_success_percent",
     "train_skill",
+    "weight_capacity",
 ]
 
 UNSKILLED: Final = 0
@@ -113,6 +115,8 @@ class CastRefusal(IntEnum):
     NO_FREE_HAND = 2
     TOO_WEAK = 3
     NOT_ENOUGH_ENERGY = 4
+    TOO_HUNGRY = 5
+    OVERTAXED = 6
 
 
 # --- checks -------------------------------------------------------------------------
@@ -366,31 +370,82 @@ def failed_cast_cost(spell_level: int) -> int:
     return spell_energy_cost(spell_level) // 2
 
 
-def spell_nutrition_cost(spell_level: int, *, detect_food: bool = False) -> int:
+def spell_nutrition_cost(spell_level: int, *, detect_food: bool = False,
+                         wizard_intelligence: int | None = None,
+                         nourishment: int | None = None) -> int:
     """Nutrition a cast uses, success or failure: 2 x the energy cost (seed 004).
+
+    Seed 004's reduced-hunger casting, as NetHack 3.6 computes it: a Wizard
+    with Int 17 or more pays nothing, 16 a quarter, 15 a half (rounded
+    down). The cost never takes a caster below 3 nourishment ("don't put
+    the player into fainting from casting"; 0 when it has 3 or less).
 
     Args:
         spell_level: 1..7.
         detect_food: The spell is detect food, which costs no nutrition.
+        wizard_intelligence: The caster's casting stat when its role is
+            Wizard, else None.
+        nourishment: The caster's nourishment, or None for no cap.
 
     Raises:
         ValueError: ``spell_level`` outside 1..7.
     """
-    cost = 2 * spell_energy_cost(spell_level)
-    return 0 if detect_food else cost
+    cost = 0 if detect_food else 2 * spell_energy_cost(spell_level)
+    if wizard_intelligence is not None:
+        if wizard_intelligence >= 17:
+            cost = 0
+        elif wizard_intelligence == 16:
+            cost //= 4
+        elif wizard_intelligence == 15:
+            cost //= 2
+    if nourishment is not None:
+        cost = max(0, min(cost, nourishment - 3))
+    return cost
+
+
+FAINT_NOURISHMENT: Final = 10
+"""Seed 004 / NetHack 3.6: at this nutrition or less nobody can cast ("too hungry")."""
+OVERTAXED: Final = 4
+"""NetHack's EXT_ENCUMBER: from this encumbrance on, concentration falters (seed 004)."""
+MAX_CARRY: Final = 1000
+"""NetHack's MAX_CARR_CAP: the most a weight capacity can be."""
+
+
+def weight_capacity(strength: int) -> int:
+    """NetHack's ``weight_cap``: 25 x (Str + Con) + 50, at most 1000.
+
+    Underhall has no constitution; Underhall's decision: it counts as equal
+    to strength.
+    """
+    return min(MAX_CARRY, 25 * (2 * strength) + 50)
+
+
+def encumbrance(carried: int, strength: int) -> int:
+    """NetHack's ``near_capacity``: 0 unencumbered, 1 burdened, 2 stressed,
+    3 strained, 4 overtaxed, 5 overloaded, from the weight ``carried``
+    beyond :func:`weight_capacity`: ``excess x 2 // capacity + 1``, at most 5."""
+    capacity = weight_capacity(strength)
+    excess = carried - capacity
+    if excess <= 0:
+        return 0
+    if capacity <= 1:
+        return 5
+    return min(5, excess * 2 // capacity + 1)
 
 
 def can_cast(
     *, energy: int, cost: int, stunned: bool, strength: int, free_hand: bool,
-    forgotten: bool = False,
+    forgotten: bool = False, nourishment: int | None = None, encumbrance: int = 0,
 ) -> CastRefusal | None:
     """Whether a cast may be attempted, in NetHack's order of checks.
 
     Source: seed 004's restrictions: not while stunned, not without a free
-    hand, not with strength below 4, not without the energy. NetHack checks
-    stunning and hands before a spell is chosen, then the spell's memory, then
-    strength and energy; so a forgotten spell backfires
-    (:func:`forgotten_cast_effect`) even for a weak or drained caster.
+    hand, not when fainting from hunger (NetHack 3.6: nutrition 10 or less),
+    not with strength below 4, not overtaxed or overloaded (encumbrance 4 or
+    more), not without the energy. NetHack checks stunning and hands before a
+    spell is chosen, then the spell's memory, then hunger, strength, load and
+    energy; so a forgotten spell backfires (:func:`forgotten_cast_effect`)
+    even for a weak or drained caster.
 
     Args:
         energy: The caster's current energy.
@@ -398,7 +453,9 @@ def can_cast(
         stunned: The caster is stunned.
         strength: The caster's strength.
         free_hand: The caster has a hand free (no cursed two-handed grip).
-        forgotten: The spell is forgotten (skips the strength and energy checks).
+        forgotten: The spell is forgotten (skips the later checks).
+        nourishment: A player's nourishment (None: a monster, never hungry).
+        encumbrance: :func:`encumbrance` of what the caster carries (0..5).
 
     Returns:
         The first refusal, or None when the cast (or backfire) goes ahead.
@@ -409,8 +466,12 @@ def can_cast(
         return CastRefusal.NO_FREE_HAND
     if forgotten:
         return None
+    if nourishment is not None and nourishment <= FAINT_NOURISHMENT:
+        return CastRefusal.TOO_HUNGRY
     if strength < MIN_CAST_STRENGTH:
         return CastRefusal.TOO_WEAK
+    if encumbrance >= OVERTAXED:
+        return CastRefusal.OVERTAXED
     if energy < cost:
         return CastRefusal.NOT_ENOUGH_ENERGY
     return None
@@ -570,15 +631,16 @@ def spell_damage_bonus(intelligence: int, xl: int) -> int:
 def apply_spell_damage_bonus(damage: int, intelligence: int, xl: int) -> int:
     """Add the spell damage bonus to a damage roll.
 
-    Source: seed 004's bonus; Underhall's decision, following NetHack's
-    ``spell_damage_bonus``: the -3 never takes a positive roll below 1.
+    Source: seed 004's bonus, as NetHack 3.6's ``spell_damage_bonus`` applies
+    it: the -3 never takes a roll below 1 and leaves a roll of 1 or less
+    (0, or a negative roll) as it is; a positive bonus is always added.
 
     Raises:
         ValueError: ``xl`` < 1.
     """
     bonus = spell_damage_bonus(intelligence, xl)
-    if bonus < 0 and damage > 0:
-        return max(1, damage + bonus)
+    if bonus < 0:
+        return damage if damage <= 1 else max(1, damage + bonus)
     return damage + bonus
 
 

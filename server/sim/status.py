@@ -229,6 +229,47 @@ class Statuses:
             events.append(StatusEffect(kind, StatusChange.EXTENDED, new))
         return events
 
+    def impose(self, kind: StatusKind, rounds: int) -> list[StatusEffect]:
+        """Set ``kind``'s counter to exactly ``rounds``, past the record's ``max_rounds``.
+
+        For amounts a seed sizes itself (seed 003: a failed sleep save gives a
+        sleep value of 350, stuns run to 32 turns and stack to 200); the caller
+        has already applied that seed's stacking and caps
+        (:func:`server.sim.damage.stack_status`). An active ``opposite`` is
+        removed and the new status spent, and statuses it ``replaces`` end,
+        as in :meth:`add`. A status with a magnitude gets its default. No draws.
+
+        Returns:
+            REMOVED for an opposite or replaced status, then APPLIED or
+            EXTENDED (none when the counter is unchanged).
+
+        Raises:
+            ValueError: If rounds is negative.
+        """
+        if rounds < 0:
+            raise ValueError(f"rounds must be >= 0, got {rounds}")
+        sdef = self.rules.statuses[kind]
+        if rounds == 0:
+            return []
+        if sdef.opposite:
+            opposite = StatusKind[sdef.opposite.upper()]
+            if self.remove(opposite):
+                return [StatusEffect(opposite, StatusChange.REMOVED)]
+        events: list[StatusEffect] = []
+        for key in sdef.replaces:
+            replaced = StatusKind[key.upper()]
+            if self.remove(replaced):
+                events.append(StatusEffect(replaced, StatusChange.REMOVED))
+        old = self._rounds.get(kind, 0)
+        self._rounds[kind] = rounds
+        if sdef.max_magnitude and kind not in self._magnitude:
+            self._magnitude[kind] = sdef.default_magnitude
+        if old == 0:
+            events.append(StatusEffect(kind, StatusChange.APPLIED, rounds))
+        elif rounds != old:
+            events.append(StatusEffect(kind, StatusChange.EXTENDED, rounds))
+        return events
+
     def remove(self, kind: StatusKind) -> bool:
         """End ``kind`` at once; True if it was active."""
         self._magnitude.pop(kind, None)

@@ -135,7 +135,8 @@ def _hunger(world: World, actor: Actor, events: list[Event]) -> None:
     amount = hunger.hunger_amount(
         hp=actor.hp, max_hp=actor.max_hp, en=actor.en, max_en=actor.max_en,
         statuses=actor.statuses, fatigue=actor.statuses.magnitude(StatusKind.FATIGUE),
-        vibrant_warmth="vibrant_warmth" in actor.abilities, rules=rules)
+        vibrant_warmth="vibrant_warmth" in actor.abilities,
+        hunger_drain=actor.bonus.hunger_drain, rules=rules)
     hunger.apply_hunger(food, amount)
     after = food.nourishment
     for limit, code in ((HUNGRY_BELOW, "hungry"), (WEAK_BELOW, "weak"), (1, "starving")):

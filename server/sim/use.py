@@ -31,6 +31,9 @@ CONFUSE_ROUNDS: Final = (2, 6)
 """Dice of the rounds a potion of confusion confuses for (Underhall's decision)."""
 ENLIGHTEN_ROUNDS: Final = 100
 """Rounds of enlightenment from its potion (seed 001: cast any known spell while it lasts)."""
+AVATAR_ROUNDS: Final = 500
+"""Rounds of the avatar status from its potion (Underhall's number; seed 001 names the
+status only in its death rule)."""
 MAP_RADIUS: Final = 30
 """Cells around the reader that a scroll of magic mapping reveals."""
 BOOSTS: Final = {"health": 5, "energy": 5, "power": 1, "defence": 1}
@@ -104,6 +107,8 @@ def potion_effect(world: World, target: Actor, idef: ItemDef, source: Actor | No
     elif effect == "confuse":
         world.add_status(target, StatusKind.CONFUSED, roll_dice(world.rng, *CONFUSE_ROUNDS),
                          events)
+    elif effect == "avatar":
+        world.add_status(target, StatusKind.AVATAR, AVATAR_ROUNDS, events)
     elif effect == "enlighten":
         world.add_status(target, StatusKind.ENLIGHTENED, ENLIGHTEN_ROUNDS, events)
     elif effect == "learn_spell" and idef.spell is not None:
@@ -159,7 +164,24 @@ def read(world: World, actor: Actor, letter: str, events: list[Event]) -> Reject
         world.teleport_random(actor)
     elif effect == "map":
         world.reveal_map(actor, MAP_RADIUS)
+    elif effect == "burst" and idef.damage_type is not None and idef.dice is not None:
+        burst(world, actor, idef.damage_type, idef.dice, events)
     return None
+
+
+def burst(world: World, actor: Actor, damage_type: str, dice: tuple[int, int],
+          events: list[Event]) -> None:
+    """Every other creature ``actor`` sees takes ``dice`` of ``damage_type``
+    (Angband's line-of-sight effects: banishment, dispels, turning). No hit
+    roll: the effect reaches whatever is in view. Draws: per creature in id
+    order, the dice, then the damage-type draws."""
+    seen = sorted(world.sees.get(actor.id, ()))
+    for aid in seen:
+        victim = world.actors.get(aid)
+        if victim is None or victim is actor or not victim.alive or victim.depth != actor.depth:
+            continue
+        world.harm_typed(victim, roll_dice(world.rng, *dice), damage_type, actor, "spell",
+                         events)
 
 
 def choose(world: World, actor: Actor, option: str, events: list[Event]) -> RejectReason | None:

@@ -103,6 +103,8 @@ RESPAWN_TICKS = 30
 RESTOCK_TICKS = 300
 """Ticks between restocking attempts on a level that has players."""
 _MONSTER_FLAGS = frozenset(MONSTER_FLAGS)
+_HELD = (StatusKind.PARALYSED, StatusKind.FROZEN, StatusKind.WEBBED)
+"""Statuses that make an attack on a sleeping player a surprise all the same (seed 002)."""
 _FLIGHT_BLOCKERS = np.array([Terrain.ROCK, Terrain.WALL, Terrain.DOOR_CLOSED], dtype=np.uint8)
 ENTRANCE_DEPTHS = 10
 """Deepest level a new or respawning player may arrive on when the levels
@@ -661,8 +663,11 @@ class World:
             actor.respawn_tick = self.tick + RESPAWN_TICKS
             return
         actor.hp, actor.en, actor.respawn_tick = actor.max_hp, actor.max_en, 0
+        avatar = actor.statuses.rounds(StatusKind.AVATAR)
         actor.statuses = Statuses(self.status_rules)
-        hunger.reset_on_death(actor.food, avatar=False, rules=self.status_rules.hunger)
+        if avatar:  # seed 001's avatar outlives the death it softens
+            actor.statuses.add(StatusKind.AVATAR, avatar)
+        hunger.reset_on_death(actor.food, avatar=avatar > 0, rules=self.status_rules.hunger)
         self._relocate(actor, depth, x, y)
         actor.next_act = self.tick
         events.append(Respawned(actor.depth, actor.x, actor.y, actor.id))
@@ -673,7 +678,12 @@ class World:
         """Seed 002's surprise attack: the defender is asleep, paralysed, frozen
         or webbed (cannot act), or wandering, or
         the attacker was not in the defender's view at the end of the last tick
-        (it has just come into view — which covers the door trick)."""
+        (it has just come into view — which covers the door trick). A sleeping
+        player is never surprised (seed 002: the hero "can't get surprise-attacked
+        while sleeping", being warned of what is in view); only paralysis,
+        freezing or a web make an attack on it a surprise."""
+        if defender.is_player and defender.statuses.has(StatusKind.ASLEEP):
+            return any(defender.statuses.has(kind) for kind in _HELD)
         if defender.mind in (Mind.ASLEEP, Mind.WANDERING) or not can_act(defender.statuses):
             return True
         if defender.is_player:
@@ -775,13 +785,6 @@ class World:
         if effects:
             self.touched.add(actor.id)
         upkeep.report_status(self, actor, effects, events)
-
-    def put_to_sleep(self, victim: Actor, rounds: int, source: Actor | None,
-                     events: list[Event]) -> None:
-        """A sleep ray or spell: asleep for ``rounds`` unless it resists sleep."""
-        if victim.resistance("sleep") > 0 or "no_sleep" in victim.flags:
-            return
-        self.add_status(victim, StatusKind.ASLEEP, rounds, events)
 
     def provoke(self, victim: Actor, source: Actor | None, events: list[Event]) -> None:
         """A monster targeted by a player's spell wakes and hunts the caster."""

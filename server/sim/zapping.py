@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server.content import MONSTER_FLAGS, Terrain
-from server.content.damage import SideEffect
+from server.content import Terrain
 from server.sim import damage as dmg
 from server.sim.actors import Actor
 from server.sim.combat import roll_dice, roll_hit
@@ -35,9 +34,6 @@ from server.sim.rays import Occupant, RayTarget, RayTrace, trace_beam, trace_ray
 
 if TYPE_CHECKING:
     from server.sim.world import World
-
-_FLAGS = frozenset(MONSTER_FLAGS)
-
 
 def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
         events: list[Event]) -> RejectReason | None:
@@ -73,6 +69,9 @@ def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
                         bonus=False)
     elif idef.effect == "beam":
         fire_beam(world, actor, direction, kind, dice, events)
+    elif idef.effect == "stone_to_mud":
+        fire_ray(world, actor, (actor.x, actor.y), direction, kind, dice, events,
+                 digging=True, cause="ray", strikes=True)
     else:
         fire_ray(world, actor, (actor.x, actor.y), direction, kind, dice, events,
                  digging=idef.effect == "dig", cause="ray")
@@ -101,7 +100,8 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
              cause: str = "ray", accuracy: float | None = None,
              depth: int | None = None,
              bonus: Callable[[int], int] | None = None,
-             reach: int | None = None) -> RayTrace:
+             reach: int | None = None, strikes: bool = False,
+             extra: Callable[[Actor], int] | None = None) -> RayTrace:
     """Fire a ray of damage type ``kind`` and apply everything it does.
 
     Args:
@@ -118,6 +118,10 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         depth: Level (the source's when None).
         bonus: Adjusts each damage roll (a player's spell damage bonus).
         reach: The ray's range in cells; drawn by the rules when None.
+        strikes: A digging ray that also strikes the creatures on its path
+            (stone to mud, :func:`_dig_strikes`).
+        extra: Extra damage for a creature it hits, added to the roll before
+            ``bonus`` (cone of cold's d3s against fire resistance).
 
     Returns:
         The trace (for the caller's explosion, if any).
@@ -135,22 +139,35 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
         victim = world.actors.get(target.id)
         if victim is None or not victim.alive:
             return
-        if kind == "sleep":
-            rounds = roll_dice(world.rng, *dice)  # a sleep ray's dice are rounds asleep
-            if SideEffect.SLEEP not in dmg.status_immunities({}, victim.flags & _FLAGS):
-                world.put_to_sleep(victim, rounds, source, struck)  # not NO_SLEEP (seed 003)
-            return
         raw = roll_dice(world.rng, *dice)
-        if bonus is not None:
-            raw = bonus(raw)
+        if extra is not None:
+            raw += extra(victim)
+        if bonus is not None and dmg.deals_damage(kind):
+            raw = bonus(raw)  # NetHack's sleep ray takes no damage bonus
         world.harm_typed(victim, raw, kind, source, cause, struck)
 
     trace = trace_ray(level, origin, direction, world.rng, kind=kind, range=reach,
                       occupant=None if digging else _occupant(world, depth, acc),
                       strike=None if digging else strike, digging=digging, fireball=fireball)
+    if digging and strikes:
+        _dig_strikes(world, source, depth, trace, kind, dice, struck)
     _apply_trace(world, source, depth, trace, kind, events, struck, beam=False,
                  label="dig" if digging else kind, dice=dice)
     return trace
+
+
+def _dig_strikes(world: World, source: Actor | None, depth: int, trace: RayTrace, kind: str,
+                 dice: tuple[int, int], struck: list[Event]) -> None:
+    """Stone to mud (seed 003's KILL_WALL as a digging ray): every creature on
+    the dug path, the firer excepted, takes ``dice`` of ``kind``, which only a
+    creature hurt by it feels (HURT_ROCK: a wall-walker of rock). No hit roll:
+    the ray dissolves the stone around it. Draws: per creature in path order,
+    the dice, then the damage-type draws."""
+    for x, y in trace.cells:
+        victim = world.actor_at(depth, x, y)
+        if victim is None or not victim.alive or victim is source:
+            continue
+        world.harm_typed(victim, roll_dice(world.rng, *dice), kind, source, "ray", struck)
 
 
 def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str,

@@ -13,6 +13,8 @@ failed and is retried by the writer.
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -134,8 +136,15 @@ class PostgresStore(Store):
         return fresh
 
     def close(self) -> None:
-        """Close both connections (which releases the lock)."""
+        """Release the lock, then close both connections.
+
+        The lock is released explicitly: the server ends a closed session's
+        backend a moment after the client goes, so a server started right
+        after this one stopped would otherwise still find it held.
+        """
         self._wconn.close()
+        with contextlib.suppress(psycopg.Error):
+            self._rconn.execute("SELECT pg_advisory_unlock_all()")
         self._rconn.close()
 
 

@@ -48,15 +48,15 @@ def test_one_record_per_damage_type_in_order() -> None:
     assert dict(data.index) == {k: i for i, k in enumerate(DAMAGE_TYPES)}
     assert data["fire"].key == "fire"
     with pytest.raises(KeyError):
-        data["ice"]
+        data["frost"]
 
 
 def test_terrain_columns_follow_seed_003() -> None:
     # The seed's "Terr" column (blank rows inherit the row above, angband_gf.md).
     full = {"acid", "electricity", "fire", "cold", "plasma", "force", "water", "mana",
-            "meteor", "magic_missile"}  # fmt: skip
+            "meteor", "magic_missile", "ice", "rock", "shot", "storm"}  # fmt: skip
     half = {"poison", "light", "dark", "confusion", "sound", "shards", "inertia", "nether",
-            "chaos", "holy", "death"}  # fmt: skip
+            "chaos", "holy", "death", "light_weak"}  # fmt: skip
     data = default_damage_types()
     for definition in data.types:
         expected = (
@@ -140,7 +140,7 @@ def _drop_last(data: dict[str, Any]) -> None:
 
 
 def _extra_record(data: dict[str, Any]) -> None:
-    data["damage_type"].append(copy.deepcopy(data["damage_type"][0]) | {"key": "ice"})
+    data["damage_type"].append(copy.deepcopy(data["damage_type"][0]) | {"key": "frost"})
 
 
 def _resist_take(key: str, row: int, take: list[Any]) -> Mutation:
@@ -203,8 +203,8 @@ BAD_FILES: list[tuple[str, Mutation, str]] = [
      "damage_type 'acid': field 'key': duplicate key 'acid' (first used by record #1)"),
     ("out of order", _swap_first_two,
      "damage_type 'electricity': field 'key': record #1 must be 'acid'"),
-    ("missing type", _drop_last, "expected 27 [[damage_type]] records"),
-    ("unknown type", _extra_record, "damage_type 'ice': field 'key': must be a damage type"),
+    ("missing type", _drop_last, "expected 55 [[damage_type]] records"),
+    ("unknown type", _extra_record, "damage_type 'frost': field 'key': must be a damage type"),
     ("fraction zero denominator", _resist_take("fire", 0, ["1/0"]),
      "damage_type 'fire': field 'resist[1].take[1]': must be a fraction"),
     ("fraction not a string", _resist_take("fire", 0, [0.5]),
@@ -262,6 +262,28 @@ BAD_FILES: list[tuple[str, Mutation, str]] = [
     ("unknown hater class", _set("acid", "floor_items", [{"haters": "rust", "threshold": 5,
                                                           "ignore": True}]),
      "damage_type 'acid': field 'floor_items[1].haters': must be a [haters] name"),
+    ("otherwise not last", _set("light_weak", "resist", [{"otherwise": True, "take": ["0"]},
+                                                       {"level": -1, "take": ["1"]}]),
+     "damage_type 'light_weak': field 'resist[1].otherwise': an 'otherwise' row must come last"),
+    ("otherwise with a level", _set("light_weak", "resist", [{"otherwise": True, "level": 1,
+                                                           "take": ["0"]}]),
+     "damage_type 'light_weak': field 'resist[1].otherwise': an 'otherwise' row takes no"),
+    ("of with a flag", _set("ice", "resist", [{"of": "cold", "flag": "evil", "take": ["0"]}]),
+     "damage_type 'ice': field 'resist[1].of': 'of' goes with a 'level'"),
+    ("boost unknown role", _set("slow", "boost", [{"role": "Druid", "chance": "1/3",
+                                                  "extra": "1/2"}]),
+     "damage_type 'slow': field 'boost[1].role': must be a role"),
+    ("surge missing extra", _set("storm", "surge", {"chance": "1/6"}),
+     "damage_type 'storm': field 'surge.extra': missing required field"),
+    ("dice without the dice roll", _set("hold", "side_effects", [
+        {"effect": "hold", "chance": "1", "above": 0, "base": 4, "divisor": 0, "cap": 0,
+         "cap_above": 0, "roll": "fixed", "dice": 1, "sides": 6, "unless_resisted": False,
+         "save": "hold"}]),
+     "damage_type 'hold': field 'side_effects[1].dice': 'dice' > 0 goes with roll"),
+    ("unknown save", _set("hold", "side_effects", [
+        {"effect": "hold", "chance": "1", "above": 0, "base": 4, "divisor": 0, "cap": 0,
+         "cap_above": 0, "roll": "fixed", "unless_resisted": False, "save": "luck"}]),
+     "damage_type 'hold': field 'side_effects[1].save': must be a save"),
     ("ignore flag on all", _set("mana", "floor_items", [{"haters": "all", "threshold": 0,
                                                          "ignore": True}]),
      "damage_type 'mana': field 'floor_items[1].ignore': no ignore flag for 'all'"),
@@ -271,8 +293,8 @@ BAD_FILES: list[tuple[str, Mutation, str]] = [
      "terrain 'water': field 'adjust.fire': must be a fraction"),
     ("terrain adjust out of range", _terrain("lava", "all", "-3/2"),
      "terrain 'lava': field 'all': must be a fraction"),
-    ("terrain adjust unknown type", _terrain("lava", "adjust", {"ice": "-1/3"}),
-     "terrain 'lava': field 'adjust.ice': must be a damage type"),
+    ("terrain adjust unknown type", _terrain("lava", "adjust", {"frost": "-1/3"}),
+     "terrain 'lava': field 'adjust.frost': must be a damage type"),
     ("terrain unknown name", _terrain("lava", "key", "magma"),
      "terrain 'magma': field 'key': must be a terrain"),
     ("terrain dodge above one", _terrain("tree", "dodge", "5/4"),

@@ -457,7 +457,7 @@ def test_every_damage_type_is_accepted_as_a_resistance(data_dir: Path) -> None:
     (data_dir / "monsters.toml").write_text(toml_records("monster", [_with(RAT, resist=resist)]))
     rat = load_content(data_dir).monsters["rat"]
     assert dict(rat.resist) == resist
-    assert len(DAMAGE_TYPES) == 27
+    assert len(DAMAGE_TYPES) == 55
 
 
 # --- items: the seed-001 attributes and the rules across fields -------------------------

@@ -158,13 +158,13 @@ def test_records_out_of_enum_order_are_rejected(tmp_path: Path) -> None:
 
 
 def test_missing_record_is_rejected(tmp_path: Path) -> None:
-    with pytest.raises(ContentError, match=r"expected 21 \[\[status\]\] records.*missing fatigue"):
+    with pytest.raises(ContentError, match=r"expected 22 \[\[status\]\] records.*missing avatar"):
         _load_changed(tmp_path, lambda data: data["status"].pop())
 
 
 def test_extra_record_is_rejected(tmp_path: Path) -> None:
-    extra = {"key": "avatar", "name": "avatar", "stacking": "max", "max_rounds": 5}
-    with pytest.raises(ContentError, match=r"status 'avatar': field 'key': no such StatusKind"):
+    extra = {"key": "glory", "name": "glory", "stacking": "max", "max_rounds": 5}
+    with pytest.raises(ContentError, match=r"status 'glory': field 'key': no such StatusKind"):
         _load_changed(tmp_path, lambda data: data["status"].append(extra))
 
 

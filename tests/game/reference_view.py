@@ -75,14 +75,15 @@ class ReferenceView:
         for key, value in (("rm", rm), ("add", add), ("upd", upd)):
             if value:
                 fields[key] = value
-        changed: list[Any] = []
-        for pos, key in sorted(objs.items()):
-            if self.objs.get(pos) != key:
-                changed += [pos[0], pos[1], key]
-                self.objs[pos] = key
+        cells = {pos: key for pos, key in objs.items() if self.objs.get(pos) != key}
         if fov is not None:
-            for pos in sorted(p for p in self.objs if p not in objs and fov.contains(*p)):
-                changed += [pos[0], pos[1], ""]
+            cells.update((pos, "") for pos in self.objs if pos not in objs and fov.contains(*pos))
+        changed: list[Any] = []
+        for pos, key in sorted(cells.items()):
+            changed += [pos[0], pos[1], key]
+            if key:
+                self.objs[pos] = key
+            else:
                 del self.objs[pos]
         ev = self._events(index, actor, fov, set(self.actors) | set(actors))
         self.actors = actors

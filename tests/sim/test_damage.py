@@ -25,7 +25,6 @@ from server.sim.damage import (
     resist_damage,
     resistance_level,
     roll_side_effects,
-    spare_unique,
     stack_status,
     status_immunities,
     terrain_adjust,
@@ -45,14 +44,24 @@ def _within(hits: int, n: int, p: float) -> bool:
 
 # "Terr" column; blank cells inherit the row above (GF_MISSILE under GF_SHOT).
 FULL = {"acid", "electricity", "fire", "cold", "plasma", "force", "water", "mana", "meteor",
-        "magic_missile"}  # fmt: skip
+        "magic_missile", "ice", "rock", "shot", "storm"}  # fmt: skip
 HALF = {"poison", "light", "dark", "confusion", "sound", "shards", "inertia", "nether",
-        "chaos", "holy", "death"}  # fmt: skip
-NONE = {"gravity", "nexus", "disenchantment", "time", "sleep", "disintegration"}
+        "chaos", "holy", "death", "light_weak"}  # fmt: skip
+NO_DAMAGE = {"sleep", "polymorph", "clone", "heal_monster", "speed", "slow", "confuse_monster",
+             "hold", "hold_undead", "away_undead", "away_evil", "away_all", "turn_undead",
+             "turn_evil", "turn_all"}  # fmt: skip
+"""The OLD_*, HOLD, AWAY and TURN types: "no actual damage will be inflicted"."""
+NONE = {"gravity", "nexus", "disenchantment", "time", "disintegration", "spirit", "kill_wall",
+        "dispel_undead", "dispel_evil", "dispel_good", "dispel_demon", "dispel_dragon",
+        "dispel_all", "dispel_small"} | NO_DAMAGE  # fmt: skip
+ONLY_HURT = {"light_weak", "kill_wall"}
+""""not HURT_LITE" / "not HURT_ROCK" resist entirely: only negative levels take it, in full."""
+ONLY_FLAGGED = {"dispel_undead", "dispel_evil", "dispel_demon", "dispel_dragon"}
+"""Dispels that spare everything without the flag (flagless creatures take 0)."""
 
 FIRE_GROUP = {"fire", "plasma"}  # GF_FIRE, GF_HELLFIRE, GF_PLASMA
-WATER_GROUP = {"water"}  # GF_WATER, GF_STORM
-COLD_GROUP = {"cold", "water"}  # on lava: GF_COLD, GF_ICE, GF_WATER, GF_STORM
+WATER_GROUP = {"water", "storm"}  # GF_WATER, GF_STORM
+COLD_GROUP = {"cold", "ice", "water", "storm"}  # on lava: GF_COLD, GF_ICE, GF_WATER, GF_STORM
 
 
 def seed_adjustment(terrain: Terrain, damage_type: str) -> Fraction:
@@ -109,7 +118,12 @@ POSITIVE: dict[str, dict[int, list[Fraction]]] = {
     "water": ladder(ZERO),
     "nether": ladder(E, E, ZERO),
     "death": ladder(ZERO),
-    **{k: {} for k in ("mana", "holy", "meteor", "magic_missile", "disintegration", "sleep")},
+    "ice": ladder(IMMUNE_ELEMENT),
+    "storm": ladder(ZERO),
+    "magic_missile": ladder(ZERO),  # seed 004: magic resistance stops it entirely
+    **{k: {} for k in ("mana", "holy", "meteor", "disintegration", "rock",
+                       "shot", "spirit", "dispel_good", "dispel_all", "dispel_small")},
+    **{k: {} for k in NO_DAMAGE | ONLY_HURT | ONLY_FLAGGED},
 }
 # HURT_ (3/2) and Underhall's steeper levels.
 VULNERABLE = {-1: [Fraction(3, 2)], -2: [Fraction(2)], -3: [Fraction(5, 2)]}
@@ -135,18 +149,24 @@ def test_damage_for_every_level_and_terrain(damage_type: str) -> None:
                     resist_level=level, flags=NOTHING, mobile=False,
                 )  # fmt: skip
                 assert not outcome.dodged
-                if damage_type == "sleep":  # (B): no actual damage
+                if damage_type in NO_DAMAGE:  # no actual damage
                     assert outcome.damage == 0
                     continue
                 adjusted = expected_after_terrain(damage, damage_type, terrain)
+                twin = np.random.default_rng(seed)
+                if damage_type == "storm" and level < 1 and twin.integers(6) == 0:
+                    adjusted += adjusted // 2  # (n): 1/6 of the time 1/2 more
                 takes = VULNERABLE.get(level) if level < 0 else POSITIVE[damage_type].get(level)
+                if damage_type in ONLY_HURT:
+                    takes = [Fraction(1)] if level < 0 else ZERO
+                elif damage_type in ONLY_FLAGGED:
+                    takes = ZERO
                 if takes is None:
                     expected = adjusted
                 else:
-                    # First draw (no dodge draw when immobile): the roll's index.
-                    pick = int(np.random.default_rng(seed).integers(len(takes)))
-                    take = takes[0] if len(takes) == 1 else takes[pick]
-                    expected = int(adjusted * take)
+                    # Next draw (no dodge draw when immobile): the roll's index.
+                    pick = int(twin.integers(len(takes))) if len(takes) > 1 else 0
+                    expected = int(adjusted * takes[pick])
                 assert outcome.damage == expected, (damage_type, level, terrain.name, damage)
 
 
@@ -185,7 +205,7 @@ def test_float_table_agrees_with_the_exact_rule() -> None:
 def test_bad_inputs_are_rejected() -> None:
     rng = np.random.default_rng(0)
     with pytest.raises(KeyError):
-        terrain_adjust(10, "ice", Terrain.FLOOR)
+        terrain_adjust(10, "frost", Terrain.FLOOR)
     with pytest.raises(ValueError):
         terrain_adjust(-1, "fire", Terrain.FLOOR)
     with pytest.raises(ValueError):
@@ -446,13 +466,6 @@ def test_stack_status_rejects_effects_without_a_counter() -> None:
         stack_status(SideEffect.TELEPORT, 0, 5)
 
 
-def test_uniques_take_no_killing_blow_from_monsters() -> None:
-    assert spare_unique(50, 30, unique=True, by_player=False) == 29
-    assert spare_unique(50, 30, unique=True, by_player=True) == 50
-    assert spare_unique(50, 30, unique=False, by_player=False) == 50
-    assert spare_unique(10, 30, unique=True, by_player=False) == 10
-
-
 def _monster(**overrides: object) -> MonsterDef:
     fields: dict[str, object] = {
         "key": "m", "name": "m", "glyph": "m", "colour": "red", "level": 10, "health": 50,
@@ -576,5 +589,28 @@ def test_item_proof() -> None:
     }  # fmt: skip
     sword = ItemDef(**base, metallic=True, acidproof=True)  # type: ignore[arg-type]
     club = ItemDef(**base)  # type: ignore[arg-type]
-    assert item_proof(sword) == {"acid", "fire"}
+    # Metal is no longer a fire ignore flag: seed 003 burns hafted weapons,
+    # metal or not; a sword is spared because it is not a fire hater at all.
+    assert item_proof(sword) == {"acid"}
     assert item_proof(club) == frozenset()
+
+
+def test_an_item_s_own_hates_list_replaces_its_category_s() -> None:
+    rng = np.random.default_rng(3)
+    sword, flask = ("acid",), ("cold",)
+    for _ in range(50):
+        assert not floor_item_damaged(rng, "fire", 1000, "weapon", proof=NOTHING,
+                                      artifact=False, hates=sword)
+        assert floor_item_damaged(rng, "fire", 1000, "weapon", proof=NOTHING, artifact=False)
+        assert floor_item_damaged(rng, "cold", 1000, "thrown", proof=NOTHING, artifact=False,
+                                  hates=flask)
+        assert not floor_item_damaged(rng, "cold", 1000, "thrown", proof=NOTHING,
+                                      artifact=False)
+    # Mana ("all objects") ignores the list; holy orb takes only cursed objects.
+    assert floor_item_damaged(rng, "mana", 1, "thrown", proof=NOTHING, artifact=False,
+                              hates=())
+    assert floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=False,
+                              cursed=True)
+    assert not floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=False)
+    assert not floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=True,
+                                  cursed=True)

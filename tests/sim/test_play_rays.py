@@ -173,18 +173,21 @@ def test_a_wand_of_digging_cuts_through_a_wall() -> None:
 
 
 def test_a_sleep_ray_puts_a_monster_to_sleep_and_it_stops_acting() -> None:
+    """Seed 003 note (B): a rat (level 0) resists only when 2 > 1d(damage),
+    and the wand's 6d25 is never below 6, so it always sleeps, for 350."""
     world = make_world(CORRIDOR, seed=2)
     p = world.join("ann")
     world.step()
-    orc = hardy_monster(world, "orc", 4, 1)
+    rat = hardy_monster(world, "rat", 4, 1)
+    assert CONTENT.monsters["rat"].level == 0
     events = zap(world, p, wand(world, p, "wand_of_sleep"), (1, 0))
-    assert StatusChanged(1, 4, 1, orc.id, int(StatusKind.ASLEEP), True) in events
-    assert orc.statuses.has(StatusKind.ASLEEP) and orc.mind == Mind.ASLEEP
-    assert harms(events, orc) == [], "sleep does no damage"
-    where = (orc.x, orc.y)
+    assert StatusChanged(1, 4, 1, rat.id, int(StatusKind.ASLEEP), True) in events
+    assert rat.statuses.rounds(StatusKind.ASLEEP) == 350 and rat.mind == Mind.ASLEEP
+    assert harms(events, rat) == [], "sleep does no damage"
+    where = (rat.x, rat.y)
     for _ in range(12):
         world.step()
-    assert (orc.x, orc.y) == where, "an asleep monster does not act"
+    assert (rat.x, rat.y) == where, "an asleep monster does not act"
 
 
 def test_a_fire_ray_may_burn_scrolls_on_the_floor_but_spares_metal_and_food() -> None:

@@ -48,7 +48,7 @@ def test_status_kind_wire_values_never_change() -> None:
         ("STUNNED", 5), ("AFRAID", 6), ("ASLEEP", 7), ("PARALYSED", 8), ("HASTED", 9),
         ("ENRAGED", 10), ("STONESKIN", 11), ("INVISIBLE", 12), ("ENLIGHTENED", 13),
         ("ACID_BURN", 14), ("WEBBED", 15), ("SLOWED", 16), ("FIRE_SHIELD", 17),
-        ("ICE_SHIELD", 18), ("ENERVATED", 19), ("FATIGUE", 20),
+        ("ICE_SHIELD", 18), ("ENERVATED", 19), ("FATIGUE", 20), ("AVATAR", 21),
     ]  # fmt: skip
     assert [(c.name, c.value) for c in StatusChange] == [
         ("APPLIED", 0), ("EXTENDED", 1), ("DAMAGE", 2), ("ENERGY_DRAIN", 3), ("EXPIRED", 4),
@@ -69,13 +69,28 @@ def test_new_status_is_applied_and_capped() -> None:
     assert len(s) == 2
 
 
-def test_max_stacking_keeps_the_longer() -> None:
+def test_a_character_s_confusion_keeps_the_longer() -> None:
+    """``add`` is the seed-001 status container of characters, whose stacking
+    is Underhall's decision (statuses.toml). Monsters hit by seed 003 damage
+    types stack as that seed says instead (``impose``, tested below and in
+    tests/sim/test_play_seed_rules.py)."""
     assert RULES.status(K.CONFUSED).stacking == "max"
     s = Statuses()
     s.add(K.CONFUSED, 3)
     assert s.add(K.CONFUSED, 5) == [StatusEffect(K.CONFUSED, C.EXTENDED, 5)]
     assert s.add(K.CONFUSED, 2) == []
     assert s.rounds(K.CONFUSED) == 5
+
+
+def test_impose_sets_the_counter_past_the_cap() -> None:
+    """Seed 003's amounts (a sleep value of 350) are not cut by max_rounds."""
+    s = Statuses()
+    assert RULES.status(K.ASLEEP).max_rounds < 350
+    assert s.impose(K.ASLEEP, 350) == [StatusEffect(K.ASLEEP, C.APPLIED, 350)]
+    assert s.rounds(K.ASLEEP) == 350
+    assert s.impose(K.ASLEEP, 350) == []
+    assert s.impose(K.ASLEEP, 20) == [StatusEffect(K.ASLEEP, C.EXTENDED, 20)]
+    assert s.impose(K.ASLEEP, 0) == []
 
 
 def test_add_stacking_sums_up_to_the_cap() -> None:
