@@ -14,7 +14,6 @@ failed and is retried by the writer.
 from __future__ import annotations
 
 import contextlib
-
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
