@@ -123,6 +123,8 @@ def note_line(ev: Sequence[Any], model: GameModel) -> str | None:
         return f"The curse on your {_pack_item(model, arg)} holds fast."
     if code == "choice" and isinstance(arg, str):
         return f"You gain {option_label(arg)}."
+    if code == "rusted":
+        return f"Your {_pack_item(model, arg)} rusts."
     if code == "upgraded":
         return f"The altar glows: your {spell_phrase(model, arg)} spell grows stronger."
     return _NOTES.get(code) if isinstance(code, str) else None

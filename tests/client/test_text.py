@@ -281,6 +281,7 @@ def test_casting_equipment_learning_and_notices(model2: GameModel) -> None:
     assert say(m, "note", "enchanted", "a") == "Your dagger glows blue for a moment."
     assert say(m, "note", "curse_removed", "a") == "The curse on your dagger is lifted."
     assert say(m, "note", "curse_stays", "z") == "The curse on your equipment holds fast."
+    assert say(m, "note", "rusted", "a") == "Your dagger rusts."
     assert say(m, "note", "no_such_note") is None
     for code in ("weak", "nothing_happens", "spell_failed"):
         line = say(m, "note", code)
