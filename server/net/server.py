@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import time
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ OUTBOX_LIMIT_BYTES = 256 * 1024
 """Socket write buffer above which a client is treated as behind."""
 BEHIND_DROP_S = 10.0
 """Seconds a client may stay behind before it is disconnected."""
+TICK_LOG_ENV = "UNDERHALL_TICK_LOG"
+"""If this environment variable names a file, every tick appends one line to it:
+``wall_clock_s tick duration_ms players`` (flushed about once a second; for bench/scale.py)."""
 
 
 @dataclass(eq=False)
@@ -133,6 +137,8 @@ class GameServer:
         period = 1.0 / self.tick_rate
         next_t = loop.time()
         last_report = loop.time()
+        tick_log_path = os.environ.get(TICK_LOG_ENV)
+        tick_log = open(tick_log_path, "a", encoding="ascii") if tick_log_path else None  # noqa: SIM115
         while True:
             next_t += period
             delay = next_t - loop.time()
@@ -149,6 +155,11 @@ class GameServer:
             except Exception:  # a bug in the rules must not take the server down
                 log.exception("tick %d failed", self.game.world.tick)
             self.stats.durations.append((time.perf_counter() - started) * 1000.0)
+            if tick_log is not None:
+                tick_log.write(f"{time.time():.3f} {self.game.world.tick} "
+                               f"{self.stats.durations[-1]:.3f} {len(self.clients)}\n")
+                if self.game.world.tick % self.tick_rate == 0:
+                    tick_log.flush()
             if loop.time() - last_report >= 60.0:
                 last_report = loop.time()
                 self._report()
