@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -220,15 +221,16 @@ def diff(later: Mapping[str, Any], earlier: Mapping[str, Any]) -> dict[str, Any]
 
 
 def percentile(lat: Mapping[str, int], q: float) -> float | None:
-    """The ``q`` quantile (0..1) of a latency histogram, in ms (bucket midpoint), or None."""
+    """The ``q`` quantile (0..1, nearest rank) of a latency histogram, in ms (bucket
+    midpoint), or None when it is empty."""
     total = sum(lat.values())
     if total == 0:
         return None
-    rank = q * (total - 1)
+    rank = max(math.ceil(q * total), 1)  # the nearest-rank method
     seen = 0
     for key in sorted(lat, key=int):
         seen += lat[key]
-        if seen > rank:
+        if seen >= rank:
             return int(key) + 0.5
     return float(LAT_BUCKETS - 1)
 
@@ -867,7 +869,8 @@ def run_cli(args: argparse.Namespace) -> int:
     ``json`` and :func:`add_arguments`'s); print the report; return the exit status:
     0 if some client joined and no ``error``, undecodable frame or close by the
     server happened (rejects and refused joins are load, not errors), else 1."""
-    cfg = LoadConfig(url=args.url, n=args.n, duration=args.duration, rate=args.rate,
+    duration = float("inf") if args.duration == 0 else args.duration
+    cfg = LoadConfig(url=args.url, n=args.n, duration=duration, rate=args.rate,
                      procs=args.procs, prefix=args.prefix, seed=args.seed,
                      depths=args.depths, walk_every=args.walk_every)
     try:
@@ -918,10 +921,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prefix", default="lean", help="names are PREFIX0, PREFIX1, ...")
     p.add_argument("--json", action="store_true", help="print the final report as JSON")
     add_arguments(p)
-    args = p.parse_args(argv)
-    if args.duration == 0:
-        args.duration = float("inf")
-    return run_cli(args)
+    return run_cli(p.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,85 @@
+"""The lean load generator against a real ``underhall serve`` on 127.0.0.1.
+
+Every wait is bounded; speed is reported by the generator, never asserted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from client.loadgen import LoadConfig, diff, merge, percentile, run_load_async
+from tests.serverproc import running_server, underhall_command
+
+
+@pytest.fixture
+def server_url(tmp_path: Path) -> Iterator[str]:
+    """A real ``underhall serve`` (seed 7, 20 ticks/s); its URL once it listens."""
+    with running_server(tmp_path, seed=7, tick_rate=20) as url:
+        yield url
+
+
+async def test_20_lean_clients_join_walk_and_get_deltas(server_url: str) -> None:
+    cfg = LoadConfig(url=server_url, n=20, duration=4.0, rate=50.0, seed=3)
+    seen: list[dict[str, object]] = []
+    final, tokens = await asyncio.wait_for(run_load_async(cfg, on_snapshot=seen.append), 30.0)
+    assert final["welcomed"] == 20, final
+    assert final["errors"] == {} and final["refused"] == {}, final
+    assert final["connect_failures"] == {}, final
+    assert final["closed"] == 0, final
+    assert final["snaps"] >= 20 and final["deltas"] > 20, final
+    # Every command is answered: acknowledged (carried out or rejected) or still pending.
+    assert final["cmds"] > 20
+    assert final["acks"] > 0 and final["cmds"] - final["acks"] <= 20, final
+    # Some moves were carried out, not only rejected.
+    assert final["acks"] > sum(final["rejects"].values()), final
+    assert sum(final["lat"].values()) == final["acks"]
+    assert final["depths"] == {"1": 20}
+    assert sorted(tokens) == sorted(f"lean{i}" for i in range(20))
+    assert seen and seen[-1]["connected"] == 20
+    assert final["connected"] == 0  # every connection was closed at the end
+
+
+def test_bots_lean_command_with_two_processes(server_url: str, tmp_path: Path) -> None:
+    cmd = [*underhall_command(), "bots", "--lean", "--url", server_url, "-n", "6",
+           "--duration", "3", "--procs", "2", "--json", "--prefix", "duo", "--forget"]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["procs"] == 2 and report["requested"] == 6
+    assert report["welcomed"] == 6 and report["errors"] == {}, report
+    assert report["deltas"] > 0 and report["acks"] > 0
+
+
+def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:
+    cmd = [*underhall_command(), "bots", "--lean", "--url", "ws://127.0.0.1:9", "-n", "3",
+           "--procs", "0"]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path)
+    assert out.returncode == 2
+    assert "procs" in out.stderr
+
+
+def test_merge_diff_and_percentile() -> None:
+    a = {"t": 10.0, "joins": 2, "connected": 2, "welcomed": 2, "closed": 0, "frames": 10,
+         "bytes": 1000, "snaps": 2, "deltas": 8, "cmds": 4, "acks": 3, "settled": 2,
+         "cpu_s": 1.0, "procs": 1, "lat": {"50": 2, "90": 1}, "rejects": {"blocked": 1},
+         "errors": {}, "refused": {}, "connect_failures": {}, "depths": {"1": 2}}
+    b = dict(a, t=11.0, frames=30, lat={"50": 3, "90": 1, "200": 1}, rejects={"blocked": 1})
+    both = merge([a, b])
+    assert both["frames"] == 40 and both["procs"] == 2 and both["t"] == 11.0
+    assert both["lat"] == {"50": 5, "90": 2, "200": 1}
+    d = diff(b, a)
+    assert d["seconds"] == 1.0 and d["frames"] == 20
+    assert d["lat"] == {"50": 1, "200": 1} and d["rejects"] == {}
+    # Five samples 50, 50, 50, 90, 200 ms (buckets): median 50.5, top 200.5.
+    lat = {"50": 3, "90": 1, "200": 1}
+    assert percentile(lat, 0.5) == 50.5
+    assert percentile(lat, 0.99) == 200.5
+    assert percentile({}, 0.5) is None
