@@ -13,7 +13,8 @@ measures a fixed window:
   the file named by ``UNDERHALL_TICK_LOG``);
 - payload bytes/s per client and the mean frame size;
 - command→effect p50 / p99 (the load generator's histogram over the window);
-- server RSS at the end of the window, and the load generator's own CPU.
+- server RSS at the end of the window, and the load generator's own CPU (as
+  % of one core, as clients per core at that load, and µs per frame received).
 
 Scenes:
 
@@ -85,6 +86,8 @@ class Row:
     commands_per_client_s: float = 0.0
     rss_mb: float = 0.0
     loadgen_cpu_pct: float = 0.0
+    loadgen_clients_per_core: float | None = None
+    loadgen_us_per_frame: float | None = None
     rejects: dict[str, int] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     depths: dict[str, int] = field(default_factory=dict)
@@ -300,6 +303,10 @@ def _fill(row: Row, first: tuple[dict[str, Any], tuple[float, float, int]],
     row.cmd_p99_ms = percentile(d["lat"], 0.99)
     row.rss_mb = round(rss / 2**20, 1)
     row.loadgen_cpu_pct = round(100 * d["cpu_s"] / secs, 1)
+    if d["cpu_s"] > 0:
+        row.loadgen_clients_per_core = round(clients * secs / d["cpu_s"])
+    if d["frames"]:
+        row.loadgen_us_per_frame = round(1e6 * d["cpu_s"] / d["frames"], 1)
     row.rejects = d["rejects"]
     row.errors = s1["errors"]
 
@@ -318,6 +325,7 @@ COLUMNS = (
     ("mean_frame_bytes", "B/frame", "{:.0f}"), ("cmd_p50_ms", "cmd p50", "{:.0f}"),
     ("cmd_p99_ms", "p99 ms", "{:.0f}"), ("rss_mb", "RSS MB", "{:.0f}"),
     ("loadgen_cpu_pct", "gen CPU%", "{:.0f}"),
+    ("loadgen_clients_per_core", "gen cl/core", "{:,.0f}"),
 )  # fmt: skip
 
 

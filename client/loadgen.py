@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import math
 import multiprocessing
@@ -328,10 +329,8 @@ class LeanClient(asyncio.Protocol):
         for data in self.ws.data_to_send():
             if data:
                 transport.write(data)
-            elif transport.can_write_eof():
+            elif transport.can_write_eof():  # the closing handshake is over: send FIN
                 transport.write_eof()
-        if self.ws.close_expected() and not self.closing and not self.playing:
-            transport.close()
 
     def _send(self, obj: dict[str, Any]) -> None:
         self.ws.send_binary(self.gen.pack(obj))
@@ -522,7 +521,7 @@ class _Generator:
         self.rng = random.Random(f"{cfg.seed}/{worker}")
         self.np_rng = np.random.default_rng([cfg.seed, worker])
         self.pack = msgpack.Packer(use_bin_type=True).pack
-        self.unpack: Callable[[bytes], Any] = lambda b: msgpack.unpackb(b, raw=False)
+        self.unpack: Callable[[bytes], Any] = functools.partial(msgpack.unpackb, raw=False)
         # Walkable terrain codes: floor-like passable ones and closed doors, not lava.
         # Fixed codes (docs/protocol.md); 255 (unknown) is not walkable.
         walk = [False] * 256
