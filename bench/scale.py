@@ -68,6 +68,7 @@ class Row:
     requested: int
     clients: int = 0
     joins_refused: dict[str, int] = field(default_factory=dict)
+    connect_failures: dict[str, int] = field(default_factory=dict)
     join_s: float = 0.0
     settled: int = 0
     window_s: float = 0.0
@@ -282,6 +283,7 @@ def _fill(row: Row, first: tuple[dict[str, Any], tuple[float, float, int]],
     clients = (s0["connected"] + s1["connected"]) / 2
     row.clients = s1["connected"]
     row.joins_refused = s1["refused"]
+    row.connect_failures = s1["connect_failures"]
     row.settled = s1["settled"]
     row.depths = dict(sorted(s1["depths"].items(), key=lambda kv: int(kv[0])))
     row.window_s = round(secs, 1)
@@ -344,6 +346,9 @@ def format_table(rows: list[Row]) -> str:
                                                 sorted(r.rejects.items(), key=lambda kv: -kv[1])))
         if r.joins_refused:
             extra.append("refused " + ", ".join(f"{k} {v:,}" for k, v in r.joins_refused.items()))
+        if r.connect_failures:
+            extra.append("connect failures " + ", ".join(
+                f"{k} {v:,}" for k, v in r.connect_failures.items()))
         if r.errors:
             extra.append("errors " + ", ".join(f"{k} {v:,}" for k, v in r.errors.items()))
         if r.scene != "crowded":

@@ -253,6 +253,7 @@ class LeanClient(asyncio.Protocol):
         self.ws = ClientProtocol(gen.uri, max_size=None)
         self.transport: asyncio.Transport | None = None
         self.playing = False
+        self.answered_join = False  # welcomed, refused, or the handshake failed
         self.closing = False
         self.dead = False
         self.tick_rate = 10
@@ -298,6 +299,7 @@ class LeanClient(asyncio.Protocol):
                     self.gen.counters.errors["text_frame"] += 1
             elif isinstance(ev, Response):
                 if ws.handshake_exc is not None:
+                    self.answered_join = True
                     self.gen.counters.connect_failures[f"handshake: {ws.handshake_exc}"] += 1
                 else:
                     self._hello()
@@ -317,6 +319,10 @@ class LeanClient(asyncio.Protocol):
             counters.closed += 1
             code = self.ws.close_rcvd.code if self.ws.close_rcvd is not None else 1006
             counters.errors[f"closed_by_server_{code}"] += 1
+        elif not self.playing and not self.closing and not self.answered_join:
+            # Dropped before any welcome or refusal, e.g. the server's opening
+            # handshake timed out while it was too busy to answer.
+            counters.connect_failures["closed_before_welcome"] += 1
         self.playing = False
         self.transport = None
 
@@ -370,7 +376,7 @@ class LeanClient(asyncio.Protocol):
                 self.path = []
                 self._schedule(0.0)
         elif t == "welcome":
-            self.playing = True
+            self.playing = self.answered_join = True
             counters.welcomed += 1
             self.tick_rate = int(msg.get("tick_rate", 10))
             token = msg.get("token")
@@ -379,6 +385,7 @@ class LeanClient(asyncio.Protocol):
         elif t == "error":
             code = str(msg.get("code", "?"))
             if msg.get("fatal") and not self.playing:
+                self.answered_join = True
                 counters.refused[code] += 1
             else:
                 counters.errors[code] += 1
