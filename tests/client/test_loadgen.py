@@ -47,10 +47,10 @@ async def test_20_lean_clients_join_walk_and_get_deltas(server_url: str) -> None
 
 def test_bots_lean_command_with_two_processes(server_url: str, tmp_path: Path) -> None:
     cmd = [*underhall_command(), "bots", "--lean", "--url", server_url, "-n", "6",
-           "--duration", "3", "--procs", "2", "--json", "--prefix", "duo", "--forget"]
+           "--duration", "4", "--procs", "2", "--json", "--prefix", "duo", "--forget"]
     out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60,
                          cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 0, (out.stdout, out.stderr)
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["procs"] == 2 and report["requested"] == 6
     assert report["welcomed"] == 6 and report["errors"] == {}, report
