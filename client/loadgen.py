@@ -8,7 +8,8 @@ says ``hello`` (its name and class), then walks: after the ``ack`` of its last
 command it waits until its character can act again (``me.speed`` ticks, less
 a random part of one tick, as :mod:`client.bots` does) and sends its next
 ``move``; a ``reject`` of that command makes it try another direction at
-once. It keeps going in one direction while the remembered map shows a
+once (a ``reject`` message in protocol 2, a ``rej`` entry of the frame in
+protocol 3). It keeps going in one direction while the remembered map shows a
 walkable cell ahead, else turns to a random walkable neighbour.
 
 With ``depths`` > 1 (the *spread* scene), client ``i`` first goes down the
@@ -367,14 +368,8 @@ class LeanClient(asyncio.Protocol):
         elif t == "snap":
             counters.snaps += 1
             self._on_view(msg, snap=True)
-        elif t == "reject":
-            reason = msg.get("reason", "?")
-            counters.rejects[reason] += 1
-            if msg.get("seq") == self.last_seq and not self.answered:
-                self.answered = True
-                self.d = DIRECTIONS[self.gen.rng.randrange(8)]
-                self.path = []
-                self._schedule(0.0)
+        elif t == "reject":  # protocol 2; protocol 3 sends refusals in the frame's rej
+            self._refused(msg.get("seq"), str(msg.get("reason", "?")))
         elif t == "welcome":
             self.playing = self.answered_join = True
             counters.welcomed += 1
@@ -390,7 +385,20 @@ class LeanClient(asyncio.Protocol):
             else:
                 counters.errors[code] += 1
 
+    def _refused(self, seq: object, reason: str) -> None:
+        """Count a refusal; if it answers the last command, try another direction now."""
+        self.gen.counters.rejects[reason] += 1
+        if seq == self.last_seq and not self.answered:
+            self.answered = True
+            self.d = DIRECTIONS[self.gen.rng.randrange(8)]
+            self.path = []
+            self._schedule(0.0)
+
     def _on_view(self, msg: dict[str, Any], *, snap: bool) -> None:
+        rej = msg.get("rej")
+        if rej:  # protocol 3: [[seq, reason], ...], before the ack of the same frame
+            for seq, reason in rej:
+                self._refused(seq, str(reason))
         me = msg.get("me")
         if snap:
             self.depth = msg["depth"]

@@ -83,3 +83,23 @@ def test_merge_diff_and_percentile() -> None:
     assert percentile(lat, 0.5) == 50.5
     assert percentile(lat, 0.99) == 200.5
     assert percentile({}, 0.5) is None
+
+
+async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
+    """Protocol 3 carries refusals as ``rej`` in the snap or delta, beside the ack."""
+    import msgpack  # type: ignore[import-untyped]
+
+    from client.loadgen import LeanClient, _Generator
+
+    gen = _Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
+    client = LeanClient(gen, 0)
+    client.playing = True
+    client.last_seq = 7
+    client.answered = False
+    client.pending.extend([(6, 0.0), (7, 0.0)])
+    frame = {"t": "delta", "tick": 40, "ack": 7, "rej": [[6, "blocked"], [7, "occupied"]]}
+    client._on_message(msgpack.packb(frame, use_bin_type=True))
+    assert gen.counters.rejects == {"blocked": 1, "occupied": 1}
+    assert gen.counters.acks == 2 and not client.pending
+    assert client.answered and client.timer is not None  # the next move comes at once
+    client.timer.cancel()
