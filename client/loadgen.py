@@ -593,8 +593,8 @@ class _Generator:
             await asyncio.sleep(0.05)
 
     def snapshot(self) -> dict[str, Any]:
-        snap = self.counters.snapshot(self.clients)
-        return snap
+        """:meth:`Counters.snapshot` over this process's clients."""
+        return self.counters.snapshot(self.clients)
 
 
 async def run_load_async(
@@ -653,7 +653,13 @@ def _worker_main(cfg: LoadConfig, worker: int, procs: int, pipe: Pipe) -> None:
 
     async def run() -> None:
         stop = asyncio.Event()
-        asyncio.get_running_loop().add_reader(pipe.fileno(), stop.set)
+        loop = asyncio.get_running_loop()
+
+        def asked() -> None:  # the parent wrote "stop"; stop watching the pipe
+            loop.remove_reader(pipe.fileno())
+            stop.set()
+
+        loop.add_reader(pipe.fileno(), asked)
         final, tokens = await run_load_async(cfg, on_snapshot=pipe.send, stop=stop,
                                              worker=worker, procs=procs)
         final["final"] = True
