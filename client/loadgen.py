@@ -45,6 +45,7 @@ import multiprocessing
 import os
 import random
 import signal
+import struct
 import sys
 import time
 from collections import Counter, deque
@@ -58,7 +59,13 @@ import numpy as np
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
+from websockets.protocol import OPEN
 from websockets.uri import parse_uri
+
+try:  # websockets' C helper, as its own frames use
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover -- built without its C extension
+    from websockets.utils import apply_mask
 
 from client.botpolicy import frontier_cells, path_to_nearest, walkable_cells
 from client.connection import _read_tokens, _server_key, token_path
@@ -284,6 +291,13 @@ class LeanClient(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         ws = self.ws
+        if ws.state is OPEN and not ws.reader.buffer:
+            # The lean path: websockets holds no partial frame, so the data starts
+            # at a frame boundary; whole unmasked binary frames are read here.
+            done = self._whole_binary_frames(data)
+            if done == len(data):
+                return
+            data = data[done:]
         parts = self.parts
         ws.receive_data(data)
         for ev in ws.events_received():
@@ -305,6 +319,31 @@ class LeanClient(asyncio.Protocol):
                 else:
                     self._hello()
         self._flush()
+
+    def _whole_binary_frames(self, data: bytes) -> int:
+        """Hand each whole, final, unmasked binary frame at the start of ``data`` to
+        :meth:`_on_message`; return the bytes used (the rest goes to websockets)."""
+        n, i = len(data), 0
+        while i + 2 <= n:
+            if data[i] != 0x82:  # FIN + binary: anything else is websockets' business
+                break
+            length, head = data[i + 1], 2  # the mask bit is 0 from a server
+            if length == 126:
+                if i + 4 > n:
+                    break
+                length, head = int.from_bytes(data[i + 2 : i + 4], "big"), 4
+            elif length == 127:
+                if i + 10 > n:
+                    break
+                length, head = int.from_bytes(data[i + 2 : i + 10], "big"), 10
+            elif length > 127:  # masked: a protocol error websockets will report
+                break
+            end = i + head + length
+            if end > n:
+                break
+            self._on_message(data[i + head : end])
+            i = end
+        return i
 
     def eof_received(self) -> bool | None:
         self.ws.receive_eof()
@@ -340,8 +379,12 @@ class LeanClient(asyncio.Protocol):
                 transport.write_eof()
 
     def _send(self, obj: dict[str, Any]) -> None:
-        self.ws.send_binary(self.gen.pack(obj))
-        self._flush()
+        data = self.gen.pack(obj)
+        if self.ws.state is OPEN and self.transport is not None:
+            self.transport.write(self.gen.frame(data))  # nothing else is queued
+        else:
+            self.ws.send_binary(data)
+            self._flush()
 
     def _hello(self) -> None:
         hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION, "name": self.name}
@@ -547,7 +590,26 @@ class _Generator:
         self.passable_np[[DOOR_CLOSED, LAVA, UNKNOWN]] = False  # walkable_cells adds doors back
         self.clients: list[LeanClient] = []
         self.new_tokens: dict[str, str] = {}
+        self._keys = os.urandom(4096)
+        self._key_at = 0
         self.loop = asyncio.get_running_loop()
+
+    def frame(self, payload: bytes) -> bytes:
+        """A final binary websocket frame from a client (RFC 6455 5.2): masked with
+        a random key drawn from a pool of ``os.urandom`` bytes."""
+        k = self._key_at
+        if k + 4 > len(self._keys):
+            self._keys, k = os.urandom(4096), 0
+        key = self._keys[k : k + 4]
+        self._key_at = k + 4
+        n = len(payload)
+        if n < 126:
+            head = bytes((0x82, 0x80 | n))
+        elif n < 65536:
+            head = struct.pack("!BBH", 0x82, 0xFE, n)
+        else:
+            head = struct.pack("!BBQ", 0x82, 0xFF, n)
+        return head + key + apply_mask(payload, key)
 
     async def ramp(self) -> None:
         """Open this process's share of the connections, ``rate / procs`` per second."""
