@@ -120,8 +120,9 @@ def pinned(core: int | None, cmd: list[str]) -> list[str]:
     return cmd if core is None else ["taskset", "-c", str(core), *cmd]
 
 
-def start_server(tmp: Path, port: int, tick_rate: int, seed: int,
-                 core: int | None) -> subprocess.Popen[bytes]:
+def start_server(
+    tmp: Path, port: int, tick_rate: int, seed: int, core: int | None
+) -> subprocess.Popen[bytes]:
     """Start ``underhall serve`` and return once it listens.
 
     Raises:
@@ -228,8 +229,9 @@ def measure(args: argparse.Namespace, scene: str, n: int) -> Row:
     return row
 
 
-def _run_phases(args: argparse.Namespace, row: Row, n: int, depths: int, lines: _Lines,
-                tmp: Path) -> None:
+def _run_phases(
+    args: argparse.Namespace, row: Row, n: int, depths: int, lines: _Lines, tmp: Path
+) -> None:
     started = time.time()
     ramp_s = n / args.rate
     best, best_t = 0, started
@@ -239,8 +241,11 @@ def _run_phases(args: argparse.Namespace, row: Row, n: int, depths: int, lines: 
             row.note = "load generator or server exited"
             return
         snap, _ = got
-        answered = (snap["welcomed"] + sum(snap["refused"].values())
-                    + sum(snap["connect_failures"].values()))
+        answered = (
+            snap["welcomed"]
+            + sum(snap["refused"].values())
+            + sum(snap["connect_failures"].values())
+        )
         if snap["welcomed"] > best:
             best, best_t = snap["welcomed"], snap["t"]
         if answered >= n:
@@ -275,8 +280,12 @@ def _run_phases(args: argparse.Namespace, row: Row, n: int, depths: int, lines: 
     _fill(row, first, last, tmp / "ticks.log")
 
 
-def _fill(row: Row, first: tuple[dict[str, Any], tuple[float, float, int]],
-          last: tuple[dict[str, Any], tuple[float, float, int]], tick_log: Path) -> None:
+def _fill(
+    row: Row,
+    first: tuple[dict[str, Any], tuple[float, float, int]],
+    last: tuple[dict[str, Any], tuple[float, float, int]],
+    tick_log: Path,
+) -> None:
     (s0, (u0, k0, _)), (s1, (u1, k1, rss)) = first, last
     d = diff(s1, s0)
     secs = d["seconds"]
@@ -342,13 +351,18 @@ def format_table(rows: list[Row]) -> str:
     for r in rows:
         extra = [f"{r.scene} {r.requested}: joined in {r.join_s} s"]
         if r.rejects:
-            extra.append("rejects " + ", ".join(f"{k} {v:,}" for k, v in
-                                                sorted(r.rejects.items(), key=lambda kv: -kv[1])))
+            extra.append(
+                "rejects "
+                + ", ".join(
+                    f"{k} {v:,}" for k, v in sorted(r.rejects.items(), key=lambda kv: -kv[1])
+                )
+            )
         if r.joins_refused:
             extra.append("refused " + ", ".join(f"{k} {v:,}" for k, v in r.joins_refused.items()))
         if r.connect_failures:
-            extra.append("connect failures " + ", ".join(
-                f"{k} {v:,}" for k, v in r.connect_failures.items()))
+            extra.append(
+                "connect failures " + ", ".join(f"{k} {v:,}" for k, v in r.connect_failures.items())
+            )
         if r.errors:
             extra.append("errors " + ", ".join(f"{k} {v:,}" for k, v in r.errors.items()))
         if r.scene != "crowded":
@@ -362,17 +376,31 @@ def format_table(rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print the table (or JSON); 0 if every run measured a window."""
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("-n", default="250,500,1000,2000,4000",
-                   help="client counts, comma-separated (default %(default)s)")
-    p.add_argument("--scene", default="crowded,spread",
-                   help="scenes, comma-separated: crowded, spread (default %(default)s)")
+    p.add_argument(
+        "-n",
+        default="250,500,1000,2000,4000",
+        help="client counts, comma-separated (default %(default)s)",
+    )
+    p.add_argument(
+        "--scene",
+        default="crowded,spread",
+        help="scenes, comma-separated: crowded, spread (default %(default)s)",
+    )
     p.add_argument("--window", type=float, default=20.0, help="measured seconds (default 20)")
     p.add_argument("--warmup", type=float, default=5.0, help="seconds after joins (default 5)")
     p.add_argument("--rate", type=float, default=100.0, help="joins per second (default 100)")
-    p.add_argument("--join-stall", type=float, default=30.0,
-                   help="stop waiting for joins after this many seconds without one (default 30)")
-    p.add_argument("--settle", type=float, default=300.0,
-                   help="spread: longest wait for clients to reach their depth (default 300)")
+    p.add_argument(
+        "--join-stall",
+        type=float,
+        default=30.0,
+        help="stop waiting for joins after this many seconds without one (default 30)",
+    )
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=300.0,
+        help="spread: longest wait for clients to reach their depth (default 300)",
+    )
     p.add_argument("--procs", type=int, default=1, help="load generator processes (default 1)")
     p.add_argument("--tick-rate", type=int, default=10, help="server ticks/s (default 10)")
     p.add_argument("--seed", type=int, default=7, help="world and client seed (default 7)")
@@ -399,8 +427,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:
                 print(json.dumps(asdict(row), separators=(",", ":")), flush=True)
             else:
-                print(f"{scene} {n}: done ({row.clients} clients, "
-                      f"{row.us_per_client_tick} µs/client-tick)", file=sys.stderr, flush=True)
+                print(
+                    f"{scene} {n}: done ({row.clients} clients, "
+                    f"{row.us_per_client_tick} µs/client-tick)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     if not args.json:
         print(format_table(rows))
     return 0 if all(r.window_s > 0 for r in rows) else 1

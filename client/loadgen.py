@@ -2,8 +2,13 @@
 
 Each client is an :class:`asyncio.Protocol` on a raw transport (uvloop when
 installed) that drives websockets' sans-I/O :class:`~websockets.client.ClientProtocol`
-(``receive_data`` / ``events_received`` / ``data_to_send``) and decodes frames
-with msgpack, skipping the full client model of :mod:`client.bots`. A client
+(``receive_data`` / ``events_received`` / ``data_to_send``) for the opening
+handshake, control frames (ping, close) and anything unusual, and decodes
+frames with msgpack, skipping the full client model of :mod:`client.bots`.
+The common case takes a lean path that costs a third as much: while the
+connection is open and websockets holds no partial frame, whole unmasked
+binary frames are cut out of the received bytes here, and each command is
+framed here (masked, RFC 6455 section 5.3, with websockets' ``apply_mask``). A client
 says ``hello`` (its name and class), then walks: after the ``ack`` of its last
 command it waits until its character can act again (``me.speed`` ticks, less
 a random part of one tick, as :mod:`client.bots` does) and sends its next
@@ -191,8 +196,21 @@ class Counters:
         }  # fmt: skip
 
 
-_SUMMED = ("joins", "connected", "welcomed", "closed", "frames", "bytes", "snaps", "deltas",
-           "cmds", "acks", "settled", "cpu_s", "procs")
+_SUMMED = (
+    "joins",
+    "connected",
+    "welcomed",
+    "closed",
+    "frames",
+    "bytes",
+    "snaps",
+    "deltas",
+    "cmds",
+    "acks",
+    "settled",
+    "cpu_s",
+    "procs",
+)
 _COUNTED = ("lat", "rejects", "errors", "refused", "connect_failures", "depths")
 
 
@@ -224,8 +242,9 @@ def diff(later: Mapping[str, Any], earlier: Mapping[str, Any]) -> dict[str, Any]
     for k in _COUNTED:
         if k != "depths":
             before = earlier[k]
-            out[k] = {key: v - before.get(key, 0) for key, v in later[k].items()
-                      if v - before.get(key, 0)}
+            out[k] = {
+                key: v - before.get(key, 0) for key, v in later[k].items() if v - before.get(key, 0)
+            }
     return out
 
 
@@ -538,8 +557,9 @@ class LeanClient(asyncio.Protocol):
             goals = known == STAIRS_DOWN
             if not goals.any():
                 goals = frontier_cells(known, walk)
-            path = path_to_nearest(walk.astype(np.int8), goals, (x, y), spread=4,
-                                   rng=self.gen.np_rng)
+            path = path_to_nearest(
+                walk.astype(np.int8), goals, (x, y), spread=4, rng=self.gen.np_rng
+            )
             if not path:
                 return "move", self._walk()
             self.path = path
@@ -722,8 +742,9 @@ def _worker_main(cfg: LoadConfig, worker: int, procs: int, pipe: Pipe) -> None:
             stop.set()
 
         loop.add_reader(pipe.fileno(), asked)
-        final, tokens = await run_load_async(cfg, on_snapshot=pipe.send, stop=stop,
-                                             worker=worker, procs=procs)
+        final, tokens = await run_load_async(
+            cfg, on_snapshot=pipe.send, stop=stop, worker=worker, procs=procs
+        )
         final["final"] = True
         final["tokens"] = tokens
         pipe.send(final)
@@ -853,9 +874,11 @@ def live_line(now: Mapping[str, Any], last: Mapping[str, Any] | None, n: int) ->
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{v:.0f}"
 
-    return (f"connected {now['connected']:,}/{n:,}  msgs/s {rate}  cmd->effect p50 {ms(p50)} "
-            f"p99 {ms(p99)} ms  rejects {sum(now['rejects'].values()):,}  "
-            f"errors {sum(now['errors'].values()):,}")
+    return (
+        f"connected {now['connected']:,}/{n:,}  msgs/s {rate}  cmd->effect p50 {ms(p50)} "
+        f"p99 {ms(p99)} ms  rejects {sum(now['rejects'].values()):,}  "
+        f"errors {sum(now['errors'].values()):,}"
+    )
 
 
 def format_report(final: Mapping[str, Any], first: Mapping[str, Any] | None, n: int) -> str:
@@ -876,19 +899,27 @@ def format_report(final: Mapping[str, Any], first: Mapping[str, Any] | None, n: 
 
     lat = final["lat"]
     lines = [
-        (f"clients        {n:,} requested, {final['welcomed']:,} joined, "
-         f"{final['closed']:,} closed by the server"),
+        (
+            f"clients        {n:,} requested, {final['welcomed']:,} joined, "
+            f"{final['closed']:,} closed by the server"
+        ),
         f"joins refused  {counted(final['refused'])}",
         f"connect fails  {counted(final['connect_failures'])}",
         f"commands       {final['cmds']:,} sent, {final['acks']:,} acknowledged",
         f"rejects        {counted(final['rejects'])}",
         f"errors         {counted(final['errors'])}",
-        (f"received       {final['frames']:,} frames ({final['snaps']:,} snaps, "
-         f"{final['deltas']:,} deltas), {final['bytes']:,} B"),
-        (f"per client/s   {per_s(d['frames'] / welcomed)} frames, "
-         f"{per_s(d['bytes'] / welcomed)} B  (over the last {secs:.0f} s)"),
-        (f"cmd->effect    p50 {ms(percentile(lat, 0.5))} ms, "
-         f"p99 {ms(percentile(lat, 0.99))} ms, max {ms(_max(lat))} ms"),
+        (
+            f"received       {final['frames']:,} frames ({final['snaps']:,} snaps, "
+            f"{final['deltas']:,} deltas), {final['bytes']:,} B"
+        ),
+        (
+            f"per client/s   {per_s(d['frames'] / welcomed)} frames, "
+            f"{per_s(d['bytes'] / welcomed)} B  (over the last {secs:.0f} s)"
+        ),
+        (
+            f"cmd->effect    p50 {ms(percentile(lat, 0.5))} ms, "
+            f"p99 {ms(percentile(lat, 0.99))} ms, max {ms(_max(lat))} ms"
+        ),
         f"depths         {counted(final['depths'])}",
         f"own CPU        {final['cpu_s']:.1f} s in {final['procs']} process(es)",
     ]
@@ -932,18 +963,30 @@ def save_tokens(url: str, tokens: Mapping[str, str]) -> bool:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The load generator's own options (shared with ``underhall bots --lean``)."""
-    p.add_argument("--rate", type=float, default=100.0,
-                   help="joins per second, the ramp (default %(default)s)")
-    p.add_argument("--procs", type=int, default=1,
-                   help="worker processes (default %(default)s)")
-    p.add_argument("--depths", type=int, default=1,
-                   help="spread clients over depths 1..D by the stairs (default 1)")
-    p.add_argument("--walk-every", type=int, default=1,
-                   help="with --depths > 1, one client in K walks once arrived (default 1)")
-    p.add_argument("--jsonl", action="store_true",
-                   help="print a merged snapshot as one JSON line every second")
-    p.add_argument("--forget", action="store_true",
-                   help="neither read nor save resume tokens (new characters every run)")
+    p.add_argument(
+        "--rate", type=float, default=100.0, help="joins per second, the ramp (default %(default)s)"
+    )
+    p.add_argument("--procs", type=int, default=1, help="worker processes (default %(default)s)")
+    p.add_argument(
+        "--depths",
+        type=int,
+        default=1,
+        help="spread clients over depths 1..D by the stairs (default 1)",
+    )
+    p.add_argument(
+        "--walk-every",
+        type=int,
+        default=1,
+        help="with --depths > 1, one client in K walks once arrived (default 1)",
+    )
+    p.add_argument(
+        "--jsonl", action="store_true", help="print a merged snapshot as one JSON line every second"
+    )
+    p.add_argument(
+        "--forget",
+        action="store_true",
+        help="neither read nor save resume tokens (new characters every run)",
+    )
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -952,9 +995,17 @@ def run_cli(args: argparse.Namespace) -> int:
     0 if some client joined and no ``error``, undecodable frame or close by the
     server happened (rejects and refused joins are load, not errors), else 1."""
     duration = float("inf") if args.duration == 0 else args.duration
-    cfg = LoadConfig(url=args.url, n=args.n, duration=duration, rate=args.rate,
-                     procs=args.procs, prefix=args.prefix, seed=args.seed,
-                     depths=args.depths, walk_every=args.walk_every)
+    cfg = LoadConfig(
+        url=args.url,
+        n=args.n,
+        duration=duration,
+        rate=args.rate,
+        procs=args.procs,
+        prefix=args.prefix,
+        seed=args.seed,
+        depths=args.depths,
+        walk_every=args.walk_every,
+    )
     try:
         cfg.check()
     except ValueError as exc:
@@ -993,12 +1044,18 @@ def run_cli(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m client.loadgen``: see the module docstring."""
-    p = argparse.ArgumentParser(prog="python -m client.loadgen",
-                                description="Drive many lean walking clients against a server.")
+    p = argparse.ArgumentParser(
+        prog="python -m client.loadgen",
+        description="Drive many lean walking clients against a server.",
+    )
     p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765")
     p.add_argument("-n", type=int, default=100, help="clients (default %(default)s)")
-    p.add_argument("--duration", type=float, default=30.0,
-                   help="seconds; 0 runs until interrupted (default 30)")
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=30.0,
+        help="seconds; 0 runs until interrupted (default 30)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the clients' choices")
     p.add_argument("--prefix", default="lean", help="names are PREFIX0, PREFIX1, ...")
     p.add_argument("--json", action="store_true", help="print the final report as JSON")

@@ -84,6 +84,8 @@ class GameServer:
         self.stats = TickStats()
         self._stop = asyncio.Event()
         self._ws_server: WsServer | None = None
+        tick_log = os.environ.get(TICK_LOG_ENV)
+        self._tick_log = open(tick_log, "a", encoding="ascii") if tick_log else None  # noqa: SIM115
 
     # ----------------------------------------------------------- lifecycle
 
@@ -137,8 +139,7 @@ class GameServer:
         period = 1.0 / self.tick_rate
         next_t = loop.time()
         last_report = loop.time()
-        tick_log_path = os.environ.get(TICK_LOG_ENV)
-        tick_log = open(tick_log_path, "a", encoding="ascii") if tick_log_path else None  # noqa: SIM115
+        tick_log = self._tick_log
         while True:
             next_t += period
             delay = next_t - loop.time()

@@ -11,9 +11,20 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgpack  # type: ignore[import-untyped]
 import pytest
+from websockets.client import ClientProtocol
+from websockets.protocol import State
 
-from client.loadgen import LoadConfig, diff, merge, percentile, run_load_async
+from client.loadgen import (
+    LeanClient,
+    LoadConfig,
+    _Generator,
+    diff,
+    merge,
+    percentile,
+    run_load_async,
+)
 from tests.serverproc import running_server, underhall_command
 
 
@@ -46,10 +57,24 @@ async def test_20_lean_clients_join_walk_and_get_deltas(server_url: str) -> None
 
 
 def test_bots_lean_command_with_two_processes(server_url: str, tmp_path: Path) -> None:
-    cmd = [*underhall_command(), "bots", "--lean", "--url", server_url, "-n", "6",
-           "--duration", "4", "--procs", "2", "--json", "--prefix", "duo", "--forget"]
-    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60,
-                         cwd=tmp_path)
+    cmd = [
+        *underhall_command(),
+        "bots",
+        "--lean",
+        "--url",
+        server_url,
+        "-n",
+        "6",
+        "--duration",
+        "4",
+        "--procs",
+        "2",
+        "--json",
+        "--prefix",
+        "duo",
+        "--forget",
+    ]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert out.returncode == 0, (out.stdout, out.stderr)
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["procs"] == 2 and report["requested"] == 6
@@ -58,19 +83,45 @@ def test_bots_lean_command_with_two_processes(server_url: str, tmp_path: Path) -
 
 
 def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:
-    cmd = [*underhall_command(), "bots", "--lean", "--url", "ws://127.0.0.1:9", "-n", "3",
-           "--procs", "0"]
-    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60,
-                         cwd=tmp_path)
+    cmd = [
+        *underhall_command(),
+        "bots",
+        "--lean",
+        "--url",
+        "ws://127.0.0.1:9",
+        "-n",
+        "3",
+        "--procs",
+        "0",
+    ]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert out.returncode == 2
     assert "procs" in out.stderr
 
 
 def test_merge_diff_and_percentile() -> None:
-    a = {"t": 10.0, "joins": 2, "connected": 2, "welcomed": 2, "closed": 0, "frames": 10,
-         "bytes": 1000, "snaps": 2, "deltas": 8, "cmds": 4, "acks": 3, "settled": 2,
-         "cpu_s": 1.0, "procs": 1, "lat": {"50": 2, "90": 1}, "rejects": {"blocked": 1},
-         "errors": {}, "refused": {}, "connect_failures": {}, "depths": {"1": 2}}
+    a = {
+        "t": 10.0,
+        "joins": 2,
+        "connected": 2,
+        "welcomed": 2,
+        "closed": 0,
+        "frames": 10,
+        "bytes": 1000,
+        "snaps": 2,
+        "deltas": 8,
+        "cmds": 4,
+        "acks": 3,
+        "settled": 2,
+        "cpu_s": 1.0,
+        "procs": 1,
+        "lat": {"50": 2, "90": 1},
+        "rejects": {"blocked": 1},
+        "errors": {},
+        "refused": {},
+        "connect_failures": {},
+        "depths": {"1": 2},
+    }
     b = dict(a, t=11.0, frames=30, lat={"50": 3, "90": 1, "200": 1}, rejects={"blocked": 1})
     both = merge([a, b])
     assert both["frames"] == 40 and both["procs"] == 2 and both["t"] == 11.0
@@ -87,10 +138,6 @@ def test_merge_diff_and_percentile() -> None:
 
 async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
     """Protocol 3 carries refusals as ``rej`` in the snap or delta, beside the ack."""
-    import msgpack  # type: ignore[import-untyped]
-
-    from client.loadgen import LeanClient, _Generator
-
     gen = _Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
     client = LeanClient(gen, 0)
     client.playing = True
@@ -103,3 +150,53 @@ async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
     assert gen.counters.acks == 2 and not client.pending
     assert client.answered and client.timer is not None  # the next move comes at once
     client.timer.cancel()
+
+
+class _Recorder:
+    """A stand-in for the socket's transport that keeps what was written."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(bytes(data))
+
+    def can_write_eof(self) -> bool:
+        return True
+
+    def write_eof(self) -> None:
+        self.written.append(b"")
+
+
+async def test_frames_split_anywhere_are_each_read_once_and_pings_answered() -> None:
+    """The lean frame path and websockets' own parser take turns on one byte stream."""
+
+    def frame(payload: bytes, opcode: int = 0x2) -> bytes:
+        n = len(payload)
+        head = (
+            bytes((0x80 | opcode, n))
+            if n < 126
+            else bytes((0x80 | opcode, 126)) + n.to_bytes(2, "big")
+        )
+        return head + payload
+
+    deltas = [
+        msgpack.packb({"t": "delta", "tick": t, "ev": [["xp", 1, 2]] * size}, use_bin_type=True)
+        for t, size in ((1, 1), (2, 40), (3, 2))
+    ]
+    assert len(deltas[1]) >= 126  # one frame with a 16-bit length
+    stream = frame(deltas[0]) + frame(b"hi", opcode=0x9) + frame(deltas[1]) + frame(deltas[2])
+    gen = _Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
+    for cut in range(len(stream) + 1):
+        client = LeanClient(gen, 0)
+        client.ws = ClientProtocol(gen.uri, state=State.OPEN, max_size=None)
+        recorder = _Recorder()
+        client.transport = recorder  # type: ignore[assignment]
+        client.playing = True
+        before = gen.counters.deltas
+        client.data_received(stream[:cut])
+        client.data_received(stream[cut:])
+        assert gen.counters.deltas - before == 3, cut
+        pongs = [w for w in recorder.written if w[:1] == b"\x8a"]
+        assert len(pongs) == 1, cut  # websockets answered the ping
+    assert gen.counters.errors == {}
