@@ -51,7 +51,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from client.loadgen import diff, percentile
+from client.loadgen import diff, percentile, raise_open_files
 
 READY_TIMEOUT_S = 30.0
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -419,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("-n: need positive client counts")
     if not args.no_pin and (shutil.which("taskset") is None or (os.cpu_count() or 1) < 2):
         p.error("needs taskset (util-linux) and two cores; --no-pin runs unpinned")
+    raise_open_files(2 * max(counts) + 256)  # the server and the generator inherit it
     rows: list[Row] = []
     for scene in scenes:
         for n in counts:

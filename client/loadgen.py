@@ -721,6 +721,19 @@ async def run_load_async(
     return final, gen.new_tokens
 
 
+def raise_open_files(wanted: int) -> int:
+    """Raise this process's soft limit of open files towards ``wanted`` (at most the
+    hard limit), so thousands of sockets fit; return the soft limit now in force."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        new = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        soft = new
+    return int(soft)
+
+
 def _new_loop() -> asyncio.AbstractEventLoop:
     try:
         import uvloop
@@ -777,6 +790,7 @@ def run_load(
         ValueError: as :meth:`LoadConfig.check`.
     """
     cfg.check()
+    raise_open_files(cfg.n + 256)  # inherited by the workers
     stopper = _Stopper()
     old = {s: signal.signal(s, stopper) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
