@@ -79,7 +79,7 @@ from protocol.version import PROTOCOL_VERSION
 
 __all__ = [
     "LAT_BUCKETS", "Counters", "LoadConfig", "diff", "format_report", "main", "merge",
-    "percentile", "run_load", "run_load_async",
+    "percentile", "raise_open_files", "run_load", "run_load_async",
 ]  # fmt: skip
 
 LAT_BUCKETS = 5001
