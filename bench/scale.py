@@ -51,7 +51,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from client.loadgen import diff, percentile, raise_open_files
+from client.loadgen import raise_open_files
+from client.loadstats import diff, percentile
 
 READY_TIMEOUT_S = 30.0
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -23,7 +23,8 @@ to known down stairs, else to the nearest unexplored cell), then only one in
 ``walk_every`` of them keeps walking; the others stay where they are and
 only read.
 
-What is measured, per process and cumulatively (:class:`Counters`): frames
+The clients are :class:`client.leanclient.LeanClient`; what is measured,
+per process and cumulatively (:class:`client.loadstats.Counters`): frames
 and payload bytes received, commands sent and answered, command→effect
 latency (from sending a ``cmd`` to the first ``snap``/``delta`` whose ``ack``
 reaches its ``seq``) as a 1 ms histogram, rejects by reason, ``error`` codes,
@@ -34,18 +35,17 @@ processes (multiprocessing, ``spawn``) and merges their counters.
 Entry points: :func:`run_load` (blocking; returns the final merged snapshot),
 :func:`run_load_async` (one process, in the running loop) and :func:`main`
 (``python -m client.loadgen``, also behind ``underhall bots --lean``).
-Snapshots are plain dicts (JSON-able; see :func:`Counters.snapshot`);
-:func:`diff` of two of them describes the window between them.
+Snapshots are plain dicts (JSON-able; see
+:meth:`client.loadstats.Counters.snapshot`); :func:`client.loadstats.diff`
+of two of them describes the window between them.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import functools
 import json
-import math
 import multiprocessing
 import os
 import random
@@ -53,18 +53,13 @@ import signal
 import struct
 import sys
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection as Pipe
-from typing import Any, cast
+from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import numpy as np
-from websockets.client import ClientProtocol
-from websockets.frames import Frame, Opcode
-from websockets.http11 import Response
-from websockets.protocol import OPEN
 from websockets.uri import parse_uri
 
 try:  # websockets' C helper, as its own frames use
@@ -72,37 +67,18 @@ try:  # websockets' C helper, as its own frames use
 except ImportError:  # pragma: no cover -- built without its C extension
     from websockets.utils import apply_mask
 
-from client.botpolicy import frontier_cells, path_to_nearest, walkable_cells
 from client.connection import _read_tokens, _server_key, token_path
+from client.leanclient import ACK_TIMEOUT_S, DOOR_CLOSED, LAVA, UNKNOWN, LeanClient
+from client.loadstats import Counters, format_report, live_line, merge
 from protocol.limits import NAME_RE
-from protocol.version import PROTOCOL_VERSION
 
 __all__ = [
-    "LAT_BUCKETS", "Counters", "LoadConfig", "diff", "format_report", "main", "merge",
-    "percentile", "raise_open_files", "run_load", "run_load_async",
+    "Generator", "LoadConfig", "main", "raise_open_files", "run_cli", "run_load",
+    "run_load_async",
 ]  # fmt: skip
-
-LAT_BUCKETS = 5001
-"""Latency histogram buckets: bucket ``k`` counts latencies in ``[k, k + 1)`` ms;
-the last one everything from 5 s up."""
-
-ACK_TIMEOUT_S = 2.0
-"""Seconds a client waits for its last command to be answered before sending another."""
 
 CLASSES: tuple[str, ...] = ("warrior", "warrior", "mage")
 """Classes of new characters, client ``i`` taking ``CLASSES[i % 3]`` (as the bots do)."""
-
-DIRECTIONS: tuple[tuple[int, int], ...] = (
-    (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1),
-)  # fmt: skip
-
-KEEP_DIRECTION = 0.8
-"""Chance that a walker keeps its direction while the cell ahead is walkable."""
-
-STAIRS_DOWN = 12
-DOOR_CLOSED = 3
-LAVA = 6
-UNKNOWN = 255
 
 
 @dataclass(slots=True)
@@ -149,445 +125,7 @@ class LoadConfig:
         parse_uri(self.url)  # raises InvalidURI, a ValueError
 
 
-@dataclass(slots=True)
-class Counters:
-    """Cumulative counters of the clients of one process."""
-
-    joins: int = 0
-    connected: int = 0
-    welcomed: int = 0
-    closed: int = 0
-    frames: int = 0
-    bytes: int = 0
-    snaps: int = 0
-    deltas: int = 0
-    cmds: int = 0
-    acks: int = 0
-    lat: list[int] = field(default_factory=lambda: [0] * LAT_BUCKETS)
-    rejects: Counter[str] = field(default_factory=Counter)
-    errors: Counter[str] = field(default_factory=Counter)
-    refused: Counter[str] = field(default_factory=Counter)
-    connect_failures: Counter[str] = field(default_factory=Counter)
-
-    def snapshot(self, clients: Iterable[LeanClient] = ()) -> dict[str, Any]:
-        """The counters now, as a JSON-able dict.
-
-        Keys: ``t`` (Unix time, s), the counters above, ``lat`` as a sparse
-        ``{bucket: count}``, ``depths`` ``{depth: clients}`` and ``settled``
-        (clients at their target depth) over ``clients`` that are playing,
-        ``cpu_s`` this process's CPU seconds, ``procs`` 1.
-        """
-        depths: Counter[str] = Counter()
-        settled = 0
-        for c in clients:
-            if c.playing:
-                depths[str(c.depth)] += 1
-                settled += c.depth == c.target
-        return {
-            "t": time.time(), "joins": self.joins, "connected": self.connected,
-            "welcomed": self.welcomed, "closed": self.closed, "frames": self.frames,
-            "bytes": self.bytes, "snaps": self.snaps, "deltas": self.deltas,
-            "cmds": self.cmds, "acks": self.acks,
-            "lat": {str(k): v for k, v in enumerate(self.lat) if v},
-            "rejects": dict(self.rejects), "errors": dict(self.errors),
-            "refused": dict(self.refused), "connect_failures": dict(self.connect_failures),
-            "depths": dict(depths), "settled": settled,
-            "cpu_s": time.process_time(), "procs": 1,
-        }  # fmt: skip
-
-
-_SUMMED = (
-    "joins",
-    "connected",
-    "welcomed",
-    "closed",
-    "frames",
-    "bytes",
-    "snaps",
-    "deltas",
-    "cmds",
-    "acks",
-    "settled",
-    "cpu_s",
-    "procs",
-)
-_COUNTED = ("lat", "rejects", "errors", "refused", "connect_failures", "depths")
-
-
-def merge(snaps: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Sum snapshots of several processes into one (``t``: the latest)."""
-    out: dict[str, Any] = {k: 0 for k in _SUMMED}
-    out.update({k: {} for k in _COUNTED})
-    out["t"] = 0.0
-    for s in snaps:
-        out["t"] = max(out["t"], s["t"])
-        for k in _SUMMED:
-            out[k] += s.get(k, 0)
-        for k in _COUNTED:
-            for key, v in s.get(k, {}).items():
-                out[k][key] = out[k].get(key, 0) + v
-    return out
-
-
-def diff(later: Mapping[str, Any], earlier: Mapping[str, Any]) -> dict[str, Any]:
-    """What happened between two snapshots: counters subtracted, ``seconds`` added.
-
-    ``connected``, ``depths`` and ``settled`` are the later snapshot's (states, not counts).
-    """
-    out = dict(later)
-    out["seconds"] = later["t"] - earlier["t"]
-    for k in _SUMMED:
-        if k not in ("connected", "settled", "procs"):
-            out[k] = later[k] - earlier[k]
-    for k in _COUNTED:
-        if k != "depths":
-            before = earlier[k]
-            out[k] = {
-                key: v - before.get(key, 0) for key, v in later[k].items() if v - before.get(key, 0)
-            }
-    return out
-
-
-def percentile(lat: Mapping[str, int], q: float) -> float | None:
-    """The ``q`` quantile (0..1, nearest rank) of a latency histogram, in ms (bucket
-    midpoint), or None when it is empty."""
-    total = sum(lat.values())
-    if total == 0:
-        return None
-    rank = max(math.ceil(q * total), 1)  # the nearest-rank method
-    seen = 0
-    for key in sorted(lat, key=int):
-        seen += lat[key]
-        if seen >= rank:
-            return int(key) + 0.5
-    return float(LAT_BUCKETS - 1)
-
-
-# --- one client ----------------------------------------------------------------------------
-
-
-class LeanClient(asyncio.Protocol):
-    """One websocket client on a raw transport; see the module docstring."""
-
-    def __init__(self, gen: _Generator, index: int) -> None:
-        self.gen = gen
-        self.index = index
-        self.name = f"{gen.cfg.prefix}{index}"
-        self.cls = gen.cfg.classes[index % len(gen.cfg.classes)] if gen.cfg.classes else None
-        cfg = gen.cfg
-        self.target = 1 + index % cfg.depths
-        self.walker = cfg.depths == 1 or (index // cfg.depths) % cfg.walk_every == 0
-        self.ws = ClientProtocol(gen.uri, max_size=None)
-        self.transport: asyncio.Transport | None = None
-        self.playing = False
-        self.answered_join = False  # welcomed, refused, or the handshake failed
-        self.closing = False
-        self.dead = False
-        self.tick_rate = 10
-        self.depth = 0
-        self.x = self.y = 0
-        self.speed = 1
-        self.w = self.h = 0
-        self.map = bytearray()
-        self.passable = gen.passable
-        self.seq = 0
-        self.last_seq = -1
-        self.pending: deque[tuple[int, float]] = deque()
-        self.sent_t = 0.0
-        self.answered = True
-        self.timer: asyncio.TimerHandle | None = None
-        self.d = DIRECTIONS[index % 8]
-        self.path: list[tuple[int, int]] = []
-        self.parts: list[bytes] = []
-
-    # transport callbacks
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)  # uvloop's is no subclass
-        self.gen.counters.connected += 1
-        self.ws.send_request(self.ws.connect())
-        self._flush()
-
-    def data_received(self, data: bytes) -> None:
-        ws = self.ws
-        if ws.state is OPEN and not ws.reader.buffer:
-            # The lean path: websockets holds no partial frame, so the data starts
-            # at a frame boundary; whole unmasked binary frames are read here.
-            done = self._whole_binary_frames(data)
-            if done == len(data):
-                return
-            data = data[done:]
-        parts = self.parts
-        ws.receive_data(data)
-        for ev in ws.events_received():
-            if isinstance(ev, Frame):
-                if ev.opcode is Opcode.BINARY or ev.opcode is Opcode.CONT:
-                    if ev.fin and not parts:
-                        self._on_message(bytes(ev.data))
-                    else:  # a fragmented message (the server does not send them)
-                        parts.append(bytes(ev.data))
-                        if ev.fin:
-                            self._on_message(b"".join(parts))
-                            parts.clear()
-                elif ev.opcode is Opcode.TEXT:
-                    self.gen.counters.errors["text_frame"] += 1
-            elif isinstance(ev, Response):
-                if ws.handshake_exc is not None:
-                    self.answered_join = True
-                    self.gen.counters.connect_failures[f"handshake: {ws.handshake_exc}"] += 1
-                else:
-                    self._hello()
-        self._flush()
-
-    def _whole_binary_frames(self, data: bytes) -> int:
-        """Hand each whole, final, unmasked binary frame at the start of ``data`` to
-        :meth:`_on_message`; return the bytes used (the rest goes to websockets)."""
-        n, i = len(data), 0
-        while i + 2 <= n:
-            if data[i] != 0x82:  # FIN + binary: anything else is websockets' business
-                break
-            length, head = data[i + 1], 2  # the mask bit is 0 from a server
-            if length == 126:
-                if i + 4 > n:
-                    break
-                length, head = int.from_bytes(data[i + 2 : i + 4], "big"), 4
-            elif length == 127:
-                if i + 10 > n:
-                    break
-                length, head = int.from_bytes(data[i + 2 : i + 10], "big"), 10
-            elif length > 127:  # masked: a protocol error websockets will report
-                break
-            end = i + head + length
-            if end > n:
-                break
-            self._on_message(data[i + head : end])
-            i = end
-        return i
-
-    def eof_received(self) -> bool | None:
-        self.ws.receive_eof()
-        self._flush()
-        return None
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        counters = self.gen.counters
-        counters.connected -= 1
-        if self.timer is not None:
-            self.timer.cancel()
-        if self.playing and not self.closing:
-            counters.closed += 1
-            code = self.ws.close_rcvd.code if self.ws.close_rcvd is not None else 1006
-            counters.errors[f"closed_by_server_{code}"] += 1
-        elif not self.playing and not self.closing and not self.answered_join:
-            # Dropped before any welcome or refusal, e.g. the server's opening
-            # handshake timed out while it was too busy to answer.
-            counters.connect_failures["closed_before_welcome"] += 1
-        self.playing = False
-        self.transport = None
-
-    # protocol
-
-    def _flush(self) -> None:
-        transport = self.transport
-        if transport is None:
-            return
-        for data in self.ws.data_to_send():
-            if data:
-                transport.write(data)
-            elif transport.can_write_eof():  # the closing handshake is over: send FIN
-                transport.write_eof()
-
-    def _send(self, obj: dict[str, Any]) -> None:
-        data = self.gen.pack(obj)
-        if self.ws.state is OPEN and self.transport is not None:
-            self.transport.write(self.gen.frame(data))  # nothing else is queued
-        else:
-            self.ws.send_binary(data)
-            self._flush()
-
-    def _hello(self) -> None:
-        hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION, "name": self.name}
-        token = self.gen.cfg.tokens.get(self.name)
-        if token:
-            hello["token"] = token
-        elif self.cls:
-            hello["class"] = self.cls
-        self._send(hello)
-
-    def _on_message(self, data: bytes) -> None:
-        counters = self.gen.counters
-        counters.frames += 1
-        counters.bytes += len(data)
-        try:
-            msg = self.gen.unpack(data)
-            t = msg["t"]
-        except Exception:  # noqa: BLE001 -- any undecodable frame is counted, not fatal
-            counters.errors["undecodable"] += 1
-            return
-        if t == "delta":
-            counters.deltas += 1
-            self._on_view(msg, snap=False)
-        elif t == "snap":
-            counters.snaps += 1
-            self._on_view(msg, snap=True)
-        elif t == "reject":  # protocol 2; protocol 3 sends refusals in the frame's rej
-            self._refused(msg.get("seq"), str(msg.get("reason", "?")))
-        elif t == "welcome":
-            self.playing = self.answered_join = True
-            counters.welcomed += 1
-            self.tick_rate = int(msg.get("tick_rate", 10))
-            token = msg.get("token")
-            if token:
-                self.gen.new_tokens[self.name] = token
-        elif t == "error":
-            code = str(msg.get("code", "?"))
-            if msg.get("fatal") and not self.playing:
-                self.answered_join = True
-                counters.refused[code] += 1
-            else:
-                counters.errors[code] += 1
-
-    def _refused(self, seq: object, reason: str) -> None:
-        """Count a refusal; if it answers the last command, try another direction now."""
-        self.gen.counters.rejects[reason] += 1
-        if seq == self.last_seq and not self.answered:
-            self.answered = True
-            self.d = DIRECTIONS[self.gen.rng.randrange(8)]
-            self.path = []
-            self._schedule(0.0)
-
-    def _on_view(self, msg: dict[str, Any], *, snap: bool) -> None:
-        rej = msg.get("rej")
-        if rej:  # protocol 3: [[seq, reason], ...], before the ack of the same frame
-            for seq, reason in rej:
-                self._refused(seq, str(reason))
-        me = msg.get("me")
-        if snap:
-            self.depth = msg["depth"]
-            self.w, self.h = msg["w"], msg["h"]
-            self.map = bytearray(msg["map"])
-            self.path = []
-        else:
-            tiles = msg.get("tiles")
-            if tiles:
-                m, w = self.map, self.w
-                for k in range(0, len(tiles) - 2, 3):
-                    m[tiles[k + 1] * w + tiles[k]] = tiles[k + 2]
-        if me:
-            if "x" in me:
-                self.x = me["x"]
-            if "y" in me:
-                self.y = me["y"]
-            if "speed" in me:
-                self.speed = me["speed"]
-            if "depth" in me:
-                self.depth = me["depth"]
-            if "dead" in me:
-                self.dead = bool(me["dead"])
-        ack = msg.get("ack")
-        if ack is not None and self.pending and self.pending[0][0] <= ack:
-            self._settle(ack)
-        if snap and self.answered and not self.dead:
-            self._schedule(self.gen.rng.random() / self.tick_rate)
-
-    def _settle(self, ack: int) -> None:
-        now = time.perf_counter()
-        counters = self.gen.counters
-        lat = counters.lat
-        pending = self.pending
-        while pending and pending[0][0] <= ack:
-            _, sent = pending.popleft()
-            counters.acks += 1
-            lat[min(int((now - sent) * 1000.0), LAT_BUCKETS - 1)] += 1
-        if ack >= self.last_seq and not self.answered:
-            self.answered = True
-            self._schedule((max(1, self.speed) - 1 + self.gen.rng.random()) / self.tick_rate)
-
-    def _schedule(self, delay: float) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-        self.timer = self.gen.loop.call_later(delay, self.act)
-
-    # policy
-
-    def act(self) -> None:
-        """Send the next command, if this client walks and can act now."""
-        self.timer = None
-        if not self.playing or self.closing or self.dead or not self.map:
-            return
-        if self.depth != self.target:
-            c, d = self._descend()
-        elif self.walker:
-            c, d = "move", self._walk()
-        else:
-            return
-        self.seq += 1
-        cmd: dict[str, Any] = {"t": "cmd", "seq": self.seq, "c": c}
-        if d is not None:
-            cmd["d"] = d
-        self._send(cmd)
-        now = time.perf_counter()
-        self.pending.append((self.seq, now))
-        self.last_seq = self.seq
-        self.sent_t = now
-        self.answered = False
-        self.gen.counters.cmds += 1
-
-    def _open(self, x: int, y: int) -> bool:
-        return 0 <= x < self.w and 0 <= y < self.h and self.passable[self.map[y * self.w + x]]
-
-    def _walk(self) -> list[int]:
-        x, y, (dx, dy) = self.x, self.y, self.d
-        rng = self.gen.rng
-        if self._open(x + dx, y + dy) and rng.random() < KEEP_DIRECTION:
-            return [dx, dy]
-        choices = [d for d in DIRECTIONS if self._open(x + d[0], y + d[1])]
-        self.d = rng.choice(choices) if choices else DIRECTIONS[rng.randrange(8)]
-        return list(self.d)
-
-    def _descend(self) -> tuple[str, list[int] | None]:
-        x, y, w = self.x, self.y, self.w
-        if self.map[y * w + x] == STAIRS_DOWN:
-            return "down", None
-        if self.path and self.path[0] == (x, y):
-            self.path.pop(0)  # arrived on the next cell of the path
-        if not self.path or max(abs(self.path[0][0] - x), abs(self.path[0][1] - y)) != 1:
-            known = np.frombuffer(bytes(self.map), dtype=np.uint8).reshape(self.h, w)
-            walk = walkable_cells(known, self.gen.passable_np[known])
-            goals = known == STAIRS_DOWN
-            if not goals.any():
-                goals = frontier_cells(known, walk)
-            path = path_to_nearest(
-                walk.astype(np.int8), goals, (x, y), spread=4, rng=self.gen.np_rng
-            )
-            if not path:
-                return "move", self._walk()
-            self.path = path
-        nx, ny = self.path[0]
-        return "move", [nx - x, ny - y]
-
-    def close(self) -> None:
-        """Start a normal close (code 1000); the transport closes when it is done."""
-        self.closing = True
-        if self.timer is not None:
-            self.timer.cancel()
-        if self.transport is None:
-            return
-        if self.playing:
-            with contextlib.suppress(Exception):  # already closing: the socket is dropped anyway
-                self.ws.send_close(1000)
-            self._flush()
-        self.gen.loop.call_later(1.0, self._abort)
-
-    def _abort(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
-
-
-# --- one process's clients -----------------------------------------------------------------
-
-
-class _Generator:
+class Generator:
     """The clients of one process, their counters and shared helpers."""
 
     def __init__(self, cfg: LoadConfig, worker: int, procs: int) -> None:
@@ -695,7 +233,7 @@ async def run_load_async(
     Returns:
         The final snapshot and the resume tokens of new characters by name.
     """
-    gen = _Generator(cfg, worker, procs)
+    gen = Generator(cfg, worker, procs)
     stop = stop or asyncio.Event()
     started = time.perf_counter()
     ramp = asyncio.create_task(gen.ramp())
@@ -875,73 +413,6 @@ def _run_workers(
 
 
 # --- reports and the command line ----------------------------------------------------------
-
-
-def live_line(now: Mapping[str, Any], last: Mapping[str, Any] | None, n: int) -> str:
-    """One status line: connected, messages/s and latency p50/p99 over the last interval."""
-    d = diff(now, last) if last is not None else None
-    secs = d["seconds"] if d is not None and d["seconds"] > 0 else None
-    rate = f"{d['frames'] / secs:,.0f}" if d is not None and secs else "-"
-    lat = d["lat"] if d is not None else now["lat"]
-    p50, p99 = percentile(lat, 0.5), percentile(lat, 0.99)
-
-    def ms(v: float | None) -> str:
-        return "-" if v is None else f"{v:.0f}"
-
-    return (
-        f"connected {now['connected']:,}/{n:,}  msgs/s {rate}  cmd->effect p50 {ms(p50)} "
-        f"p99 {ms(p99)} ms  rejects {sum(now['rejects'].values()):,}  "
-        f"errors {sum(now['errors'].values()):,}"
-    )
-
-
-def format_report(final: Mapping[str, Any], first: Mapping[str, Any] | None, n: int) -> str:
-    """The run's report as a readable table (``first``: a snapshot to measure rates from)."""
-    d = diff(final, first) if first is not None else dict(final, seconds=0.0)
-    secs = d["seconds"]
-    welcomed = max(final["welcomed"], 1)
-
-    def per_s(v: float) -> str:
-        return f"{v / secs:,.1f}" if secs > 0 else "-"
-
-    def counted(c: Mapping[str, int]) -> str:
-        items = sorted(c.items(), key=lambda kv: -kv[1])
-        return ", ".join(f"{k} {v:,}" for k, v in items) if items else "none"
-
-    def ms(v: float | None) -> str:
-        return "-" if v is None else f"{v:.1f}"
-
-    lat = final["lat"]
-    lines = [
-        (
-            f"clients        {n:,} requested, {final['welcomed']:,} joined, "
-            f"{final['closed']:,} closed by the server"
-        ),
-        f"joins refused  {counted(final['refused'])}",
-        f"connect fails  {counted(final['connect_failures'])}",
-        f"commands       {final['cmds']:,} sent, {final['acks']:,} acknowledged",
-        f"rejects        {counted(final['rejects'])}",
-        f"errors         {counted(final['errors'])}",
-        (
-            f"received       {final['frames']:,} frames ({final['snaps']:,} snaps, "
-            f"{final['deltas']:,} deltas), {final['bytes']:,} B"
-        ),
-        (
-            f"per client/s   {per_s(d['frames'] / welcomed)} frames, "
-            f"{per_s(d['bytes'] / welcomed)} B  (over the last {secs:.0f} s)"
-        ),
-        (
-            f"cmd->effect    p50 {ms(percentile(lat, 0.5))} ms, "
-            f"p99 {ms(percentile(lat, 0.99))} ms, max {ms(_max(lat))} ms"
-        ),
-        f"depths         {counted(final['depths'])}",
-        f"own CPU        {final['cpu_s']:.1f} s in {final['procs']} process(es)",
-    ]
-    return "\n".join(lines)
-
-
-def _max(lat: Mapping[str, int]) -> float | None:
-    return max((int(k) + 0.5 for k in lat), default=None)
 
 
 def load_tokens(url: str) -> dict[str, str]:

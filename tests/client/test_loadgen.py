@@ -16,15 +16,9 @@ import pytest
 from websockets.client import ClientProtocol
 from websockets.protocol import State
 
-from client.loadgen import (
-    LeanClient,
-    LoadConfig,
-    _Generator,
-    diff,
-    merge,
-    percentile,
-    run_load_async,
-)
+from client.leanclient import LeanClient
+from client.loadgen import Generator, LoadConfig, run_load_async
+from client.loadstats import diff, merge, percentile
 from tests.serverproc import running_server, underhall_command
 
 
@@ -138,7 +132,7 @@ def test_merge_diff_and_percentile() -> None:
 
 async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
     """Protocol 3 carries refusals as ``rej`` in the snap or delta, beside the ack."""
-    gen = _Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
+    gen = Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
     client = LeanClient(gen, 0)
     client.playing = True
     client.last_seq = 7
@@ -186,7 +180,7 @@ async def test_frames_split_anywhere_are_each_read_once_and_pings_answered() -> 
     ]
     assert len(deltas[1]) >= 126  # one frame with a 16-bit length
     stream = frame(deltas[0]) + frame(b"hi", opcode=0x9) + frame(deltas[1]) + frame(deltas[2])
-    gen = _Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
+    gen = Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
     for cut in range(len(stream) + 1):
         client = LeanClient(gen, 0)
         client.ws = ClientProtocol(gen.uri, state=State.OPEN, max_size=None)
