@@ -262,6 +262,10 @@ def play_main(args: argparse.Namespace) -> int:
 
 def bots_main(args: argparse.Namespace) -> int:
     """Run headless bots against a server and print their report."""
+    if args.lean:
+        from client.loadgen import run_cli
+
+        return run_cli(args)
     from client.bots import run_bots
     from client.connection import ConnectionClosed, probe
     from client.safe_text import clean_text
@@ -453,6 +457,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ca", default=None, metavar="FILE",
                    help="certificate authority (PEM) to trust for a wss:// server "
                         "(also $UNDERHALL_CA)")
+    p.add_argument("--lean", action="store_true",
+                   help="lean walking clients (client/loadgen.py), thousands per core, instead "
+                        "of the explore-and-fight bots; live line on a terminal")
+    p.add_argument("--rate", type=float, default=100.0,
+                   help="with --lean: joins per second (default %(default)s)")
+    p.add_argument("--procs", type=int, default=1,
+                   help="with --lean: worker processes (default %(default)s)")
+    p.add_argument("--depths", type=int, default=1,
+                   help="with --lean: spread over depths 1..D by the stairs (default 1)")
+    p.add_argument("--walk-every", type=int, default=1,
+                   help="with --lean and --depths: one client in K walks once arrived")
+    p.add_argument("--jsonl", action="store_true",
+                   help="with --lean: a JSON snapshot of the counters every second")
+    p.add_argument("--forget", action="store_true",
+                   help="with --lean: do not read or save resume tokens")
     p.set_defaults(func=bots_main)
 
     p = sub.add_parser("db", help="back up a world, or move it between databases",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import ssl
 import time
@@ -94,6 +95,10 @@ def _chat_buckets(now: float) -> tuple[TokenBucket, TokenBucket]:
 
 def _over_cap(ws: ServerConnection) -> bool:
     return isinstance(ws, GuardedConnection) and ws.over_cap()
+TICK_LOG_ENV = "UNDERHALL_TICK_LOG"
+"""If this environment variable names a file, every tick appends one line to it:
+``wall_clock_s tick duration_ms players gc_pause_ms`` (the longest garbage
+collection since the line before; flushed about once a second; for bench/scale.py)."""
 
 
 @dataclass(eq=False)
@@ -161,6 +166,9 @@ class GameServer:
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
         self._ws_server: WsServer | None = None
+        self._pauses: collector.PauseWatch | None = None
+        tick_log = os.environ.get(TICK_LOG_ENV)
+        self._tick_log = open(tick_log, "a", encoding="ascii") if tick_log else None  # noqa: SIM115
 
     @property
     def ready(self) -> bool:
@@ -184,7 +192,7 @@ class GameServer:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, self._on_signal)
             loop.add_signal_handler(signal.SIGHUP, self.stop)
-        pauses = collector.PauseWatch(
+        self._pauses = pauses = collector.PauseWatch(
             lambda generation, seconds: self.metrics.gc_pause_seconds.labels(
                 str(generation)).observe(seconds))
         fd_limit = raise_open_file_limit()
@@ -331,6 +339,7 @@ class GameServer:
         period = 1.0 / self.tick_rate
         next_t = loop.time()
         last_report = loop.time()
+        tick_log = self._tick_log
         while True:
             next_t += period
             delay = next_t - loop.time()
@@ -349,6 +358,12 @@ class GameServer:
             took = time.perf_counter() - started
             self.stats.durations.append(took * 1000.0)
             self.metrics.tick(took, delay <= 0)
+            if tick_log is not None:
+                tick_log.write(f"{time.time():.3f} {self.game.world.tick} "
+                               f"{took * 1000.0:.3f} {len(self.clients)} "
+                               f"{self._worst_pause_ms():.3f}\n")
+                if self.game.world.tick % self.tick_rate == 0:
+                    tick_log.flush()
             if loop.time() - last_report >= 60.0:
                 last_report = loop.time()
                 self._report()
@@ -382,6 +397,9 @@ class GameServer:
                 if refused:
                     self.metrics.rejected(r[1] for r in refused)
                 self._send(target, msg)
+
+    def _worst_pause_ms(self) -> float:
+        return 0.0 if self._pauses is None else self._pauses.take_worst() * 1000.0
 
     def _report(self) -> None:
         d = sorted(self.stats.durations)

@@ -1,0 +1,451 @@
+"""Scale benchmark: what one server core costs per client, from 250 to 4,000 clients.
+
+For each scene and each N, starts ``underhall serve`` (a throw-away database,
+10 ticks/s) pinned to core 0 and the lean load generator
+(``python -m client.loadgen``) pinned to core 1, both with ``taskset``. It
+waits until every join was answered (or joins stall), then a warm-up, then
+measures a fixed window:
+
+- server CPU as % of one core, user and system apart (``/proc/PID/stat``);
+- µs of server CPU per client-tick: CPU seconds / (clients × ticks in the window);
+- ticks/s the server completed, and frames/s each client actually received;
+- tick duration p50 / p99 / max (the server writes every tick's duration to
+  the file named by ``UNDERHALL_TICK_LOG``);
+- payload bytes/s per client and the mean frame size;
+- command→effect p50 / p99 (the load generator's histogram over the window);
+- server RSS at the end of the window, and the load generator's own CPU (as
+  % of one core, as clients per core at that load, and µs per frame received).
+
+Scenes:
+
+- ``crowded``: every client on depth 1, walking.
+- ``spread``: client ``i`` goes down the stairs to depth ``1 + i % 10``; one
+  in four walks once arrived, the others only read. Until the server can
+  place a new character deeper, the clients find the stairs themselves
+  (explore, then ``down``), which takes minutes and loses some to monsters:
+  the window starts when every client has arrived or after ``--settle``
+  seconds, and the ``depth`` column shows how many had arrived.
+
+Usage::
+
+    .venv/bin/python bench/scale.py [-n 250,500,1000,2000,4000] [--scene crowded,spread]
+        [--window 20] [--warmup 5] [--rate 100] [--json]
+
+Linux only (``/proc``, ``taskset``); both cores should be otherwise idle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from client.loadgen import raise_open_files
+from client.loadstats import diff, percentile
+
+READY_TIMEOUT_S = 30.0
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+SCENES = {"crowded": (1, 1), "spread": (10, 4)}
+"""Scene name -> (depths, one client in K walks)."""
+
+
+@dataclass(slots=True)
+class Row:
+    """One measured window. Rates per second; times in ms; sizes in bytes."""
+
+    scene: str
+    requested: int
+    clients: int = 0
+    joins_refused: dict[str, int] = field(default_factory=dict)
+    connect_failures: dict[str, int] = field(default_factory=dict)
+    join_s: float = 0.0
+    settled: int = 0
+    window_s: float = 0.0
+    cpu_user_pct: float = 0.0
+    cpu_sys_pct: float = 0.0
+    us_per_client_tick: float | None = None
+    ticks_per_s: float = 0.0
+    frames_per_client_s: float = 0.0
+    tick_p50_ms: float | None = None
+    tick_p99_ms: float | None = None
+    tick_max_ms: float | None = None
+    gc_pause_max_ms: float | None = None
+    bytes_per_client_s: float = 0.0
+    mean_frame_bytes: float | None = None
+    cmd_p50_ms: float | None = None
+    cmd_p99_ms: float | None = None
+    commands_per_client_s: float = 0.0
+    rss_mb: float = 0.0
+    loadgen_cpu_pct: float = 0.0
+    loadgen_clients_per_core: float | None = None
+    loadgen_us_per_frame: float | None = None
+    rejects: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    depths: dict[str, int] = field(default_factory=dict)
+    note: str = ""
+
+
+def read_cpu(pid: int) -> tuple[float, float, int]:
+    """User and system CPU seconds (all threads) and RSS bytes of process ``pid``.
+
+    Raises:
+        OSError: the process is gone.
+    """
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
+    rss_pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    return int(fields[11]) / _CLOCK_TICKS, int(fields[12]) / _CLOCK_TICKS, rss_pages * _PAGE
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def pinned(core: int | None, cmd: list[str]) -> list[str]:
+    """``cmd`` run by ``taskset -c core`` (``core`` None: as it is)."""
+    return cmd if core is None else ["taskset", "-c", str(core), *cmd]
+
+
+def start_server(
+    tmp: Path, port: int, tick_rate: int, seed: int, core: int | None
+) -> subprocess.Popen[bytes]:
+    """Start ``underhall serve`` and return once it listens.
+
+    Raises:
+        RuntimeError: it exited or did not listen within :data:`READY_TIMEOUT_S`.
+    """
+    log_path = tmp / "server.log"
+    cmd = pinned(core, [
+        sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1",
+        "--port", str(port), "--tick-rate", str(tick_rate), "--seed", str(seed),
+        "--db", str(tmp / "bench.db"), "--max-players", "100000", "--log-level", "warning",
+    ])  # fmt: skip
+    env = dict(os.environ, UNDERHALL_TICK_LOG=str(tmp / "ticks.log"))
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    expected = f"listening on ws://127.0.0.1:{port}".encode()
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while expected not in log_path.read_bytes():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop(proc)
+            raise RuntimeError(f"server did not start:\n{log_path.read_text()}")
+        time.sleep(0.05)
+    return proc
+
+
+def stop(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM) -> None:
+    """Signal ``proc`` and wait for it, killing it if it has not exited after 15 s."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def tick_stats(path: Path, t0: float, t1: float) -> tuple[int, list[float], float | None]:
+    """Ticks the server completed in ``[t0, t1]`` (Unix s), their durations
+    (ms), and the longest garbage-collection pause among them (ms; None if
+    the server does not log pauses)."""
+    durations: list[float] = []
+    pauses: list[float] = []
+    try:
+        text = path.read_text(encoding="ascii")
+    except OSError:
+        return 0, durations, None
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and t0 <= float(parts[0]) <= t1:
+            durations.append(float(parts[2]))
+            if len(parts) >= 5:
+                pauses.append(float(parts[4]))
+    return len(durations), durations, max(pauses, default=None)
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return s[max(math.ceil(q * len(s)), 1) - 1]  # the nearest-rank method
+
+
+class _Lines:
+    """The load generator's JSON lines, each with the server's /proc sample on arrival."""
+
+    def __init__(self, stream: IO[bytes], pid: int) -> None:
+        self.stream = stream
+        self.pid = pid
+
+    def next(self) -> tuple[dict[str, Any], tuple[float, float, int]] | None:
+        """The next snapshot and the server's (user s, system s, RSS) when it arrived."""
+        while True:
+            raw = self.stream.readline()
+            if not raw:
+                return None
+            try:
+                snap = json.loads(raw)
+            except ValueError:
+                continue
+            try:
+                usage = read_cpu(self.pid)
+            except OSError:
+                return None
+            return snap, usage
+
+
+def measure(args: argparse.Namespace, scene: str, n: int) -> Row:
+    """Run one scene with ``n`` clients; return its row."""
+    row = Row(scene, n)
+    depths, walk_every = SCENES[scene]
+    cores = (None, None) if args.no_pin else (0, 1)
+    with tempfile.TemporaryDirectory(prefix="underhall-scale-") as tmp_name:
+        tmp = Path(tmp_name)
+        port = free_port()
+        server = start_server(tmp, port, args.tick_rate, args.seed, cores[0])
+        gen_cmd = pinned(cores[1], [
+            sys.executable, "-m", "client.loadgen", "--url", f"ws://127.0.0.1:{port}",
+            "-n", str(n), "--duration", "0", "--rate", str(args.rate), "--procs", str(args.procs),
+            "--seed", str(args.seed), "--prefix", "s", "--jsonl", "--forget",
+            "--depths", str(depths), "--walk-every", str(walk_every),
+        ])  # fmt: skip
+        with (tmp / "loadgen.err").open("wb") as err:
+            gen = subprocess.Popen(gen_cmd, stdout=subprocess.PIPE, stderr=err)
+        assert gen.stdout is not None
+        try:
+            _run_phases(args, row, n, depths, _Lines(gen.stdout, server.pid), tmp)
+        finally:
+            stop(gen, signal.SIGINT)
+            stop(server)
+    return row
+
+
+def _run_phases(
+    args: argparse.Namespace, row: Row, n: int, depths: int, lines: _Lines, tmp: Path
+) -> None:
+    started = time.time()
+    ramp_s = n / args.rate
+    best, best_t = 0, started
+    while True:  # joins
+        got = lines.next()
+        if got is None:
+            row.note = "load generator or server exited"
+            return
+        snap, _ = got
+        answered = (
+            snap["welcomed"]
+            + sum(snap["refused"].values())
+            + sum(snap["connect_failures"].values())
+        )
+        if snap["welcomed"] > best:
+            best, best_t = snap["welcomed"], snap["t"]
+        if answered >= n:
+            break
+        if snap["t"] - started > ramp_s and snap["t"] - best_t > args.join_stall:
+            row.note = f"joins stalled at {best}"
+            break
+    row.join_s = round(snap["t"] - started, 1)
+    if depths > 1:
+        settle_end = snap["t"] + args.settle
+        while snap["settled"] < snap["connected"] and snap["t"] < settle_end:
+            got = lines.next()
+            if got is None:
+                return
+            snap, _ = got
+    warm_end = snap["t"] + args.warmup
+    while snap["t"] < warm_end:
+        got = lines.next()
+        if got is None:
+            return
+        snap, _ = got
+    first = lines.next()
+    if first is None:
+        return
+    last = first
+    while last[0]["t"] < first[0]["t"] + args.window:
+        got = lines.next()
+        if got is None:
+            return
+        last = got
+    time.sleep(1.5)  # the tick log is flushed about once a second
+    _fill(row, first, last, tmp / "ticks.log")
+
+
+def _fill(
+    row: Row,
+    first: tuple[dict[str, Any], tuple[float, float, int]],
+    last: tuple[dict[str, Any], tuple[float, float, int]],
+    tick_log: Path,
+) -> None:
+    (s0, (u0, k0, _)), (s1, (u1, k1, rss)) = first, last
+    d = diff(s1, s0)
+    secs = d["seconds"]
+    clients = (s0["connected"] + s1["connected"]) / 2
+    row.clients = s1["connected"]
+    row.joins_refused = s1["refused"]
+    row.connect_failures = s1["connect_failures"]
+    row.settled = s1["settled"]
+    row.depths = dict(sorted(s1["depths"].items(), key=lambda kv: int(kv[0])))
+    row.window_s = round(secs, 1)
+    row.cpu_user_pct = round(100 * (u1 - u0) / secs, 1)
+    row.cpu_sys_pct = round(100 * (k1 - k0) / secs, 1)
+    ticks, durations, row.gc_pause_max_ms = tick_stats(tick_log, s0["t"], s1["t"])
+    row.ticks_per_s = round(ticks / secs, 2)
+    if ticks and clients:
+        row.us_per_client_tick = round(1e6 * (u1 - u0 + k1 - k0) / (clients * ticks), 1)
+    row.tick_p50_ms = _round(_quantile(durations, 0.5))
+    row.tick_p99_ms = _round(_quantile(durations, 0.99))
+    row.tick_max_ms = _round(max(durations, default=None))
+    if clients:
+        row.frames_per_client_s = round(d["frames"] / clients / secs, 2)
+        row.bytes_per_client_s = round(d["bytes"] / clients / secs)
+        row.commands_per_client_s = round(d["cmds"] / clients / secs, 2)
+    row.mean_frame_bytes = round(d["bytes"] / d["frames"]) if d["frames"] else None
+    row.cmd_p50_ms = percentile(d["lat"], 0.5)
+    row.cmd_p99_ms = percentile(d["lat"], 0.99)
+    row.rss_mb = round(rss / 2**20, 1)
+    row.loadgen_cpu_pct = round(100 * d["cpu_s"] / secs, 1)
+    if d["cpu_s"] > 0:
+        row.loadgen_clients_per_core = round(clients * secs / d["cpu_s"])
+    if d["frames"]:
+        row.loadgen_us_per_frame = round(1e6 * d["cpu_s"] / d["frames"], 1)
+    row.rejects = d["rejects"]
+    row.errors = s1["errors"]
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 1)
+
+
+COLUMNS = (
+    ("scene", "scene", "{}"), ("clients", "clients", "{:,}"),
+    ("cpu_user_pct", "usr%", "{:.0f}"), ("cpu_sys_pct", "sys%", "{:.0f}"),
+    ("us_per_client_tick", "µs/cl-tick", "{:.1f}"), ("ticks_per_s", "ticks/s", "{:.1f}"),
+    ("frames_per_client_s", "frames/s/cl", "{:.1f}"),
+    ("tick_p50_ms", "tick p50", "{:.0f}"), ("tick_p99_ms", "p99", "{:.0f}"),
+    ("tick_max_ms", "max ms", "{:.0f}"), ("gc_pause_max_ms", "gc max", "{:.0f}"),
+    ("bytes_per_client_s", "B/s/cl", "{:,.0f}"),
+    ("mean_frame_bytes", "B/frame", "{:.0f}"), ("cmd_p50_ms", "cmd p50", "{:.0f}"),
+    ("cmd_p99_ms", "p99 ms", "{:.0f}"), ("rss_mb", "RSS MB", "{:.0f}"),
+    ("loadgen_cpu_pct", "gen CPU%", "{:.0f}"),
+    ("loadgen_clients_per_core", "gen cl/core", "{:,.0f}"),
+)  # fmt: skip
+
+
+def format_table(rows: list[Row]) -> str:
+    """The rows as an aligned text table, then rejects, refusals and notes per row."""
+    cells = [[h for _, h, _ in COLUMNS]]
+    for r in rows:
+        values = asdict(r)
+        cells.append(["-" if values[k] is None else f.format(values[k]) for k, _, f in COLUMNS])
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    out = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    for r in rows:
+        extra = [f"{r.scene} {r.requested}: joined in {r.join_s} s"]
+        if r.rejects:
+            extra.append(
+                "rejects "
+                + ", ".join(
+                    f"{k} {v:,}" for k, v in sorted(r.rejects.items(), key=lambda kv: -kv[1])
+                )
+            )
+        if r.joins_refused:
+            extra.append("refused " + ", ".join(f"{k} {v:,}" for k, v in r.joins_refused.items()))
+        if r.connect_failures:
+            extra.append(
+                "connect failures " + ", ".join(f"{k} {v:,}" for k, v in r.connect_failures.items())
+            )
+        if r.errors:
+            extra.append("errors " + ", ".join(f"{k} {v:,}" for k, v in r.errors.items()))
+        if r.scene != "crowded":
+            extra.append(f"at target depth {r.settled:,}; by depth {r.depths}")
+        if r.note:
+            extra.append(r.note)
+        out.append("  " + "; ".join(extra))
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print the table (or JSON); 0 if every run measured a window."""
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument(
+        "-n",
+        default="250,500,1000,2000,4000",
+        help="client counts, comma-separated (default %(default)s)",
+    )
+    p.add_argument(
+        "--scene",
+        default="crowded,spread",
+        help="scenes, comma-separated: crowded, spread (default %(default)s)",
+    )
+    p.add_argument("--window", type=float, default=20.0, help="measured seconds (default 20)")
+    p.add_argument("--warmup", type=float, default=5.0, help="seconds after joins (default 5)")
+    p.add_argument("--rate", type=float, default=100.0, help="joins per second (default 100)")
+    p.add_argument(
+        "--join-stall",
+        type=float,
+        default=30.0,
+        help="stop waiting for joins after this many seconds without one (default 30)",
+    )
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=300.0,
+        help="spread: longest wait for clients to reach their depth (default 300)",
+    )
+    p.add_argument("--procs", type=int, default=1, help="load generator processes (default 1)")
+    p.add_argument("--tick-rate", type=int, default=10, help="server ticks/s (default 10)")
+    p.add_argument("--seed", type=int, default=7, help="world and client seed (default 7)")
+    p.add_argument("--no-pin", action="store_true", help="do not pin with taskset")
+    p.add_argument("--json", action="store_true", help="print one JSON object per run")
+    args = p.parse_args(argv)
+    try:
+        counts = [int(v) for v in args.n.split(",") if v.strip()]
+    except ValueError:
+        p.error(f"-n: not a comma-separated list of numbers: {args.n!r}")
+    scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
+    for s in scenes:
+        if s not in SCENES:
+            p.error(f"--scene: unknown scene {s!r} (known: {', '.join(SCENES)})")
+    if not counts or min(counts) < 1:
+        p.error("-n: need positive client counts")
+    if not args.no_pin and (shutil.which("taskset") is None or (os.cpu_count() or 1) < 2):
+        p.error("needs taskset (util-linux) and two cores; --no-pin runs unpinned")
+    raise_open_files(2 * max(counts) + 256)  # the server and the generator inherit it
+    rows: list[Row] = []
+    for scene in scenes:
+        for n in counts:
+            row = measure(args, scene, n)
+            rows.append(row)
+            if args.json:
+                print(json.dumps(asdict(row), separators=(",", ":")), flush=True)
+            else:
+                print(
+                    f"{scene} {n}: done ({row.clients} clients, "
+                    f"{row.us_per_client_tick} µs/client-tick)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    if not args.json:
+        print(format_table(rows))
+    return 0 if all(r.window_s > 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

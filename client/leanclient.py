@@ -1,0 +1,369 @@
+"""One lean walking client of :mod:`client.loadgen` (see there for what it does).
+
+An :class:`asyncio.Protocol` on a raw transport: websockets' sans-I/O
+:class:`~websockets.client.ClientProtocol` does the opening handshake,
+control frames (ping, close) and anything unusual; whole unmasked binary
+frames are cut out of the received bytes here while websockets holds no
+partial frame, and commands are framed by the generator
+(:meth:`client.loadgen.Generator.frame`). Decisions are a random walk that
+keeps its direction while the remembered map shows a walkable cell ahead, or
+(on the way to a target depth) python-tcod paths to known down stairs, else
+to the nearest unexplored cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+from websockets.client import ClientProtocol
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.protocol import OPEN
+
+from client.botpolicy import frontier_cells, path_to_nearest, walkable_cells
+from client.loadstats import LAT_BUCKETS
+from protocol.version import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from client.loadgen import Generator
+
+__all__ = ["ACK_TIMEOUT_S", "DIRECTIONS", "DOOR_CLOSED", "LAVA", "UNKNOWN", "LeanClient"]
+
+
+ACK_TIMEOUT_S = 2.0
+"""Seconds a client waits for its last command to be answered before sending another."""
+
+DIRECTIONS: tuple[tuple[int, int], ...] = (
+    (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1),
+)  # fmt: skip
+
+KEEP_DIRECTION = 0.8
+"""Chance that a walker keeps its direction while the cell ahead is walkable."""
+
+STAIRS_DOWN = 12
+DOOR_CLOSED = 3
+LAVA = 6
+UNKNOWN = 255
+
+
+class LeanClient(asyncio.Protocol):
+    """One websocket client on a raw transport; see the module docstring."""
+
+    def __init__(self, gen: Generator, index: int) -> None:
+        self.gen = gen
+        self.index = index
+        self.name = f"{gen.cfg.prefix}{index}"
+        self.cls = gen.cfg.classes[index % len(gen.cfg.classes)] if gen.cfg.classes else None
+        cfg = gen.cfg
+        self.target = 1 + index % cfg.depths
+        self.walker = cfg.depths == 1 or (index // cfg.depths) % cfg.walk_every == 0
+        self.ws = ClientProtocol(gen.uri, max_size=None)
+        self.transport: asyncio.Transport | None = None
+        self.playing = False
+        self.answered_join = False  # welcomed, refused, or the handshake failed
+        self.closing = False
+        self.dead = False
+        self.tick_rate = 10
+        self.depth = 0
+        self.x = self.y = 0
+        self.speed = 1
+        self.w = self.h = 0
+        self.map = bytearray()
+        self.passable = gen.passable
+        self.seq = 0
+        self.last_seq = -1
+        self.pending: deque[tuple[int, float]] = deque()
+        self.sent_t = 0.0
+        self.answered = True
+        self.timer: asyncio.TimerHandle | None = None
+        self.d = DIRECTIONS[index % 8]
+        self.path: list[tuple[int, int]] = []
+        self.parts: list[bytes] = []
+
+    # transport callbacks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is no subclass
+        self.gen.counters.connected += 1
+        self.ws.send_request(self.ws.connect())
+        self._flush()
+
+    def data_received(self, data: bytes) -> None:
+        ws = self.ws
+        if ws.state is OPEN and not ws.reader.buffer:
+            # The lean path: websockets holds no partial frame, so the data starts
+            # at a frame boundary; whole unmasked binary frames are read here.
+            done = self._whole_binary_frames(data)
+            if done == len(data):
+                return
+            data = data[done:]
+        parts = self.parts
+        ws.receive_data(data)
+        for ev in ws.events_received():
+            if isinstance(ev, Frame):
+                if ev.opcode is Opcode.BINARY or ev.opcode is Opcode.CONT:
+                    if ev.fin and not parts:
+                        self._on_message(bytes(ev.data))
+                    else:  # a fragmented message (the server does not send them)
+                        parts.append(bytes(ev.data))
+                        if ev.fin:
+                            self._on_message(b"".join(parts))
+                            parts.clear()
+                elif ev.opcode is Opcode.TEXT:
+                    self.gen.counters.errors["text_frame"] += 1
+            elif isinstance(ev, Response):
+                if ws.handshake_exc is not None:
+                    self.answered_join = True
+                    self.gen.counters.connect_failures[f"handshake: {ws.handshake_exc}"] += 1
+                else:
+                    self._hello()
+        self._flush()
+
+    def _whole_binary_frames(self, data: bytes) -> int:
+        """Hand each whole, final, unmasked binary frame at the start of ``data`` to
+        :meth:`_on_message`; return the bytes used (the rest goes to websockets)."""
+        n, i = len(data), 0
+        while i + 2 <= n:
+            if data[i] != 0x82:  # FIN + binary: anything else is websockets' business
+                break
+            length, head = data[i + 1], 2  # the mask bit is 0 from a server
+            if length == 126:
+                if i + 4 > n:
+                    break
+                length, head = int.from_bytes(data[i + 2 : i + 4], "big"), 4
+            elif length == 127:
+                if i + 10 > n:
+                    break
+                length, head = int.from_bytes(data[i + 2 : i + 10], "big"), 10
+            elif length > 127:  # masked: a protocol error websockets will report
+                break
+            end = i + head + length
+            if end > n:
+                break
+            self._on_message(data[i + head : end])
+            i = end
+        return i
+
+    def eof_received(self) -> bool | None:
+        self.ws.receive_eof()
+        self._flush()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        counters = self.gen.counters
+        counters.connected -= 1
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.playing and not self.closing:
+            counters.closed += 1
+            code = self.ws.close_rcvd.code if self.ws.close_rcvd is not None else 1006
+            counters.errors[f"closed_by_server_{code}"] += 1
+        elif not self.playing and not self.closing and not self.answered_join:
+            # Dropped before any welcome or refusal, e.g. the server's opening
+            # handshake timed out while it was too busy to answer.
+            counters.connect_failures["closed_before_welcome"] += 1
+        self.playing = False
+        self.transport = None
+
+    # protocol
+
+    def _flush(self) -> None:
+        transport = self.transport
+        if transport is None:
+            return
+        for data in self.ws.data_to_send():
+            if data:
+                transport.write(data)
+            elif transport.can_write_eof():  # the closing handshake is over: send FIN
+                transport.write_eof()
+
+    def _send(self, obj: dict[str, Any]) -> None:
+        data = self.gen.pack(obj)
+        if self.ws.state is OPEN and self.transport is not None:
+            self.transport.write(self.gen.frame(data))  # nothing else is queued
+        else:
+            self.ws.send_binary(data)
+            self._flush()
+
+    def _hello(self) -> None:
+        hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION, "name": self.name}
+        token = self.gen.cfg.tokens.get(self.name)
+        if token:
+            hello["token"] = token
+        elif self.cls:
+            hello["class"] = self.cls
+        self._send(hello)
+
+    def _on_message(self, data: bytes) -> None:
+        counters = self.gen.counters
+        counters.frames += 1
+        counters.bytes += len(data)
+        try:
+            msg = self.gen.unpack(data)
+            t = msg["t"]
+        except Exception:  # noqa: BLE001 -- any undecodable frame is counted, not fatal
+            counters.errors["undecodable"] += 1
+            return
+        if t == "delta":
+            counters.deltas += 1
+            self._on_view(msg, snap=False)
+        elif t == "snap":
+            counters.snaps += 1
+            self._on_view(msg, snap=True)
+        elif t == "reject":  # protocol 2; protocol 3 sends refusals in the frame's rej
+            self._refused(msg.get("seq"), str(msg.get("reason", "?")))
+        elif t == "welcome":
+            self.playing = self.answered_join = True
+            counters.welcomed += 1
+            self.tick_rate = int(msg.get("tick_rate", 10))
+            token = msg.get("token")
+            if token:
+                self.gen.new_tokens[self.name] = token
+        elif t == "error":
+            code = str(msg.get("code", "?"))
+            if msg.get("fatal") and not self.playing:
+                self.answered_join = True
+                counters.refused[code] += 1
+            else:
+                counters.errors[code] += 1
+
+    def _refused(self, seq: object, reason: str) -> None:
+        """Count a refusal; if it answers the last command, try another direction now."""
+        self.gen.counters.rejects[reason] += 1
+        if seq == self.last_seq and not self.answered:
+            self.answered = True
+            self.d = DIRECTIONS[self.gen.rng.randrange(8)]
+            self.path = []
+            self._schedule(0.0)
+
+    def _on_view(self, msg: dict[str, Any], *, snap: bool) -> None:
+        rej = msg.get("rej")
+        if rej:  # protocol 3: [[seq, reason], ...], before the ack of the same frame
+            for seq, reason in rej:
+                self._refused(seq, str(reason))
+        me = msg.get("me")
+        if snap:
+            self.depth = msg["depth"]
+            self.w, self.h = msg["w"], msg["h"]
+            self.map = bytearray(msg["map"])
+            self.path = []
+        else:
+            tiles = msg.get("tiles")
+            if tiles:
+                m, w = self.map, self.w
+                for k in range(0, len(tiles) - 2, 3):
+                    m[tiles[k + 1] * w + tiles[k]] = tiles[k + 2]
+        if me:
+            if "x" in me:
+                self.x = me["x"]
+            if "y" in me:
+                self.y = me["y"]
+            if "speed" in me:
+                self.speed = me["speed"]
+            if "depth" in me:
+                self.depth = me["depth"]
+            if "dead" in me:
+                self.dead = bool(me["dead"])
+        ack = msg.get("ack")
+        if ack is not None and self.pending and self.pending[0][0] <= ack:
+            self._settle(ack)
+        if snap and self.answered and not self.dead:
+            self._schedule(self.gen.rng.random() / self.tick_rate)
+
+    def _settle(self, ack: int) -> None:
+        now = time.perf_counter()
+        counters = self.gen.counters
+        lat = counters.lat
+        pending = self.pending
+        while pending and pending[0][0] <= ack:
+            _, sent = pending.popleft()
+            counters.acks += 1
+            lat[min(int((now - sent) * 1000.0), LAT_BUCKETS - 1)] += 1
+        if ack >= self.last_seq and not self.answered:
+            self.answered = True
+            self._schedule((max(1, self.speed) - 1 + self.gen.rng.random()) / self.tick_rate)
+
+    def _schedule(self, delay: float) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer = self.gen.loop.call_later(delay, self.act)
+
+    # policy
+
+    def act(self) -> None:
+        """Send the next command, if this client walks and can act now."""
+        self.timer = None
+        if not self.playing or self.closing or self.dead or not self.map:
+            return
+        if self.depth != self.target:
+            c, d = self._descend()
+        elif self.walker:
+            c, d = "move", self._walk()
+        else:
+            return
+        self.seq += 1
+        cmd: dict[str, Any] = {"t": "cmd", "seq": self.seq, "c": c}
+        if d is not None:
+            cmd["d"] = d
+        self._send(cmd)
+        now = time.perf_counter()
+        self.pending.append((self.seq, now))
+        self.last_seq = self.seq
+        self.sent_t = now
+        self.answered = False
+        self.gen.counters.cmds += 1
+
+    def _open(self, x: int, y: int) -> bool:
+        return 0 <= x < self.w and 0 <= y < self.h and self.passable[self.map[y * self.w + x]]
+
+    def _walk(self) -> list[int]:
+        x, y, (dx, dy) = self.x, self.y, self.d
+        rng = self.gen.rng
+        if self._open(x + dx, y + dy) and rng.random() < KEEP_DIRECTION:
+            return [dx, dy]
+        choices = [d for d in DIRECTIONS if self._open(x + d[0], y + d[1])]
+        self.d = rng.choice(choices) if choices else DIRECTIONS[rng.randrange(8)]
+        return list(self.d)
+
+    def _descend(self) -> tuple[str, list[int] | None]:
+        x, y, w = self.x, self.y, self.w
+        if self.map[y * w + x] == STAIRS_DOWN:
+            return "down", None
+        if self.path and self.path[0] == (x, y):
+            self.path.pop(0)  # arrived on the next cell of the path
+        if not self.path or max(abs(self.path[0][0] - x), abs(self.path[0][1] - y)) != 1:
+            known = np.frombuffer(bytes(self.map), dtype=np.uint8).reshape(self.h, w)
+            walk = walkable_cells(known, self.gen.passable_np[known])
+            goals = known == STAIRS_DOWN
+            if not goals.any():
+                goals = frontier_cells(known, walk)
+            path = path_to_nearest(
+                walk.astype(np.int8), goals, (x, y), spread=4, rng=self.gen.np_rng
+            )
+            if not path:
+                return "move", self._walk()
+            self.path = path
+        nx, ny = self.path[0]
+        return "move", [nx - x, ny - y]
+
+    def close(self) -> None:
+        """Start a normal close (code 1000); the transport closes when it is done."""
+        self.closing = True
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.transport is None:
+            return
+        if self.playing:
+            with contextlib.suppress(Exception):  # already closing: the socket is dropped anyway
+                self.ws.send_close(1000)
+            self._flush()
+        self.gen.loop.call_later(1.0, self._abort)
+
+    def _abort(self) -> None:
+        if self.transport is not None:
+            self.transport.close()

@@ -1,0 +1,196 @@
+"""The lean load generator against a real ``underhall serve`` on 127.0.0.1.
+
+Every wait is bounded; speed is reported by the generator, never asserted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+from websockets.client import ClientProtocol
+from websockets.protocol import State
+
+from client.leanclient import LeanClient
+from client.loadgen import Generator, LoadConfig, run_load_async
+from client.loadstats import diff, merge, percentile
+from tests.serverproc import running_server, underhall_command
+
+
+@pytest.fixture
+def server_url(tmp_path: Path) -> Iterator[str]:
+    """A real ``underhall serve`` (seed 7, 20 ticks/s); its URL once it listens."""
+    with running_server(tmp_path, seed=7, tick_rate=20) as url:
+        yield url
+
+
+async def test_20_lean_clients_join_walk_and_get_deltas(server_url: str) -> None:
+    cfg = LoadConfig(url=server_url, n=20, duration=4.0, rate=50.0, seed=3)
+    seen: list[dict[str, object]] = []
+    final, tokens = await asyncio.wait_for(run_load_async(cfg, on_snapshot=seen.append), 30.0)
+    assert final["welcomed"] == 20, final
+    assert final["errors"] == {} and final["refused"] == {}, final
+    assert final["connect_failures"] == {}, final
+    assert final["closed"] == 0, final
+    assert final["snaps"] >= 20 and final["deltas"] > 20, final
+    # Every command is answered: acknowledged (carried out or rejected) or still pending.
+    assert final["cmds"] > 20
+    assert final["acks"] > 0 and final["cmds"] - final["acks"] <= 20, final
+    # Some moves were carried out, not only rejected.
+    assert final["acks"] > sum(final["rejects"].values()), final
+    assert sum(final["lat"].values()) == final["acks"]
+    assert final["depths"] == {"1": 20}
+    assert sorted(tokens) == sorted(f"lean{i}" for i in range(20))
+    assert seen and seen[-1]["connected"] == 20
+    assert final["connected"] == 0  # every connection was closed at the end
+
+
+def test_bots_lean_command_with_two_processes(server_url: str, tmp_path: Path) -> None:
+    cmd = [
+        *underhall_command(),
+        "bots",
+        "--lean",
+        "--url",
+        server_url,
+        "-n",
+        "6",
+        "--duration",
+        "4",
+        "--procs",
+        "2",
+        "--json",
+        "--prefix",
+        "duo",
+        "--forget",
+    ]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["procs"] == 2 and report["requested"] == 6
+    assert report["welcomed"] == 6 and report["errors"] == {}, report
+    assert report["deltas"] > 0 and report["acks"] > 0
+
+
+def test_bad_options_are_refused_with_a_message(tmp_path: Path) -> None:
+    cmd = [
+        *underhall_command(),
+        "bots",
+        "--lean",
+        "--url",
+        "ws://127.0.0.1:9",
+        "-n",
+        "3",
+        "--procs",
+        "0",
+    ]
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 2
+    assert "procs" in out.stderr
+
+
+def test_merge_diff_and_percentile() -> None:
+    a = {
+        "t": 10.0,
+        "joins": 2,
+        "connected": 2,
+        "welcomed": 2,
+        "closed": 0,
+        "frames": 10,
+        "bytes": 1000,
+        "snaps": 2,
+        "deltas": 8,
+        "cmds": 4,
+        "acks": 3,
+        "settled": 2,
+        "cpu_s": 1.0,
+        "procs": 1,
+        "lat": {"50": 2, "90": 1},
+        "rejects": {"blocked": 1},
+        "errors": {},
+        "refused": {},
+        "connect_failures": {},
+        "depths": {"1": 2},
+    }
+    b = dict(a, t=11.0, frames=30, lat={"50": 3, "90": 1, "200": 1}, rejects={"blocked": 1})
+    both = merge([a, b])
+    assert both["frames"] == 40 and both["procs"] == 2 and both["t"] == 11.0
+    assert both["lat"] == {"50": 5, "90": 2, "200": 1}
+    d = diff(b, a)
+    assert d["seconds"] == 1.0 and d["frames"] == 20
+    assert d["lat"] == {"50": 1, "200": 1} and d["rejects"] == {}
+    # Five samples 50, 50, 50, 90, 200 ms (buckets): median 50.5, top 200.5.
+    lat = {"50": 3, "90": 1, "200": 1}
+    assert percentile(lat, 0.5) == 50.5
+    assert percentile(lat, 0.99) == 200.5
+    assert percentile({}, 0.5) is None
+
+
+async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
+    """Protocol 3 carries refusals as ``rej`` in the snap or delta, beside the ack."""
+    gen = Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
+    client = LeanClient(gen, 0)
+    client.playing = True
+    client.last_seq = 7
+    client.answered = False
+    client.pending.extend([(6, 0.0), (7, 0.0)])
+    frame = {"t": "delta", "tick": 40, "ack": 7, "rej": [[6, "blocked"], [7, "occupied"]]}
+    client._on_message(msgpack.packb(frame, use_bin_type=True))
+    assert gen.counters.rejects == {"blocked": 1, "occupied": 1}
+    assert gen.counters.acks == 2 and not client.pending
+    assert client.answered and client.timer is not None  # the next move comes at once
+    client.timer.cancel()
+
+
+class _Recorder:
+    """A stand-in for the socket's transport that keeps what was written."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(bytes(data))
+
+    def can_write_eof(self) -> bool:
+        return True
+
+    def write_eof(self) -> None:
+        self.written.append(b"")
+
+
+async def test_frames_split_anywhere_are_each_read_once_and_pings_answered() -> None:
+    """The lean frame path and websockets' own parser take turns on one byte stream."""
+
+    def frame(payload: bytes, opcode: int = 0x2) -> bytes:
+        n = len(payload)
+        head = (
+            bytes((0x80 | opcode, n))
+            if n < 126
+            else bytes((0x80 | opcode, 126)) + n.to_bytes(2, "big")
+        )
+        return head + payload
+
+    deltas = [
+        msgpack.packb({"t": "delta", "tick": t, "ev": [["xp", 1, 2]] * size}, use_bin_type=True)
+        for t, size in ((1, 1), (2, 40), (3, 2))
+    ]
+    assert len(deltas[1]) >= 126  # one frame with a 16-bit length
+    stream = frame(deltas[0]) + frame(b"hi", opcode=0x9) + frame(deltas[1]) + frame(deltas[2])
+    gen = Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
+    for cut in range(len(stream) + 1):
+        client = LeanClient(gen, 0)
+        client.ws = ClientProtocol(gen.uri, state=State.OPEN, max_size=None)
+        recorder = _Recorder()
+        client.transport = recorder  # type: ignore[assignment]
+        client.playing = True
+        before = gen.counters.deltas
+        client.data_received(stream[:cut])
+        client.data_received(stream[cut:])
+        assert gen.counters.deltas - before == 3, cut
+        pongs = [w for w in recorder.written if w[:1] == b"\x8a"]
+        assert len(pongs) == 1, cut  # websockets answered the ping
+    assert gen.counters.errors == {}
