@@ -19,12 +19,11 @@ measures a fixed window:
 Scenes:
 
 - ``crowded``: every client on depth 1, walking.
-- ``spread``: client ``i`` goes down the stairs to depth ``1 + i % 10``; one
-  in four walks once arrived, the others only read. Until the server can
-  place a new character deeper, the clients find the stairs themselves
-  (explore, then ``down``), which takes minutes and loses some to monsters:
-  the window starts when every client has arrived or after ``--settle``
-  seconds, and the ``depth`` column shows how many had arrived.
+- ``spread``: client ``i`` resumes a character saved (by :func:`seat_spread`,
+  before the server starts) in a room of depth ``1 + i % 10``; one
+  in four walks, the others only read. The window starts when every client
+  stands at its depth (or after ``--settle`` seconds); the report says how
+  many did.
 
 Usage::
 
@@ -135,6 +134,9 @@ def start_server(
         sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1",
         "--port", str(port), "--tick-rate", str(tick_rate), "--seed", str(seed),
         "--db", str(tmp / "bench.db"), "--max-players", "100000", "--log-level", "warning",
+        # every client comes from 127.0.0.1: the per-address caps are lifted
+        "--max-conns-per-addr", "0", "--new-chars-per-hour", "0",
+        "--token-failures-per-name", "0", "--token-failures-per-addr", "0",
     ])  # fmt: skip
     env = dict(os.environ, UNDERHALL_TICK_LOG=str(tmp / "ticks.log"))
     with log_path.open("wb") as log:
@@ -210,6 +212,51 @@ class _Lines:
             return snap, usage
 
 
+def seat_spread(db: Path, url: str, n: int, depths: int, seed: int, home: Path) -> None:
+    """Save ``n`` characters named ``s0``, ``s1``, ... into a new world's
+    database, character ``i`` standing in a random room of depth
+    ``1 + i % depths`` with health and defence for that depth, and their
+    resume tokens where the load generator
+    (``UNDERHALL_HOME=home``) reads them: the *spread* scene's clients then
+    resume there instead of walking down the stairs first (issue 10)."""
+    import secrets
+
+    import numpy as np
+
+    from server.sim.world import World
+    from server.store import hash_token, open_store, pack_record
+
+    world = World(seed, populate=False)
+    rng = np.random.default_rng(seed)
+    rows = []
+    tokens: dict[str, str] = {}
+    classes = ("warrior", "mage", "monk")
+    for i in range(n):
+        name = f"s{i}"
+        depth = 1 + i % depths
+        record = world.leave(world.join(name, classes[i % 3]).id)
+        rooms = world.level(depth).rooms
+        room = rooms[int(rng.integers(len(rooms)))]
+        record["depth"] = depth
+        # Seasoned enough for their depth, so that the window measures play
+        # there, not respawns at the entrance: health and defence scale with depth.
+        record["max_hp"] = record["hp"] = int(record["max_hp"]) * 10 * depth
+        record["defence"] = int(record["defence"]) + 2 * depth
+        record["x"] = room.x + int(rng.integers(room.w))
+        record["y"] = room.y + int(rng.integers(room.h))
+        tokens[name] = secrets.token_urlsafe(24)
+        rows.append((name, hash_token(tokens[name]), pack_record(record), 0))
+    store = open_store(db)
+    try:
+        store.save(rows, [], [("seed", str(seed))])
+    finally:
+        store.close()
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "tokens.json"
+    path.write_text(json.dumps({url: tokens}), encoding="utf-8")
+    path.chmod(0o600)
+
+
 def measure(args: argparse.Namespace, scene: str, n: int) -> Row:
     """Run one scene with ``n`` clients; return its row."""
     row = Row(scene, n)
@@ -218,15 +265,22 @@ def measure(args: argparse.Namespace, scene: str, n: int) -> Row:
     with tempfile.TemporaryDirectory(prefix="underhall-scale-") as tmp_name:
         tmp = Path(tmp_name)
         port = free_port()
+        url = f"ws://127.0.0.1:{port}"
+        env = dict(os.environ)
+        resume: list[str] = ["--forget"]
+        if depths > 1:  # characters saved at their depths resume there
+            seat_spread(tmp / "bench.db", url, n, depths, args.seed, tmp / "home")
+            env["UNDERHALL_HOME"] = str(tmp / "home")
+            resume = []
         server = start_server(tmp, port, args.tick_rate, args.seed, cores[0])
         gen_cmd = pinned(cores[1], [
-            sys.executable, "-m", "client.loadgen", "--url", f"ws://127.0.0.1:{port}",
+            sys.executable, "-m", "client.loadgen", "--url", url,
             "-n", str(n), "--duration", "0", "--rate", str(args.rate), "--procs", str(args.procs),
-            "--seed", str(args.seed), "--prefix", "s", "--jsonl", "--forget",
+            "--seed", str(args.seed), "--prefix", "s", "--jsonl", *resume,
             "--depths", str(depths), "--walk-every", str(walk_every),
         ])  # fmt: skip
         with (tmp / "loadgen.err").open("wb") as err:
-            gen = subprocess.Popen(gen_cmd, stdout=subprocess.PIPE, stderr=err)
+            gen = subprocess.Popen(gen_cmd, stdout=subprocess.PIPE, stderr=err, env=env)
         assert gen.stdout is not None
         try:
             _run_phases(args, row, n, depths, _Lines(gen.stdout, server.pid), tmp)
