@@ -86,14 +86,21 @@ async def run(args: argparse.Namespace, url: str, pid: int) -> tuple[Tally, dict
     resume = []
     for w in range(args.workers):
         ws, welcome = await _join(url, f"fuzzer{w}")
-        resume.append({"t": "hello", "v": PROTOCOL_VERSION, "name": welcome["name"],
-                       "token": welcome["token"]})
+        resume.append(
+            {
+                "t": "hello",
+                "v": PROTOCOL_VERSION,
+                "name": welcome["name"],
+                "token": welcome["token"],
+            }
+        )
         await ws.close()
     await asyncio.sleep(0.5)
     before = rss_mb(pid)
     one = max(1, int(args.n * args.one_per_connection_share))
-    rest = max(1, (args.n - one * len(ONE_PER_CONNECTION))
-               // (len(KINDS) - len(ONE_PER_CONNECTION)))
+    rest = max(
+        1, (args.n - one * len(ONE_PER_CONNECTION)) // (len(KINDS) - len(ONE_PER_CONNECTION))
+    )
     stop = asyncio.Event()
     rtts: list[float] = []
     missed: list[int] = []
@@ -105,12 +112,22 @@ async def run(args: argparse.Namespace, url: str, pid: int) -> tuple[Tally, dict
         nonlocal peak
         peak = max(peak, rss_mb(pid))
         sent = sum(tally.frames.values())
-        print(f"  {sent:>9,} frames, {time.perf_counter() - started:6.0f} s, "
-              f"server {peak:.0f} MB peak", file=sys.stderr, flush=True)
+        print(
+            f"  {sent:>9,} frames, {time.perf_counter() - started:6.0f} s, "
+            f"server {peak:.0f} MB peak",
+            file=sys.stderr,
+            flush=True,
+        )
 
-    tally = await fuzz(port, lambda k: one if k in ONE_PER_CONNECTION else rest,
-                       seed=args.seed, workers=args.workers, resume=resume,
-                       big_max=args.big_max, progress=progress)
+    tally = await fuzz(
+        port,
+        lambda k: one if k in ONE_PER_CONNECTION else rest,
+        seed=args.seed,
+        workers=args.workers,
+        resume=resume,
+        big_max=args.big_max,
+        progress=progress,
+    )
     elapsed = time.perf_counter() - started
     peak = max(peak, rss_mb(pid))
     await asyncio.sleep(2.0)
@@ -118,8 +135,12 @@ async def run(args: argparse.Namespace, url: str, pid: int) -> tuple[Tally, dict
     await honest
     rtts.sort()
     stats = {
-        "seconds": elapsed, "rss_before": before, "rss_peak": peak, "rss_after": rss_mb(pid),
-        "pings": len(rtts), "missed": len(missed),
+        "seconds": elapsed,
+        "rss_before": before,
+        "rss_peak": peak,
+        "rss_after": rss_mb(pid),
+        "pings": len(rtts),
+        "missed": len(missed),
         "p50": rtts[len(rtts) // 2] if rtts else float("nan"),
         "p99": rtts[min(len(rtts) - 1, int(len(rtts) * 0.99))] if rtts else float("nan"),
     }
@@ -131,30 +152,54 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=10**6, help="frames to send (default 10**6)")
     parser.add_argument("--workers", type=int, default=4, help="connections at a time")
     parser.add_argument("--seed", type=int, default=0, help="seed of the frames")
-    parser.add_argument("--big-max", type=int, default=1 << 20,
-                        help="largest over-size frame in bytes (default 1 MiB)")
-    parser.add_argument("--one-per-connection-share", type=float, default=0.01,
-                        help="share of -n for each kind sent one per connection (default 0.01)")
+    parser.add_argument(
+        "--big-max",
+        type=int,
+        default=1 << 20,
+        help="largest over-size frame in bytes (default 1 MiB)",
+    )
+    parser.add_argument(
+        "--one-per-connection-share",
+        type=float,
+        default=0.01,
+        help="share of -n for each kind sent one per connection (default 0.01)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        with server_process(Path(tmp), seed=1, args=[
-                "--token-failures-per-name", "0", "--token-failures-per-addr", "0",
-                "--log-level", "info"]) as (url, proc):
+        with server_process(
+            Path(tmp),
+            seed=1,
+            args=[
+                "--token-failures-per-name",
+                "0",
+                "--token-failures-per-addr",
+                "0",
+                "--log-level",
+                "info",
+            ],
+        ) as (url, proc):
             tally, stats = asyncio.run(run(args, url, proc.pid))
         log = (Path(tmp) / "server.log").read_text(errors="replace")
     tracebacks = log.count("Traceback")
     total = sum(tally.frames.values())
-    print(f"frames sent: {total:,} in {stats['seconds']:.0f} s "
-          f"({total / max(stats['seconds'], 1e-9):,.0f} per second)")
+    print(
+        f"frames sent: {total:,} in {stats['seconds']:.0f} s "
+        f"({total / max(stats['seconds'], 1e-9):,.0f} per second)"
+    )
     for kind in KINDS:
-        outcomes = ", ".join(f"{what} {count:,}"
-                             for what, count in tally.outcomes[kind].most_common())
+        outcomes = ", ".join(
+            f"{what} {count:,}" for what, count in tally.outcomes[kind].most_common()
+        )
         print(f"  {kind:<10}{tally.frames[kind]:>9,}  {outcomes}")
     print(f"tracebacks in the server log: {tracebacks}")
-    print(f"server RSS: {stats['rss_before']:.0f} MB before, {stats['rss_peak']:.0f} MB peak, "
-          f"{stats['rss_after']:.0f} MB after")
-    print(f"honest player: {stats['pings']} pings answered, {stats['missed']} missed, "
-          f"round trip p50 {stats['p50']:.1f} ms, p99 {stats['p99']:.1f} ms")
+    print(
+        f"server RSS: {stats['rss_before']:.0f} MB before, {stats['rss_peak']:.0f} MB peak, "
+        f"{stats['rss_after']:.0f} MB after"
+    )
+    print(
+        f"honest player: {stats['pings']} pings answered, {stats['missed']} missed, "
+        f"round trip p50 {stats['p50']:.1f} ms, p99 {stats['p99']:.1f} ms"
+    )
     return 1 if tracebacks or stats["missed"] else 0
 
 

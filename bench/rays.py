@@ -87,8 +87,7 @@ def bounce_outcome(level: Level, origin: tuple[int, int], rng: np.random.Generat
     trace = trace_ray(level, origin, (-1, -1), rng, range=6)
     wall = trace.bounces[0] if trace.bounces else None
     after = next(step[2:] for step in trace.steps if wall is not None and step[:2] == wall)
-    return {(1, 1): "straight back", (1, -1): "left (dy flips)",
-            (-1, 1): "right (dx flips)"}[after]
+    return {(1, 1): "straight back", (1, -1): "left (dy flips)", (-1, 1): "right (dx flips)"}[after]
 
 
 def main() -> int:
@@ -103,13 +102,18 @@ def main() -> int:
 
     convex = Level.from_ascii(CONVEX)
     counts = Counter(bounce_outcome(convex, (7, 7), rng) for _ in range(n))
-    ok &= report("Convex (outer) corner", counts, n, {
-        "straight back": 1 / 20, "left (dy flips)": 19 / 40, "right (dx flips)": 19 / 40})
+    ok &= report(
+        "Convex (outer) corner",
+        counts,
+        n,
+        {"straight back": 1 / 20, "left (dy flips)": 19 / 40, "right (dx flips)": 19 / 40},
+    )
 
     flat = Level.from_ascii(FLAT)
     counts = Counter(bounce_outcome(flat, (6, 3), rng) for _ in range(n))
-    counts = Counter({"straight back": counts["straight back"],
-                      "deflected": n - counts["straight back"]})
+    counts = Counter(
+        {"straight back": counts["straight back"], "deflected": n - counts["straight back"]}
+    )
     ok &= report("Flat wall", counts, n, {"straight back": 1 / 20, "deflected": 19 / 20})
 
     concave = Level.from_ascii(CONCAVE)
@@ -127,15 +131,18 @@ def main() -> int:
     def dig(r: np.random.Generator) -> int:
         return trace_ray(hall, (1, 2), (1, 0), r, digging=True).initial_range
 
-    for title, draw, lo, hi in (("Ray range (traced)", ray, 7, 13),
-                                ("Beam range (traced)", beam, 6, 13),
-                                ("Digging range (traced)", dig, 8, 25)):
+    for title, draw, lo, hi in (
+        ("Ray range (traced)", ray, 7, 13),
+        ("Beam range (traced)", beam, 6, 13),
+        ("Digging range (traced)", dig, 8, 25),
+    ):
         counts = Counter(f"{draw(rng)} cells" for _ in range(n))
-        ok &= report(title, counts, n, {f"{r} cells": 1 / (hi - lo + 1)
-                                        for r in range(lo, hi + 1)})
+        ok &= report(title, counts, n, {f"{r} cells": 1 / (hi - lo + 1) for r in range(lo, hi + 1)})
 
-    print(f"\n{'all inside their bands' if ok else 'SOME OUTSIDE THEIR BANDS'}; "
-          f"{time.perf_counter() - started:.1f} s")
+    print(
+        f"\n{'all inside their bands' if ok else 'SOME OUTSIDE THEIR BANDS'}; "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     return 0 if ok else 1
 
 

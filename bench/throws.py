@@ -37,8 +37,7 @@ CORRIDOR = """
 
 def measure(class_key: str, level: int, n: int, *, marksman: bool) -> tuple[float, float, int]:
     """Return (miss rate, mean damage of hits, hits) over ``n`` throws."""
-    world = World(level * 7 + 1, levels={1: Level.from_ascii(CORRIDOR, depth=1)},
-                  populate=False)
+    world = World(level * 7 + 1, levels={1: Level.from_ascii(CORRIDOR, depth=1)}, populate=False)
     content = world.content
     thrower = world.join("bench", class_key)
     thrower.level = level
@@ -92,11 +91,17 @@ def main() -> int:
     started = time.perf_counter()
     ok = True
     print(f"darts (power {dart.power}) at an awake rat with 0 defence, {n:,} throws per row\n")
-    print(f"  {'thrower':<24}{'miss':>8}{'exact':>8}   band (4.5 sd)       "
-          f"{'mean hit':>9}{'exact':>8}")
-    for class_key, level, marksman in (("warrior", 1, False), ("warrior", 5, False),
-                                       ("monk", 5, False), ("warrior", 10, False),
-                                       ("warrior", 10, True)):
+    print(
+        f"  {'thrower':<24}{'miss':>8}{'exact':>8}   band (4.5 sd)       "
+        f"{'mean hit':>9}{'exact':>8}"
+    )
+    for class_key, level, marksman in (
+        ("warrior", 1, False),
+        ("warrior", 5, False),
+        ("monk", 5, False),
+        ("warrior", 10, False),
+        ("warrior", 10, True),
+    ):
         miss, mean, hits = measure(class_key, level, n, marksman=marksman)
         p = throw_miss_chance(content.classes[class_key].miss_chance, level, marksman=marksman)
         sd = math.sqrt(p * (1 - p) / n)
@@ -104,10 +109,14 @@ def main() -> int:
         ok &= inside
         who = f"{class_key} L{level}" + (" marksman" if marksman else "")
         exact = exact_mean_hit(level, dart.power or 0, content.classes[class_key].energy)
-        print(f"  {who:<24}{miss:>8.4f}{p:>8.4f}   [{p - 4.5 * sd:.4f}, {p + 4.5 * sd:.4f}]"
-              f"{'' if inside else ' OUTSIDE'}{mean:>10.2f}{exact:>8.2f}  ({hits:,} hits)")
-    print(f"\n{'all inside their bands' if ok else 'SOME OUTSIDE THEIR BANDS'}; "
-          f"{time.perf_counter() - started:.1f} s")
+        print(
+            f"  {who:<24}{miss:>8.4f}{p:>8.4f}   [{p - 4.5 * sd:.4f}, {p + 4.5 * sd:.4f}]"
+            f"{'' if inside else ' OUTSIDE'}{mean:>10.2f}{exact:>8.2f}  ({hits:,} hits)"
+        )
+    print(
+        f"\n{'all inside their bands' if ok else 'SOME OUTSIDE THEIR BANDS'}; "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     return 0 if ok else 1
 
 

@@ -69,7 +69,8 @@ def run(n: int, ticks: int, seed: int, spread: bool = False) -> dict[str, float]
         enc_s += time.process_time() - t1
         step_s += t1 - t0
     return {
-        "players": n, "ticks": ticks,
+        "players": n,
+        "ticks": ticks,
         "step_ms_per_tick": step_s / ticks * 1e3,
         "encode_ms_per_tick": enc_s / ticks * 1e3,
         "us_per_player_tick": (step_s + enc_s) / ticks / n * 1e6,
@@ -84,8 +85,11 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=200, help="players (default 200)")
     parser.add_argument("--ticks", type=int, default=300, help="measured ticks (default 300)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--spread", action="store_true",
-                        help="scatter players over the level; a quarter of them walk")
+    parser.add_argument(
+        "--spread",
+        action="store_true",
+        help="scatter players over the level; a quarter of them walk",
+    )
     parser.add_argument("--profile", action="store_true", help="print the top functions")
     args = parser.parse_args()
     if args.profile:

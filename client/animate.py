@@ -124,8 +124,11 @@ def _cells(value: object) -> tuple[Cell, ...]:
         return ()
     out = []
     for c in value:
-        if (isinstance(c, list) and len(c) == 2 and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in c)):
+        if (
+            isinstance(c, list)
+            and len(c) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in c)
+        ):
             out.append((c[0], c[1]))
     return tuple(out)
 
@@ -156,7 +159,7 @@ def _fly_track(ev: Sequence[Any], model: GameModel) -> Track | None:
     if not cells or not isinstance(item, str):
         return None
     if item.startswith("bolt:"):
-        glyph, colour = "*", damage_colour(item[len("bolt:"):])
+        glyph, colour = "*", damage_colour(item[len("bolt:") :])
     else:
         _, glyph, colour, _, _ = model.item_entry(item)
     return Track(cells, (glyph[:1] or "*",) * len(cells), colour, trail=False)

@@ -237,9 +237,7 @@ def direction(pos: Cell, nxt: Cell) -> Cell | None:
     return (dx, dy)
 
 
-def clear_shots(
-    pos: Cell, monsters: Iterable[ActorLike], blocked: BoolGrid
-) -> list[ActorLike]:
+def clear_shots(pos: Cell, monsters: Iterable[ActorLike], blocked: BoolGrid) -> list[ActorLike]:
     """Monsters at :data:`RANGED_REACH` whose seed-002 path from ``pos`` reaches
     them with no other monster and no blocked cell on the way; nearest first,
     then lowest id."""

@@ -77,8 +77,10 @@ class BotReport:
             f"{self.clients_requested} requested, {connected} connected, "
             f"{self.clients_at_end} still connected at end"
         )
-        commands = (f"{self.commands_sent} sent ({self.ranged_commands} throws or zaps), "
-                    f"{self.acks_received} acked, {self.rejects} rejected")
+        commands = (
+            f"{self.commands_sent} sent ({self.ranged_commands} throws or zaps), "
+            f"{self.acks_received} acked, {self.rejects} rejected"
+        )
         messages = (
             f"{self.deltas_received} deltas, {self.snapshots_received} snapshots, "
             f"{self.messages_received} in all"

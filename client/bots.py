@@ -51,8 +51,9 @@ start with a wand, so a load test also fires rays (resumed characters keep their
 class _Bot:
     """A connection, its model, its policy and its pacing state."""
 
-    def __init__(self, index: int, name: str, seed: int, totals: Totals,
-                 cls_key: str | None = None) -> None:
+    def __init__(
+        self, index: int, name: str, seed: int, totals: Totals, cls_key: str | None = None
+    ) -> None:
         self.name = name
         self.cls_key = cls_key
         self.policy = Policy(np.random.default_rng([seed, index]))
@@ -138,8 +139,13 @@ class _Bot:
                 totals.deaths += 1
             self.was_dead = dead
             for ev in events:
-                if (ev and ev[0] == "die" and len(ev) > 1 and isinstance(ev[1], int)
-                        and ev[1] not in totals.player_ids):
+                if (
+                    ev
+                    and ev[0] == "die"
+                    and len(ev) > 1
+                    and isinstance(ev[1], int)
+                    and ev[1] not in totals.player_ids
+                ):
                     totals.kills.add((model.depth, int(ev[1])))
         elif isinstance(msg, Reject):
             totals.rejects += 1
@@ -182,7 +188,10 @@ async def _bot_life(
     timeout = max(0.1, min(open_timeout, deadline - time.perf_counter()))
     try:
         conn = await Connection.open(
-            url, bot.name, cls_key=bot.cls_key, token=load_token(url, bot.name),
+            url,
+            bot.name,
+            cls_key=bot.cls_key,
+            token=load_token(url, bot.name),
             open_timeout=timeout,
         )
     except ConnectionClosed as exc:
@@ -289,8 +298,12 @@ async def run_bots_async(
     ramp_s = min(2.0, duration / 4) if ramp is None else max(0.0, ramp)
     totals = Totals()
     rotation = BOT_CLASSES if classes is None else classes
-    bots = [_Bot(i, f"{name_prefix}{i}", seed, totals,
-                 rotation[i % len(rotation)] if rotation else None) for i in range(n)]
+    bots = [
+        _Bot(
+            i, f"{name_prefix}{i}", seed, totals, rotation[i % len(rotation)] if rotation else None
+        )
+        for i in range(n)
+    ]
     started = time.perf_counter()
     deadline = started + duration
     lives = [

@@ -74,8 +74,9 @@ class ConnectionClosed(Exception):
         self.reason = reason
 
 
-async def _connect(url: str, open_timeout: float,
-                   ca: str | os.PathLike[str] | None = None) -> ClientConnection:
+async def _connect(
+    url: str, open_timeout: float, ca: str | os.PathLike[str] | None = None
+) -> ClientConnection:
     """Open the websocket (no ``hello`` yet); a ``wss://`` URL's certificate
     is verified (against ``ca`` too, when given).
 
@@ -84,15 +85,19 @@ async def _connect(url: str, open_timeout: float,
     """
     try:
         return await connect(
-            url, compression=None, max_size=MAX_RECEIVE_BYTES, open_timeout=open_timeout,
+            url,
+            compression=None,
+            max_size=MAX_RECEIVE_BYTES,
+            open_timeout=open_timeout,
             ssl=client_ssl(url, ca),
         )
     except (OSError, TimeoutError, WebSocketException, EOFError, ValueError) as exc:
         raise ConnectionClosed(f"cannot reach {url}: {str(exc) or type(exc).__name__}") from exc
 
 
-async def probe(url: str, *, timeout: float = 5.0,
-                ca: str | os.PathLike[str] | None = None) -> None:
+async def probe(
+    url: str, *, timeout: float = 5.0, ca: str | os.PathLike[str] | None = None
+) -> None:
     """Check that a websocket server answers at ``url``: open and close at once.
 
     Raises:
@@ -294,9 +299,15 @@ class Connection:
         if isinstance(msg, (Delta, Snapshot)) and msg.rej:
             # Protocol 3 folds the tick's refusals into its one frame; they
             # are handed out first, as ``reject`` messages, then the frame.
-            rejects = [Reject(seq=r[0], reason=r[1]) for r in msg.rej
-                       if isinstance(r, list) and len(r) >= 2 and isinstance(r[0], int)
-                       and not isinstance(r[0], bool) and isinstance(r[1], str)]
+            rejects = [
+                Reject(seq=r[0], reason=r[1])
+                for r in msg.rej
+                if isinstance(r, list)
+                and len(r) >= 2
+                and isinstance(r[0], int)
+                and not isinstance(r[0], bool)
+                and isinstance(r[1], str)
+            ]
             self._pending.extend(rejects[1:])
             self._pending.append(msg)
             if rejects:

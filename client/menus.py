@@ -154,8 +154,12 @@ def inventory_rows(model: GameModel, verb: str | None = None) -> list[str]:
     rows: list[str] = []
     placed: set[str] = set()
     for heading, categories in (*GROUPS, ("Other", frozenset())):
-        group = [it for it in items if it.letter not in placed
-                 and (not categories or model.item_entry(it.key)[3] in categories)]
+        group = [
+            it
+            for it in items
+            if it.letter not in placed
+            and (not categories or model.item_entry(it.key)[3] in categories)
+        ]
         if not group:
             continue
         rows.append(heading)
@@ -181,12 +185,15 @@ def equipment_rows(model: GameModel) -> list[str]:
         what = item_label(model, item, where=False) if item else "(nothing)"
         rows.append(f"  {label:<12} {what}")
     power, defence = (model.me.get(k) for k in ("power", "defence"))
-    resist = ", ".join(f"{k.replace('_', ' ')} {v:+d}"
-                       for k, v in sorted(model.resistances().items()))
+    resist = ", ".join(
+        f"{k.replace('_', ' ')} {v:+d}" for k, v in sorted(model.resistances().items())
+    )
     rows.append("")
-    rows.append(f"  With this equipment: power {power if is_int(power) else '?'}, "
-                f"defence {defence if is_int(defence) else '?'}; "
-                f"resistances: {resist or 'none'}")
+    rows.append(
+        f"  With this equipment: power {power if is_int(power) else '?'}, "
+        f"defence {defence if is_int(defence) else '?'}; "
+        f"resistances: {resist or 'none'}"
+    )
     return rows
 
 
@@ -195,8 +202,10 @@ def spell_rows(model: GameModel) -> list[str]:
     rows = [f"    {'Name':<20} {'Level':>5}  {'School':<14} {'Fail':>4}  {'Cost':>4}"]
     for s in model.known_spells():
         mark = "  (forgotten)" if s.forgotten else ""
-        rows.append(f"{s.letter} - {s.name:<20} {s.level:>5}  {s.school:<14} "
-                    f"{s.fail_pct:>3}%  {s.energy_cost:>4}{mark}")
+        rows.append(
+            f"{s.letter} - {s.name:<20} {s.level:>5}  {s.school:<14} "
+            f"{s.fail_pct:>3}%  {s.energy_cost:>4}{mark}"
+        )
     return rows
 
 
@@ -204,8 +213,7 @@ def choice_rows(model: GameModel) -> list[str]:
     """The reward menu, one letter per option."""
     options = model.choice_options()
     rows = [f"Choose a reward ({model.me.get('choice', 0)} owed):"]
-    rows.extend(f"  {chr(ord('a') + i)} - {option_label(o)}"
-                for i, o in enumerate(options[:26]))
+    rows.extend(f"  {chr(ord('a') + i)} - {option_label(o)}" for i, o in enumerate(options[:26]))
     return rows
 
 
@@ -228,8 +236,10 @@ def info_rows(
     if about.kind_name and title.lower() != about.kind_name.lower():
         title += f" ({about.kind_name})"
     rows = [title, ""]
-    rows.append(f"  Level {about.level}   Health {about.hp}/{about.max_hp}   "
-                f"Energy {about.en}/{about.max_en}")
+    rows.append(
+        f"  Level {about.level}   Health {about.hp}/{about.max_hp}   "
+        f"Energy {about.en}/{about.max_en}"
+    )
     rows.append(f"  Power {about.power}   Defence {about.defence}")
     if about.courage is not None and not yourself:
         rows.append(f"  Courage {_percent(about.courage)} (flees below that share of health)")
@@ -245,10 +255,12 @@ def info_rows(
     if yourself:
         return rows
     rows.append("")
-    rows.append(f"  You miss it {_percent(about.you_miss)}, "
-                f"score a critical {_percent(about.you_crit)}")
-    rows.append(f"  It misses you {_percent(about.it_miss)}, "
-                f"scores a critical {_percent(about.it_crit)}")
+    rows.append(
+        f"  You miss it {_percent(about.you_miss)}, score a critical {_percent(about.you_crit)}"
+    )
+    rows.append(
+        f"  It misses you {_percent(about.it_miss)}, scores a critical {_percent(about.it_crit)}"
+    )
     return rows
 
 
@@ -260,8 +272,9 @@ def targets(model: GameModel) -> tuple[Target, ...]:
         return ()
     px, py = pos
     monsters = [a for a in model.actors.values() if not a.is_player and not a.is_self]
-    monsters.sort(key=lambda a: (max(abs(a.x - px), abs(a.y - py)),
-                                 (a.x - px) ** 2 + (a.y - py) ** 2, a.id))
+    monsters.sort(
+        key=lambda a: (max(abs(a.x - px), abs(a.y - py)), (a.x - px) ** 2 + (a.y - py) ** 2, a.id)
+    )
     return tuple(Target(a.id, a.x, a.y) for a in monsters)
 
 
@@ -277,8 +290,9 @@ def context(model: GameModel) -> Context:
         menus=menus,
         spells=tuple(SpellChoice(s.letter, s.key, s.aim) for s in model.known_spells()),
         targets=targets(model),
-        actors_at={(a.x, a.y): a.id for a in sorted(model.actors.values(),
-                                                    key=lambda a: (a.is_self, a.id))},
+        actors_at={
+            (a.x, a.y): a.id for a in sorted(model.actors.values(), key=lambda a: (a.is_self, a.id))
+        },
         options=tuple(model.choice_options()),
         history=len(model.log),
         stairs={"<": stairs(model, "stairs_up"), ">": stairs(model, "stairs_down")},
@@ -287,14 +301,19 @@ def context(model: GameModel) -> Context:
 
 def stairs(model: GameModel, key: str) -> tuple[tuple[int, int], ...]:
     """Remembered cells of terrain ``key`` (a staircase), nearest to us first."""
-    codes = [code for code, entry in enumerate(model.terrain_table[:255])
-             if isinstance(entry, list) and entry and entry[0] == key]
+    codes = [
+        code
+        for code, entry in enumerate(model.terrain_table[:255])
+        if isinstance(entry, list) and entry and entry[0] == key
+    ]
     if not codes or model.known.size == 0:
         return ()
     ys, xs = np.nonzero(np.isin(model.known, codes))
     px, py = model.position or (0, 0)
-    cells = sorted(zip(xs.tolist(), ys.tolist(), strict=True),
-                   key=lambda c: (max(abs(c[0] - px), abs(c[1] - py)), c[1], c[0]))
+    cells = sorted(
+        zip(xs.tolist(), ys.tolist(), strict=True),
+        key=lambda c: (max(abs(c[0] - px), abs(c[1] - py)), c[1], c[0]),
+    )
     return tuple(cells)
 
 

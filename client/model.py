@@ -42,7 +42,6 @@ INFO_KEPT = 32
 """``info`` answers kept in :attr:`GameModel.info` (the oldest are dropped)."""
 
 
-
 _is_int = is_int
 _is_number = is_number
 
@@ -273,23 +272,42 @@ class GameModel:
             if not isinstance(entry, list) or len(entry) < 5:
                 continue
             letter, key, fail, cost, forgotten = entry[:5]
-            if not (isinstance(letter, str) and isinstance(key, str) and _is_number(fail)
-                    and _is_int(cost) and isinstance(forgotten, bool)):
+            if not (
+                isinstance(letter, str)
+                and isinstance(key, str)
+                and _is_number(fail)
+                and _is_int(cost)
+                and isinstance(forgotten, bool)
+            ):
                 continue
             row = self.spells.get(key)
             table: list[Any] = list(row) if isinstance(row, list) else []
             level = table[1] if len(table) > 1 and _is_int(table[1]) else 0
             school = table[2] if len(table) > 2 and isinstance(table[2], str) else ""
             aim = table[3] if len(table) > 3 and table[3] in ("dir", "cell", "self") else "dir"
-            out.append(KnownSpell(letter, key, round(fail), cost, forgotten,
-                                  self.spell_name(key), level, school, aim))
+            out.append(
+                KnownSpell(
+                    letter,
+                    key,
+                    round(fail),
+                    cost,
+                    forgotten,
+                    self.spell_name(key),
+                    level,
+                    school,
+                    aim,
+                )
+            )
         return out
 
     def my_statuses(self) -> list[tuple[int, int]]:
         """``me.sts`` as ``(status code, rounds left)`` pairs."""
         sts = self.me.get("sts")
-        return [(e[0], e[1]) for e in (sts if isinstance(sts, list) else [])
-                if isinstance(e, list) and len(e) >= 2 and _is_int(e[0]) and _is_int(e[1])]
+        return [
+            (e[0], e[1])
+            for e in (sts if isinstance(sts, list) else [])
+            if isinstance(e, list) and len(e) >= 2 and _is_int(e[0]) and _is_int(e[1])
+        ]
 
     def food(self) -> tuple[int, int] | None:
         """``me.food`` as ``(nourishment, hunger rating)``, None if absent."""

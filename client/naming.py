@@ -117,5 +117,5 @@ def option_label(option: str) -> str:
     if option in _OPTION_LABELS:
         return _OPTION_LABELS[option]
     if option.startswith("resist_"):
-        return "resistance to " + option[len("resist_"):].replace("_", " ")
+        return "resistance to " + option[len("resist_") :].replace("_", " ")
     return "the ability: " + option.replace("_", " ")

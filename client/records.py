@@ -93,8 +93,6 @@ class KnownSpell:
     aim: str
 
 
-
-
 def _int(about: Mapping[str, Any], key: str) -> int:
     value = about.get(key)
     return value if is_int(value) else 0
@@ -143,8 +141,11 @@ class InfoAbout:
         kind = about.get("kind")
         kind = kind if isinstance(kind, str) else ""
         entry = kinds.get(kind)
-        kind_name = entry[0] if isinstance(entry, list) and entry and isinstance(
-            entry[0], str) else kind.replace("_", " ")
+        kind_name = (
+            entry[0]
+            if isinstance(entry, list) and entry and isinstance(entry[0], str)
+            else kind.replace("_", " ")
+        )
         courage = about.get("courage")
         resist = about.get("resist")
         abilities = about.get("abilities")

@@ -179,8 +179,15 @@ class Screen:
             fields.append((5, food))
         statuses = [model.status_name(code) for code, _ in model.my_statuses()]
         if statuses:
-            fields.append((6, [term.yellow(", ".join(statuses)),
-                               term.yellow(", ".join(s[:4] for s in statuses))]))
+            fields.append(
+                (
+                    6,
+                    [
+                        term.yellow(", ".join(statuses)),
+                        term.yellow(", ".join(s[:4] for s in statuses)),
+                    ],
+                )
+            )
         if model.choice_options():
             fields.append((3, [term.bold_cyan("C: reward"), term.bold_cyan("C")]))
         fields += [(9, [f"Depth {depth}", f"D{depth}"]), (8, [f"Tick {tick}", f"T{tick}"])]
@@ -188,8 +195,9 @@ class Screen:
             rate = max(1, model.tick_rate)
             left = max(0, int(me.get("respawn", 0)) - state.est_tick)
             secs = (left + rate - 1) // rate
-            fields.append((11, [term.bold_red(f"DEAD — respawn in {secs}s"),
-                                term.bold_red(f"DEAD {secs}s")]))
+            fields.append(
+                (11, [term.bold_red(f"DEAD — respawn in {secs}s"), term.bold_red(f"DEAD {secs}s")])
+            )
         return self.fit_fields(fields, width or term.width)
 
     def fit_fields(self, fields: list[tuple[int, list[str]]], width: int) -> str:
@@ -226,8 +234,11 @@ class Screen:
         if food is None:
             return []
         nourishment, rating = food
-        forms = [f"Nourishment {nourishment}, hunger rating {rating}",
-                 f"Food {nourishment} rating {rating}", f"Food {nourishment}"]
+        forms = [
+            f"Nourishment {nourishment}, hunger rating {rating}",
+            f"Food {nourishment} rating {rating}",
+            f"Food {nourishment}",
+        ]
         term = self.term
         if nourishment >= 500:
             return [term.green(f + " Full") for f in forms]
@@ -367,10 +378,11 @@ class Screen:
         term = self.term
         folded = []
         for j in range(per):
-            cells = [rest[c * per + j] if c * per + j < len(rest) else ""
-                     for c in range(columns)]
-            folded.append("".join(term.ljust(term.truncate(cell, col_w - 1), col_w)
-                                  for cell in cells[:-1]) + cells[-1])
+            cells = [rest[c * per + j] if c * per + j < len(rest) else "" for c in range(columns)]
+            folded.append(
+                "".join(term.ljust(term.truncate(cell, col_w - 1), col_w) for cell in cells[:-1])
+                + cells[-1]
+            )
         return head + folded
 
     @staticmethod
@@ -403,8 +415,9 @@ class Screen:
             x0 = self.offset(centre[0], width, model.width)
             y0 = self.offset(centre[1], map_h, model.height)
             cursor = state.mode.cursor if state.mode.kind is keys.InputMode.TARGET else None
-            if cursor is not None and not (x0 <= cursor[0] < x0 + width
-                                           and y0 <= cursor[1] < y0 + map_h):
+            if cursor is not None and not (
+                x0 <= cursor[0] < x0 + width and y0 <= cursor[1] < y0 + map_h
+            ):
                 x0 = self.offset(cursor[0], width, model.width)
                 y0 = self.offset(cursor[1], map_h, model.height)
             actors: dict[tuple[int, int], ActorView] = {}
@@ -420,9 +433,10 @@ class Screen:
         lines = [""] * (n_log - len(lines)) + lines
         out.extend(term.truncate(line, width) for line in lines)
         prompt = state.note or keys.prompt_text(state.mode) or "? help   Q quit"
-        if (not state.note and state.mode.kind is keys.InputMode.CHAT
-                and len(prompt) > width > 8):  # long chat input: show its end
-            prompt = "Say: …" + prompt[len(prompt) - (width - 6):]
+        if (
+            not state.note and state.mode.kind is keys.InputMode.CHAT and len(prompt) > width > 8
+        ):  # long chat input: show its end
+            prompt = "Say: …" + prompt[len(prompt) - (width - 6) :]
         if state.note:
             prompt = term.bold_yellow(prompt)
         elif state.mode.kind is keys.InputMode.NORMAL:
@@ -443,7 +457,7 @@ class Screen:
         lines = list(log.lines)
         scroll = min(max(0, scroll), max(0, len(lines) - 1))
         shown = lines[: len(lines) - scroll] if scroll else lines
-        body = self.wrap_log(shown, width)[-max(0, height - 2):]
+        body = self.wrap_log(shown, width)[-max(0, height - 2) :]
         title = "Message history" + (f" ({scroll} lines back)" if scroll else "")
         rows = [self.term.bold(title), "", *body]
         return (rows + [""] * height)[:height]

@@ -100,8 +100,7 @@ class PlayApp:
         self._dirty = asyncio.Event()
         self._done: asyncio.Future[tuple[int, str]] = asyncio.get_running_loop().create_future()
         self._tick_seen = time.monotonic()
-        self._outbox: asyncio.Queue[keys.Command | keys.ChatSend | keys.LookAt] = (
-            asyncio.Queue())
+        self._outbox: asyncio.Queue[keys.Command | keys.ChatSend | keys.LookAt] = asyncio.Queue()
         self.animator = Animator()
         self._pending: dict[int, float] = {}  # seq -> monotonic send time
         self._dead = False
@@ -263,8 +262,11 @@ class PlayApp:
             self.say("You are dead; wait for your respawn.")
         elif isinstance(action, (keys.Run, keys.Travel, keys.Explore)):
             self.start_walk(action)
-        elif (isinstance(action, keys.Command) and action.c in REPEATABLE
-              and self._in_flight() >= MAX_IN_FLIGHT):
+        elif (
+            isinstance(action, keys.Command)
+            and action.c in REPEATABLE
+            and self._in_flight() >= MAX_IN_FLIGHT
+        ):
             pass  # dropped: the server has not caught up with earlier keys
         elif action is not None:
             self._outbox.put_nowait(action)
@@ -296,8 +298,14 @@ class PlayApp:
             self._sending += 1
             try:
                 if isinstance(action, keys.Command):
-                    seq = await conn.command(action.c, action.d, item=action.item,
-                                             at=action.at, spell=action.spell, opt=action.opt)
+                    seq = await conn.command(
+                        action.c,
+                        action.d,
+                        item=action.item,
+                        at=action.at,
+                        spell=action.spell,
+                        opt=action.opt,
+                    )
                     self._pending[seq] = time.monotonic()
                 elif isinstance(action, keys.LookAt):
                     if action.id is not None:
@@ -388,8 +396,11 @@ class PlayApp:
             self._dirty.clear()
             self.paint_now()
             busy = self.animator.busy(time.monotonic())
-            await asyncio.sleep(min(period, self.animator.next_frame(time.monotonic()) or period)
-                                if busy else period)
+            await asyncio.sleep(
+                min(period, self.animator.next_frame(time.monotonic()) or period)
+                if busy
+                else period
+            )
 
     async def _wait_dirty(self, timeout: float) -> None:
         """Wait until something changed or ``timeout`` seconds passed."""
@@ -484,11 +495,12 @@ def describe_open_failure(url: str, exc: ConnectionClosed) -> str:
     down, naming its error code at most once.
     """
     cause = exc.__cause__
-    if url.startswith("wss:") and isinstance(cause, (ssl.SSLError, ConnectionResetError,
-                                                     EOFError)):
+    if url.startswith("wss:") and isinstance(cause, (ssl.SSLError, ConnectionResetError, EOFError)):
         detail = str(cause) or type(cause).__name__
-        return (f"cannot reach {url}: the TLS handshake failed ({detail}); "
-                "does the server speak plain ws:// ?")
+        return (
+            f"cannot reach {url}: the TLS handshake failed ({detail}); "
+            "does the server speak plain ws:// ?"
+        )
     if isinstance(cause, ConnectionRefusedError):
         return f"cannot reach {url}: connection refused"
     if isinstance(cause, socket.gaierror):

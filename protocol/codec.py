@@ -165,8 +165,10 @@ def _direction(d: object) -> tuple[int, int]:
 
 
 def _cell(at: object) -> tuple[int, int]:
-    if not isinstance(at, list) or len(at) != 2 or not all(
-        _int(v) and 0 <= v < MAX_COORD for v in at
+    if (
+        not isinstance(at, list)
+        or len(at) != 2
+        or not all(_int(v) and 0 <= v < MAX_COORD for v in at)
     ):
         raise _bad("cmd", "at", f"[x, y] with ints 0 <= x, y < {MAX_COORD}", at)
     return (at[0], at[1])

@@ -132,7 +132,8 @@ def _player_name(text: str) -> str:
 
     if NAME_RE.fullmatch(text) is None:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: a name is 1-{MAX_NAME} characters from A-Z a-z 0-9 _ -")
+            f"{text!r}: a name is 1-{MAX_NAME} characters from A-Z a-z 0-9 _ -"
+        )
     return text
 
 
@@ -151,8 +152,9 @@ def check_port_free(host: str, port: int) -> str | None:
     if port == 0:
         return None
     try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                                   flags=socket.AI_PASSIVE)
+        infos = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
     except (OSError, UnicodeError) as exc:
         return str(exc)
     for family, kind, proto, _, address in infos:
@@ -178,8 +180,7 @@ def serve_main(args: argparse.Namespace) -> int:
     resolve_serve_options(args)
     busy = check_port_free(args.host, args.port)
     if busy is not None:
-        print(f"underhall serve: cannot listen on {args.host}:{args.port}: {busy}",
-              file=sys.stderr)
+        print(f"underhall serve: cannot listen on {args.host}:{args.port}: {busy}", file=sys.stderr)
         return 1
     setup_logging(args.log_level, args.log_format)
     ssl_context = _server_ssl(args.tls_cert, args.tls_key)
@@ -196,19 +197,35 @@ def serve_main(args: argparse.Namespace) -> int:
         else:
             seed = int(stored)
             if args.seed is not None and args.seed != seed:
-                print(f"note: {store.url} holds a world with seed {seed}; --seed {args.seed} "
-                      "ignored (use another --db for a new world)", file=sys.stderr)
-        game = Game(World(seed), store, tick_rate=args.tick_rate,
-                    max_players=args.max_players, motd=args.motd, save_interval_s=args.save_s)
+                print(
+                    f"note: {store.url} holds a world with seed {seed}; --seed {args.seed} "
+                    "ignored (use another --db for a new world)",
+                    file=sys.stderr,
+                )
+        game = Game(
+            World(seed),
+            store,
+            tick_rate=args.tick_rate,
+            max_players=args.max_players,
+            motd=args.motd,
+            save_interval_s=args.save_s,
+        )
         game.bans = BanList.from_meta(store)
     except (StoreError, ValueError) as exc:
         store.close()
         print(f"underhall serve: {store.url}: {exc}", file=sys.stderr)
         return 1
-    server = GameServer(game, args.host, args.port, args.tick_rate, ssl_context=ssl_context,
-                        drain_s=args.drain_s, metrics_port=args.metrics_port,
-                        limits=net_limits(args),
-                        admin_socket=args.admin_socket or default_admin_socket(args.db))
+    server = GameServer(
+        game,
+        args.host,
+        args.port,
+        args.tick_rate,
+        ssl_context=ssl_context,
+        drain_s=args.drain_s,
+        metrics_port=args.metrics_port,
+        limits=net_limits(args),
+        admin_socket=args.admin_socket or default_admin_socket(args.db),
+    )
     _use_uvloop()
     collector.tune()  # process-wide: start-up data frozen, thresholds raised
 
@@ -221,8 +238,12 @@ def serve_main(args: argparse.Namespace) -> int:
             task.result()
         port = ready.result()
         scheme = "ws" if ssl_context is None else "wss"
-        said = [(f"listening on {scheme}://{args.host}:{port} (seed {seed}, "
-                 f"{args.tick_rate} ticks/s, database {store.url})")]
+        said = [
+            (
+                f"listening on {scheme}://{args.host}:{port} (seed {seed}, "
+                f"{args.tick_rate} ticks/s, database {store.url})"
+            )
+        ]
         if server.metrics_port is not None:
             said.append(f"metrics on http://{args.host}:{server.metrics_port}/metrics")
         for line in said:
@@ -235,9 +256,10 @@ def serve_main(args: argparse.Namespace) -> int:
     try:
         asyncio.run(main())
     except OSError as exc:
-        print(f"underhall serve: cannot listen on {args.host}:{args.port}: "
-              f"{exc.strerror or exc}",
-              file=sys.stderr)
+        print(
+            f"underhall serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
         return 1
     finally:
         store.close()
@@ -278,8 +300,9 @@ def bots_main(args: argparse.Namespace) -> int:
         line = clean_text(describe_open_failure(args.url, exc))
         print(f"underhall bots: {line}", file=sys.stderr)
         return 1
-    return run_bots(args.url, args.n, args.duration, as_json=args.json, seed=args.seed,
-                    name_prefix=args.prefix)
+    return run_bots(
+        args.url, args.n, args.duration, as_json=args.json, seed=args.seed, name_prefix=args.prefix
+    )
 
 
 def db_main(args: argparse.Namespace) -> int:
@@ -305,8 +328,10 @@ def db_main(args: argparse.Namespace) -> int:
         print(f"underhall db {args.action}: {exc}", file=sys.stderr)
         return 1
     verb = "exported to" if args.action == "export" else "imported from"
-    print(f"{verb} {args.file}: {counts['meta']} meta, {counts['players']} players, "
-          f"{counts['levels']} levels ({store.url})")
+    print(
+        f"{verb} {args.file}: {counts['meta']} meta, {counts['players']} players, "
+        f"{counts['levels']} levels ({store.url})"
+    )
     return 0
 
 
@@ -348,8 +373,10 @@ def _print_admin_answer(action: str, answer: dict[str, Any]) -> None:
     if action == "who":
         players = answer.get("players", [])
         for p in players:
-            print(f"{p['name']:<16} depth {p['depth']!s:>3}  level {p['level']!s:>3}  "
-                  f"{p['address'] or ''}")
+            print(
+                f"{p['name']:<16} depth {p['depth']!s:>3}  level {p['level']!s:>3}  "
+                f"{p['address'] or ''}"
+            )
         state = ", draining" if answer.get("draining") else ""
         print(f"{len(players)} playing (tick {answer.get('tick')}{state})")
     elif action == "bans":
@@ -363,139 +390,271 @@ def _print_admin_answer(action: str, answer: dict[str, Any]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``underhall``."""
     parser = argparse.ArgumentParser(
-        prog="underhall", description="A shared roguelike dungeon: server, client and bots.",
-        epilog=ENVIRONMENT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+        prog="underhall",
+        description="A shared roguelike dungeon: server, client and bots.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("serve", help="host a dungeon", description="Host a dungeon.",
-                       epilog=ENVIRONMENT_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "serve",
+        help="host a dungeon",
+        description="Host a dungeon.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--host", help="interface to bind (default 127.0.0.1)")
     p.add_argument("--port", type=_port, help="TCP port, 0 for any (default 8765)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="world seed for a new world (default: random)")
-    p.add_argument("--tick-rate", type=int, choices=range(1, 61), metavar="HZ",
-                   help="ticks per second, 1-60 (default 10)")
-    p.add_argument("--db",
-                   help="SQLite file, or postgresql://USER@HOST/DB, holding the world and "
-                        f"players (default {default_db()})")
-    p.add_argument("--save-s", type=float, default=None, metavar="S",
-                   help="seconds between two saves of the changed characters and levels; "
-                        "at most this much play is lost to a crash (default 3)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="world seed for a new world (default: random)"
+    )
+    p.add_argument(
+        "--tick-rate",
+        type=int,
+        choices=range(1, 61),
+        metavar="HZ",
+        help="ticks per second, 1-60 (default 10)",
+    )
+    p.add_argument(
+        "--db",
+        help="SQLite file, or postgresql://USER@HOST/DB, holding the world and "
+        f"players (default {default_db()})",
+    )
+    p.add_argument(
+        "--save-s",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds between two saves of the changed characters and levels; "
+        "at most this much play is lost to a crash (default 3)",
+    )
     p.add_argument("--max-players", type=_positive(int, "players"), help="default 5000")
     p.add_argument("--motd", help="message of the day")
-    p.add_argument("--log-level", choices=LOG_LEVELS,
-                   help="default info")
-    p.add_argument("--log-format", choices=["text", "json"],
-                   help="text, or json: one object per line (default text)")
-    p.add_argument("--metrics-port", type=int, default=None,
-                   help="also serve /metrics, /healthz and /readyz on this port "
-                        "(they are always on the game port)")
-    p.add_argument("--drain-s", type=float, default=None, metavar="S",
-                   help="seconds from SIGTERM to the last connection closed (default 10)")
-    p.add_argument("--tls-cert", type=Path, default=None,
-                   help="certificate chain (PEM): serve wss:// (with --tls-key)")
+    p.add_argument("--log-level", choices=LOG_LEVELS, help="default info")
+    p.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        help="text, or json: one object per line (default text)",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="also serve /metrics, /healthz and /readyz on this port "
+        "(they are always on the game port)",
+    )
+    p.add_argument(
+        "--drain-s",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds from SIGTERM to the last connection closed (default 10)",
+    )
+    p.add_argument(
+        "--tls-cert",
+        type=Path,
+        default=None,
+        help="certificate chain (PEM): serve wss:// (with --tls-key)",
+    )
     p.add_argument("--tls-key", type=Path, default=None, help="private key (PEM) of --tls-cert")
-    p.add_argument("--admin-socket", type=Path, default=None,
-                   help="admin Unix socket (default: beside the database, "
-                        "DB.admin.sock)")
-    p.add_argument("--max-conns-per-addr", type=int, metavar="N",
-                   help="concurrent connections per IP address, 0 for no cap (default "
-                        f"{SERVE_DEFAULTS['max_conns_per_addr']})")
-    p.add_argument("--new-chars-per-hour", type=int, metavar="N",
-                   help="new characters per IP address per hour, 0 for no cap (default "
-                        f"{SERVE_DEFAULTS['new_chars_per_hour']})")
-    p.add_argument("--token-failures-per-name", type=int, metavar="N",
-                   help="failed token attempts per name per minute before that name "
-                        f"refuses joins for a while (default "
-                        f"{SERVE_DEFAULTS['token_failures_per_name']})")
-    p.add_argument("--token-failures-per-addr", type=int, metavar="N",
-                   help="the same per IP address (default "
-                        f"{SERVE_DEFAULTS['token_failures_per_addr']})")
-    p.add_argument("--keepalive-interval", type=float, metavar="S",
-                   help="seconds between keepalive pings to each client (default "
-                        f"{SERVE_DEFAULTS['keepalive_interval']:g})")
-    p.add_argument("--keepalive-timeout", type=float, metavar="S",
-                   help="seconds a client may take to answer one; a silent client's "
-                        "character leaves the world at most interval + timeout seconds "
-                        f"after its last answer (default {SERVE_DEFAULTS['keepalive_timeout']:g})")
-    p.add_argument("--config", type=Path, default=None,
-                   help="TOML file with any of these options (command line wins)")
+    p.add_argument(
+        "--admin-socket",
+        type=Path,
+        default=None,
+        help="admin Unix socket (default: beside the database, DB.admin.sock)",
+    )
+    p.add_argument(
+        "--max-conns-per-addr",
+        type=int,
+        metavar="N",
+        help="concurrent connections per IP address, 0 for no cap (default "
+        f"{SERVE_DEFAULTS['max_conns_per_addr']})",
+    )
+    p.add_argument(
+        "--new-chars-per-hour",
+        type=int,
+        metavar="N",
+        help="new characters per IP address per hour, 0 for no cap (default "
+        f"{SERVE_DEFAULTS['new_chars_per_hour']})",
+    )
+    p.add_argument(
+        "--token-failures-per-name",
+        type=int,
+        metavar="N",
+        help="failed token attempts per name per minute before that name "
+        f"refuses joins for a while (default "
+        f"{SERVE_DEFAULTS['token_failures_per_name']})",
+    )
+    p.add_argument(
+        "--token-failures-per-addr",
+        type=int,
+        metavar="N",
+        help=f"the same per IP address (default {SERVE_DEFAULTS['token_failures_per_addr']})",
+    )
+    p.add_argument(
+        "--keepalive-interval",
+        type=float,
+        metavar="S",
+        help="seconds between keepalive pings to each client (default "
+        f"{SERVE_DEFAULTS['keepalive_interval']:g})",
+    )
+    p.add_argument(
+        "--keepalive-timeout",
+        type=float,
+        metavar="S",
+        help="seconds a client may take to answer one; a silent client's "
+        "character leaves the world at most interval + timeout seconds "
+        f"after its last answer (default {SERVE_DEFAULTS['keepalive_timeout']:g})",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="TOML file with any of these options (command line wins)",
+    )
     p.set_defaults(func=serve_main)
 
-    p = sub.add_parser("play", help="play in a terminal", description="Play in this terminal.",
-                       epilog=ENVIRONMENT_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", default="ws://127.0.0.1:8765", type=_ws_url,
-                   help="server (default %(default)s)")
-    p.add_argument("--name", default=_login_name(), type=_player_name,
-                   help="character name, 1-16 of A-Z a-z 0-9 _ - (default %(default)s)")
-    p.add_argument("--class", dest="cls", default=None,
-                   help="class of a new character (warrior, mage, monk on the default "
-                        "server; a server that has no such class lists its own)")
-    p.add_argument("--ca", default=None, metavar="FILE",
-                   help="certificate authority (PEM) to trust for a wss:// server "
-                        "(also $UNDERHALL_CA)")
+    p = sub.add_parser(
+        "play",
+        help="play in a terminal",
+        description="Play in this terminal.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--url", default="ws://127.0.0.1:8765", type=_ws_url, help="server (default %(default)s)"
+    )
+    p.add_argument(
+        "--name",
+        default=_login_name(),
+        type=_player_name,
+        help="character name, 1-16 of A-Z a-z 0-9 _ - (default %(default)s)",
+    )
+    p.add_argument(
+        "--class",
+        dest="cls",
+        default=None,
+        help="class of a new character (warrior, mage, monk on the default "
+        "server; a server that has no such class lists its own)",
+    )
+    p.add_argument(
+        "--ca",
+        default=None,
+        metavar="FILE",
+        help="certificate authority (PEM) to trust for a wss:// server (also $UNDERHALL_CA)",
+    )
     p.set_defaults(func=play_main)
 
-    p = sub.add_parser("bots", help="load-test a server with headless bots",
-                       description="Run N headless bots against a server and report.",
-                       epilog=ENVIRONMENT_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", required=True, type=_ws_url,
-                   help="server, e.g. ws://127.0.0.1:8765")
-    p.add_argument("-n", type=_positive(int, "bots"), default=10,
-                   help="number of bots (default 10)")
-    p.add_argument("--duration", type=_positive(float, "seconds"), default=30.0,
-                   help="seconds (default 30)")
+    p = sub.add_parser(
+        "bots",
+        help="load-test a server with headless bots",
+        description="Run N headless bots against a server and report.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--url", required=True, type=_ws_url, help="server, e.g. ws://127.0.0.1:8765")
+    p.add_argument(
+        "-n", type=_positive(int, "bots"), default=10, help="number of bots (default 10)"
+    )
+    p.add_argument(
+        "--duration", type=_positive(float, "seconds"), default=30.0, help="seconds (default 30)"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--seed", type=int, default=0, help="seed of the bots' choices")
-    p.add_argument("--prefix", default="bot",
-                   help="bot names are PREFIX0, PREFIX1, ... (default %(default)s); their "
-                        "tokens are kept like a player's, so a rerun resumes the same bots")
-    p.add_argument("--ca", default=None, metavar="FILE",
-                   help="certificate authority (PEM) to trust for a wss:// server "
-                        "(also $UNDERHALL_CA)")
-    p.add_argument("--lean", action="store_true",
-                   help="lean walking clients (client/loadgen.py), thousands per core, instead "
-                        "of the explore-and-fight bots; live line on a terminal")
-    p.add_argument("--rate", type=float, default=100.0,
-                   help="with --lean: joins per second (default %(default)s)")
-    p.add_argument("--procs", type=int, default=1,
-                   help="with --lean: worker processes (default %(default)s)")
-    p.add_argument("--depths", type=int, default=1,
-                   help="with --lean: spread over depths 1..D by the stairs (default 1)")
-    p.add_argument("--walk-every", type=int, default=1,
-                   help="with --lean and --depths: one client in K walks once arrived")
-    p.add_argument("--jsonl", action="store_true",
-                   help="with --lean: a JSON snapshot of the counters every second")
-    p.add_argument("--forget", action="store_true",
-                   help="with --lean: do not read or save resume tokens")
+    p.add_argument(
+        "--prefix",
+        default="bot",
+        help="bot names are PREFIX0, PREFIX1, ... (default %(default)s); their "
+        "tokens are kept like a player's, so a rerun resumes the same bots",
+    )
+    p.add_argument(
+        "--ca",
+        default=None,
+        metavar="FILE",
+        help="certificate authority (PEM) to trust for a wss:// server (also $UNDERHALL_CA)",
+    )
+    p.add_argument(
+        "--lean",
+        action="store_true",
+        help="lean walking clients (client/loadgen.py), thousands per core, instead "
+        "of the explore-and-fight bots; live line on a terminal",
+    )
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=100.0,
+        help="with --lean: joins per second (default %(default)s)",
+    )
+    p.add_argument(
+        "--procs", type=int, default=1, help="with --lean: worker processes (default %(default)s)"
+    )
+    p.add_argument(
+        "--depths",
+        type=int,
+        default=1,
+        help="with --lean: spread over depths 1..D by the stairs (default 1)",
+    )
+    p.add_argument(
+        "--walk-every",
+        type=int,
+        default=1,
+        help="with --lean and --depths: one client in K walks once arrived",
+    )
+    p.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="with --lean: a JSON snapshot of the counters every second",
+    )
+    p.add_argument(
+        "--forget", action="store_true", help="with --lean: do not read or save resume tokens"
+    )
     p.set_defaults(func=bots_main)
 
-    p = sub.add_parser("db", help="back up a world, or move it between databases",
-                       description="Copy a world to or from a JSON-lines file (one row per "
-                                   "line, records in base64). Export reads in one transaction "
-                                   "and may run beside a server; import needs the database "
-                                   "to itself.")
+    p = sub.add_parser(
+        "db",
+        help="back up a world, or move it between databases",
+        description="Copy a world to or from a JSON-lines file (one row per "
+        "line, records in base64). Export reads in one transaction "
+        "and may run beside a server; import needs the database "
+        "to itself.",
+    )
     p.add_argument("action", choices=["export", "import"])
     p.add_argument("file", help="the JSON-lines file to write or read")
-    p.add_argument("--db", default=None,
-                   help=f"SQLite file or postgresql://USER@HOST/DB (default {default_db()})")
-    p.add_argument("--replace", action="store_true",
-                   help="import over a database that already holds a world")
+    p.add_argument(
+        "--db",
+        default=None,
+        help=f"SQLite file or postgresql://USER@HOST/DB (default {default_db()})",
+    )
+    p.add_argument(
+        "--replace", action="store_true", help="import over a database that already holds a world"
+    )
     p.set_defaults(func=db_main)
 
-    p = sub.add_parser("admin", help="manage a running server (on its machine)",
-                       description="Send an operator command to the running server over its "
-                                   "admin Unix socket (only the server's user can open it).")
-    p.add_argument("--admin-socket", type=Path, default=None,
-                   help="the server's admin socket (default: beside --db)")
-    p.add_argument("--db", default=None,
-                   help=f"the server's database, to find its socket (default {default_db()})")
-    p.add_argument("--config", type=Path, default=None,
-                   help="the server's TOML configuration, to find its socket")
+    p = sub.add_parser(
+        "admin",
+        help="manage a running server (on its machine)",
+        description="Send an operator command to the running server over its "
+        "admin Unix socket (only the server's user can open it).",
+    )
+    p.add_argument(
+        "--admin-socket",
+        type=Path,
+        default=None,
+        help="the server's admin socket (default: beside --db)",
+    )
+    p.add_argument(
+        "--db",
+        default=None,
+        help=f"the server's database, to find its socket (default {default_db()})",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the server's TOML configuration, to find its socket",
+    )
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
     act = p.add_subparsers(dest="action", required=True)
     act.add_parser("who", help="list the players online")
@@ -511,8 +670,13 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("text", nargs="+")
     act.add_parser("save", help="save every character and level now")
     q = act.add_parser("shutdown", help="drain: warn the players, save, stop")
-    q.add_argument("--grace", type=float, default=None, metavar="S",
-                   help="seconds of play left to the players (default: the server's drain)")
+    q.add_argument(
+        "--grace",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds of play left to the players (default: the server's drain)",
+    )
     p.set_defaults(func=admin_main)
     return parser
 
@@ -538,12 +702,27 @@ def _login_name() -> str:
 
 
 CONFIG_KEYS = {
-    "host": str, "port": int, "seed": int, "tick_rate": int, "db": str,
-    "max_players": int, "motd": str, "log_level": str, "save_s": float,
-    "log_format": str, "metrics_port": int, "drain_s": float, "tls_cert": str, "tls_key": str,
+    "host": str,
+    "port": int,
+    "seed": int,
+    "tick_rate": int,
+    "db": str,
+    "max_players": int,
+    "motd": str,
+    "log_level": str,
+    "save_s": float,
+    "log_format": str,
+    "metrics_port": int,
+    "drain_s": float,
+    "tls_cert": str,
+    "tls_key": str,
     "admin_socket": str,
-    "max_conns_per_addr": int, "new_chars_per_hour": int, "token_failures_per_name": int,
-    "token_failures_per_addr": int, "keepalive_interval": float, "keepalive_timeout": float,
+    "max_conns_per_addr": int,
+    "new_chars_per_hour": int,
+    "token_failures_per_name": int,
+    "token_failures_per_addr": int,
+    "keepalive_interval": float,
+    "keepalive_timeout": float,
 }
 PATH_KEYS = ("tls_cert", "tls_key", "admin_socket")
 
@@ -565,8 +744,10 @@ def load_config(path: Path) -> dict[str, object]:
     for key, value in data.items():
         kind = CONFIG_KEYS.get(key)
         if kind is None:
-            raise SystemExit(f"underhall serve: {path}: unknown key {key!r} "
-                             f"(known: {', '.join(sorted(CONFIG_KEYS))})")
+            raise SystemExit(
+                f"underhall serve: {path}: unknown key {key!r} "
+                f"(known: {', '.join(sorted(CONFIG_KEYS))})"
+            )
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, kind) or isinstance(value, bool):
@@ -576,12 +757,27 @@ def load_config(path: Path) -> dict[str, object]:
 
 
 SERVE_DEFAULTS: dict[str, object] = {
-    "host": "127.0.0.1", "port": 8765, "seed": None, "tick_rate": 10, "db": None,
-    "max_players": 5000, "motd": "Welcome to Underhall.", "log_level": "info", "save_s": 3.0,
-    "log_format": "text", "metrics_port": None, "drain_s": 10.0, "tls_cert": None,
-    "tls_key": None, "admin_socket": None,
-    "max_conns_per_addr": 32, "new_chars_per_hour": 30, "token_failures_per_name": 10,
-    "token_failures_per_addr": 30, "keepalive_interval": 5.0, "keepalive_timeout": 10.0,
+    "host": "127.0.0.1",
+    "port": 8765,
+    "seed": None,
+    "tick_rate": 10,
+    "db": None,
+    "max_players": 5000,
+    "motd": "Welcome to Underhall.",
+    "log_level": "info",
+    "save_s": 3.0,
+    "log_format": "text",
+    "metrics_port": None,
+    "drain_s": 10.0,
+    "tls_cert": None,
+    "tls_key": None,
+    "admin_socket": None,
+    "max_conns_per_addr": 32,
+    "new_chars_per_hour": 30,
+    "token_failures_per_name": 10,
+    "token_failures_per_addr": 30,
+    "keepalive_interval": 5.0,
+    "keepalive_timeout": 10.0,
 }
 
 
@@ -601,16 +797,22 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
     if int(args.max_players) < 1:
         raise SystemExit(f"underhall serve: max_players must be at least 1{where}")
     if str(args.log_level).lower() not in LOG_LEVELS:
-        raise SystemExit(f"underhall serve: log_level {args.log_level!r} is not one of "
-                         f"{', '.join(LOG_LEVELS)}{where}")
+        raise SystemExit(
+            f"underhall serve: log_level {args.log_level!r} is not one of "
+            f"{', '.join(LOG_LEVELS)}{where}"
+        )
     if not 0 < float(args.save_s) <= 3600:
         raise SystemExit("underhall serve: save_s must be above 0 and at most 3600")
     if args.log_format not in ("text", "json"):
         raise SystemExit("underhall serve: log_format must be text or json")
     if not 0 <= float(args.drain_s) <= 3600:
         raise SystemExit("underhall serve: drain_s must be 0-3600 seconds")
-    for key in ("max_conns_per_addr", "new_chars_per_hour", "token_failures_per_name",
-                "token_failures_per_addr"):
+    for key in (
+        "max_conns_per_addr",
+        "new_chars_per_hour",
+        "token_failures_per_name",
+        "token_failures_per_addr",
+    ):
         if int(getattr(args, key)) < 0:
             raise SystemExit(f"underhall serve: {key} must be 0 or more")
     for key in ("keepalive_interval", "keepalive_timeout"):

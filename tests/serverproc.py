@@ -23,8 +23,9 @@ def underhall_command() -> list[str]:
 
 
 @contextmanager
-def running_server(tmp_path: Path, *, seed: int = 7, tick_rate: int = 10,
-                   env: dict[str, str] | None = None) -> Iterator[str]:
+def running_server(
+    tmp_path: Path, *, seed: int = 7, tick_rate: int = 10, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """Start ``underhall serve`` on a free port of 127.0.0.1 with a database
     in ``tmp_path``; yield its URL once it listens; stop it afterwards.
 
@@ -35,19 +36,43 @@ def running_server(tmp_path: Path, *, seed: int = 7, tick_rate: int = 10,
 
 
 @contextmanager
-def server_process(tmp_path: Path, *, seed: int = 7, tick_rate: int = 10,
-                   env: dict[str, str] | None = None, args: Sequence[str] = (),
-                   prefix: Sequence[str] = (),
-                   ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def server_process(
+    tmp_path: Path,
+    *,
+    seed: int = 7,
+    tick_rate: int = 10,
+    env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
+    prefix: Sequence[str] = (),
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """:func:`running_server` with more ``serve`` options ``args``, and a
     command ``prefix`` (e.g. ``prlimit ... --``); yields the URL and the process."""
     log_path = tmp_path / "server.log"
-    cmd = [*prefix, *underhall_command(), "serve", "--host", "127.0.0.1", "--port", "0",
-           "--seed", str(seed), "--tick-rate", str(tick_rate),
-           "--db", str(tmp_path / "world.db"), *args]
+    cmd = [
+        *prefix,
+        *underhall_command(),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--seed",
+        str(seed),
+        "--tick-rate",
+        str(tick_rate),
+        "--db",
+        str(tmp_path / "world.db"),
+        *args,
+    ]
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=tmp_path,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
     try:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:

@@ -14,17 +14,18 @@ from tests.serverproc import running_server
 UNDERHALL = [sys.executable, "-m", "server.cli"]
 
 
-@pytest.mark.parametrize("args", [["--help"], ["serve", "--help"], ["play", "--help"],
-                                  ["bots", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["serve", "--help"], ["play", "--help"], ["bots", "--help"]]
+)
 def test_help(args: list[str]) -> None:
-    out = subprocess.run(UNDERHALL + args, capture_output=True, text=True, timeout=30,
-                         check=False)
+    out = subprocess.run(UNDERHALL + args, capture_output=True, text=True, timeout=30, check=False)
     assert out.returncode == 0 and "usage: underhall" in out.stdout
 
 
 def test_version() -> None:
-    out = subprocess.run(UNDERHALL + ["--version"], capture_output=True, text=True, timeout=30,
-                         check=False)
+    out = subprocess.run(
+        UNDERHALL + ["--version"], capture_output=True, text=True, timeout=30, check=False
+    )
     assert out.returncode == 0 and "protocol 3" in out.stdout
 
 
@@ -37,11 +38,14 @@ def test_config_file_fills_options_and_the_command_line_wins(tmp_path: Path) -> 
     assert args.host == "127.0.0.1"
 
 
-@pytest.mark.parametrize("text, message", [
-    ("prot = 1\n", "unknown key 'prot'"),
-    ('port = "80"\n', "'port' must be int"),
-    ("port = \n", "u.toml"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("prot = 1\n", "unknown key 'prot'"),
+        ('port = "80"\n', "'port' must be int"),
+        ("port = \n", "u.toml"),
+    ],
+)
 def test_bad_config_is_refused_with_file_and_key(tmp_path: Path, text: str, message: str) -> None:
     config = tmp_path / "u.toml"
     config.write_text(text)
@@ -62,18 +66,27 @@ def test_serve_reports_a_port_in_use(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        out = subprocess.run(UNDERHALL + ["serve", "--port", str(port), "--db",
-                                          str(tmp_path / "w.db")],
-                             capture_output=True, text=True, timeout=30,
-                         check=False)
+        out = subprocess.run(
+            UNDERHALL + ["serve", "--port", str(port), "--db", str(tmp_path / "w.db")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     assert out.returncode == 1 and "cannot listen" in out.stderr
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "w.db").exists(), "a failed start created a database file"
 
 
 def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*UNDERHALL, *args], capture_output=True, text=True,
-                          timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [*UNDERHALL, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _one_clear_line(out: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -85,15 +98,18 @@ def _one_clear_line(out: subprocess.CompletedProcess[str], *words: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args, words", [
-    (["play", "--url", "ws://127.0.0.1:99999"], ["--url", "1-65535"]),
-    (["play", "--url", "http://127.0.0.1:8765"], ["--url", "ws://"]),
-    (["play", "--name", "b!d"], ["--name", "'b!d'", "1-16"]),
-    (["bots", "--url", "ws://127.0.0.1:9", "--duration", "-5"], ["--duration", "-5"]),
-    (["bots", "--url", "ws://127.0.0.1:9", "-n", "0"], ["-n", "more than 0"]),
-    (["serve", "--port", "70000"], ["--port", "70000", "0-65535"]),
-    (["serve", "--port", "http"], ["--port", "'http'"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["play", "--url", "ws://127.0.0.1:99999"], ["--url", "1-65535"]),
+        (["play", "--url", "http://127.0.0.1:8765"], ["--url", "ws://"]),
+        (["play", "--name", "b!d"], ["--name", "'b!d'", "1-16"]),
+        (["bots", "--url", "ws://127.0.0.1:9", "--duration", "-5"], ["--duration", "-5"]),
+        (["bots", "--url", "ws://127.0.0.1:9", "-n", "0"], ["-n", "more than 0"]),
+        (["serve", "--port", "70000"], ["--port", "70000", "0-65535"]),
+        (["serve", "--port", "http"], ["--port", "'http'"]),
+    ],
+)
 def test_bad_arguments_get_one_line_and_status_2(
     tmp_path: Path, args: list[str], words: list[str]
 ) -> None:
@@ -103,11 +119,14 @@ def test_bad_arguments_get_one_line_and_status_2(
     assert not (tmp_path / "w.db").exists()
 
 
-@pytest.mark.parametrize("text, words", [
-    ('log_level = "verbose"\n', ["'verbose'", "debug, info, warning, error", "u.toml"]),
-    ("port = 70000\n", ["70000", "0-65535", "u.toml"]),
-    ("max_players = 0\n", ["max_players", "u.toml"]),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('log_level = "verbose"\n', ["'verbose'", "debug, info, warning, error", "u.toml"]),
+        ("port = 70000\n", ["70000", "0-65535", "u.toml"]),
+        ("max_players = 0\n", ["max_players", "u.toml"]),
+    ],
+)
 def test_bad_config_values_get_one_line(tmp_path: Path, text: str, words: list[str]) -> None:
     config = tmp_path / "u.toml"
     config.write_text(text)

@@ -30,8 +30,17 @@ ALLOWED = {
     "client": {"client", "protocol"},
 }
 OURS = ("server", "client", "protocol")
-SIM_FORBIDDEN = {"random", "time", "asyncio", "os", "socket", "websockets", "uvloop",
-                 "datetime", "threading"}
+SIM_FORBIDDEN = {
+    "random",
+    "time",
+    "asyncio",
+    "os",
+    "socket",
+    "websockets",
+    "uvloop",
+    "datetime",
+    "threading",
+}
 
 
 def _imports(path: Path) -> set[str]:
@@ -56,13 +65,17 @@ def test_imports_point_down(path: Path) -> None:
     module = _module(path)
     if module == "server.cli" or module.startswith("server.__"):
         return
-    layer = next(prefix for prefix in sorted(ALLOWED, key=len, reverse=True)
-                 if module == prefix or module.startswith(prefix + "."))
+    layer = next(
+        prefix
+        for prefix in sorted(ALLOWED, key=len, reverse=True)
+        if module == prefix or module.startswith(prefix + ".")
+    )
     for name in _imports(path):
         if name.split(".")[0] not in OURS:
             continue
         assert any(name == a or name.startswith(a + ".") for a in ALLOWED[layer]), (
-            f"{module} (layer {layer}) imports {name}")
+            f"{module} (layer {layer}) imports {name}"
+        )
 
 
 def test_simulation_is_pure() -> None:
@@ -72,5 +85,8 @@ def test_simulation_is_pure() -> None:
         for name in _imports(path):
             root = name.split(".")[0]
             assert root not in SIM_FORBIDDEN, f"{path.name} imports {name}"
-            assert root in OURS or root in {"numpy", "tcod", "__future__"} or (
-                root in sys.stdlib_module_names), f"{path.name} imports {name}"
+            assert (
+                root in OURS
+                or root in {"numpy", "tcod", "__future__"}
+                or (root in sys.stdlib_module_names)
+            ), f"{path.name} imports {name}"

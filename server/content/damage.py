@@ -432,15 +432,11 @@ def _check_chain(rows: tuple[ResistRow, ...]) -> None:
             flags.add(row.flag)
         elif row.level > 0:
             if row.level >= last_pos:
-                raise Invalid(
-                    f"level {row.level} is hidden by an earlier row", f"[{number}].level"
-                )
+                raise Invalid(f"level {row.level} is hidden by an earlier row", f"[{number}].level")
             last_pos = row.level
         else:
             if row.level <= last_neg:
-                raise Invalid(
-                    f"level {row.level} is hidden by an earlier row", f"[{number}].level"
-                )
+                raise Invalid(f"level {row.level} is hidden by an earlier row", f"[{number}].level")
             last_neg = row.level
 
 

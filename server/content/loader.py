@@ -95,9 +95,7 @@ def _resist(value: Any) -> Mapping[str, int]:
     out: dict[str, int] = {}
     for damage_type, raw in value.items():
         if damage_type not in DAMAGE_TYPES:
-            raise Invalid(
-                f"unknown damage type {damage_type!r} (known: {', '.join(DAMAGE_TYPES)})"
-            )
+            raise Invalid(f"unknown damage type {damage_type!r} (known: {', '.join(DAMAGE_TYPES)})")
         try:
             out[damage_type] = level(raw)
         except Invalid as exc:
@@ -303,7 +301,9 @@ def _item_rules(where: Where, present: set[str], v: dict[str, Any]) -> None:
             "enchant", "needs a power >= 1 (the enchantment roll is 1..ceil(power / 2), seed 001)"
         )
     if v["hunger_drain"] and category != "weapon":
-        raise where.fail("hunger_drain", f"only wielded weapons drain hunger (category {category!r})")
+        raise where.fail(
+            "hunger_drain", f"only wielded weapons drain hunger (category {category!r})"
+        )
     if v["cursed"] and v["blessed"]:
         raise where.fail("blessed", "an item cannot be both cursed and blessed")
     _effect_rules(where, v)

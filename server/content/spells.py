@@ -387,12 +387,15 @@ def check_spell_references(content: Content, data: SpellData) -> None:
         for key in monster.spells:
             if key not in data.spells:
                 raise Where("monsters.toml", "monster", repr(monster.key)).fail(
-                    "spells", f"unknown spell {key!r} (not in spells.toml)")
+                    "spells", f"unknown spell {key!r} (not in spells.toml)"
+                )
     for item in content.items.values():
         if item.spell is not None and item.spell not in data.spells:
             raise Where("items.toml", "item", repr(item.key)).fail(
-                "spell", f"unknown spell {item.spell!r} (not in spells.toml)")
+                "spell", f"unknown spell {item.spell!r} (not in spells.toml)"
+            )
     for cls in content.classes.values():
         if cls.role.lower() not in data.roles:
             raise Where("classes.toml", "class", repr(cls.key)).fail(
-                "role", f"unknown role {cls.role!r} (not in roles.toml)")
+                "role", f"unknown role {cls.role!r} (not in roles.toml)"
+            )

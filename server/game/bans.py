@@ -59,7 +59,9 @@ class BanList:
             try:
                 rows: Any = json.loads(text)
                 self._bans = {
-                    str(r["name"]).lower(): Ban(str(r["name"]), str(r["reason"]), str(r["by"]), float(r["at"]))
+                    str(r["name"]).lower(): Ban(
+                        str(r["name"]), str(r["reason"]), str(r["by"]), float(r["at"])
+                    )
                     for r in rows
                 }
             except (ValueError, TypeError, KeyError) as exc:

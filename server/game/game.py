@@ -74,9 +74,16 @@ class Game:
             ticks, at least one).
     """
 
-    def __init__(self, world: World, store: Store, *, tick_rate: int = 10,
-                 max_players: int = 5000, motd: str = "",
-                 save_interval_s: float = SAVE_INTERVAL_S) -> None:
+    def __init__(
+        self,
+        world: World,
+        store: Store,
+        *,
+        tick_rate: int = 10,
+        max_players: int = 5000,
+        motd: str = "",
+        save_interval_s: float = SAVE_INTERVAL_S,
+    ) -> None:
         self.world = world
         self.store = store
         self.tick_rate = tick_rate
@@ -97,11 +104,23 @@ class Game:
         self.saver.on_saved = lambda what, seconds: self.hooks.saved(what, seconds)
         self.saver.on_error = lambda what: self.hooks.db_error(what)
         self.bans = BanList()  # the server's command line puts the persistent list here
-        world.saved_levels.update({depth: record for depth, record in store.load_levels().items()
-                                   if depth not in world.levels})
+        world.saved_levels.update(
+            {
+                depth: record
+                for depth, record in store.load_levels().items()
+                if depth not in world.levels
+            }
+        )
 
-    def join(self, name: str, token: str | None, class_key: str | None,
-             session: object, *, may_create: bool = True) -> tuple[Welcome, object | None]:
+    def join(
+        self,
+        name: str,
+        token: str | None,
+        class_key: str | None,
+        session: object,
+        *,
+        may_create: bool = True,
+    ) -> tuple[Welcome, object | None]:
         """Seat a player: resume a saved character, or create a new one.
 
         Names are compared without case (``Ann`` and ``ANN`` are one
@@ -151,8 +170,11 @@ class Game:
             token_hash, resumed = saved[0], True
         else:
             if not may_create:
-                raise GameError("limited", "too many new characters from your address lately; "
-                                "try again later or resume a character with its token")
+                raise GameError(
+                    "limited",
+                    "too many new characters from your address lately; "
+                    "try again later or resume a character with its token",
+                )
             key = class_key or "warrior"
             cls = self.world.content.classes.get(key)
             if cls is None or cls.hidden:
@@ -169,17 +191,27 @@ class Game:
         self.by_name[name.lower()] = seat
         self._left.pop(name, None)
         if not resumed:  # made from nothing: saving it alone keeps the floors consistent
-            self.saver.submit([(name, token_hash, pack_record(actor.to_record()),
-                                self.world.tick)], [])
+            self.saver.submit(
+                [(name, token_hash, pack_record(actor.to_record()), self.world.tick)], []
+            )
         return self._welcome(seat, token, resumed), None
 
     def _welcome(self, seat: Seat, token: str | None, resumed: bool) -> Welcome:
         return Welcome(
-            v=PROTOCOL_VERSION, id=seat.actor_id, name=seat.name, token=token or "",
-            resumed=resumed, tick=self.world.tick, tick_rate=self.tick_rate,
-            terrain=self._tables["terrain"], kinds=self._tables["kinds"],
-            items=self._tables["items"], classes=self._tables["classes"], motd=self.motd,
-            spells=self._tables["spells"], statuses=self._tables["statuses"],
+            v=PROTOCOL_VERSION,
+            id=seat.actor_id,
+            name=seat.name,
+            token=token or "",
+            resumed=resumed,
+            tick=self.world.tick,
+            tick_rate=self.tick_rate,
+            terrain=self._tables["terrain"],
+            kinds=self._tables["kinds"],
+            items=self._tables["items"],
+            classes=self._tables["classes"],
+            motd=self.motd,
+            spells=self._tables["spells"],
+            statuses=self._tables["statuses"],
             damage_types=self._tables["damage_types"],
         )
 
@@ -198,29 +230,44 @@ class Game:
         del self.by_name[seat.name.lower()]
         self._left[seat.name] = (seat.token_hash, record, 0)
 
-    def command(self, actor_id: int, seq: int, name: str, d: tuple[int, int] | None = None, *,
-                item: str | None = None, at: tuple[int, int] | None = None,
-                spell: str | None = None, opt: str | None = None) -> None:
+    def command(
+        self,
+        actor_id: int,
+        seq: int,
+        name: str,
+        d: tuple[int, int] | None = None,
+        *,
+        item: str | None = None,
+        at: tuple[int, int] | None = None,
+        spell: str | None = None,
+        opt: str | None = None,
+    ) -> None:
         """Queue a protocol command for the player (a full queue is rejected later).
 
         Raises:
             ValueError: The command and its keys do not form a valid command.
         """
-        self.world.submit(actor_id, to_command(name, d, item=item, at=at, spell=spell, opt=opt),
-                          seq)
+        self.world.submit(
+            actor_id, to_command(name, d, item=item, at=at, spell=spell, opt=opt), seq
+        )
 
     def look(self, actor_id: int, target_id: int) -> Info:
         """The ``info`` answer to a ``look`` at actor ``target_id`` (seed 001's
         look command): found only if that actor is in the asker's view."""
         me = self.world.actors.get(actor_id)
         target = self.world.actors.get(target_id)
-        if (me is None or target is None or not target.alive
-                or target_id not in self.world.sees.get(actor_id, ())):
+        if (
+            me is None
+            or target is None
+            or not target.alive
+            or target_id not in self.world.sees.get(actor_id, ())
+        ):
             return Info(id=target_id, found=False, about={})
         return Info(id=target_id, found=True, about=describe_actor(target, me, self.world.content))
 
-    def chat(self, actor_id: int, text: str, scope: str = "level",
-             to: str | None = None) -> tuple[list[int], ChatOut]:
+    def chat(
+        self, actor_id: int, text: str, scope: str = "level", to: str | None = None
+    ) -> tuple[list[int], ChatOut]:
         """Who hears ``text`` said by the player, and the one message they all get.
 
         Args:
@@ -238,18 +285,24 @@ class Game:
         if to is not None:
             target = self.by_name.get(to.lower())
             if target is None:
-                return [actor_id], ChatOut(sender="", text=f"nobody called {to} is playing",
-                                           tick=tick)
-            return (sorted({actor_id, target.actor_id}),
-                    ChatOut(sender=seat.name, text=text, tick=tick, scope="private",
-                            to=target.name))
+                return [actor_id], ChatOut(
+                    sender="", text=f"nobody called {to} is playing", tick=tick
+                )
+            return (
+                sorted({actor_id, target.actor_id}),
+                ChatOut(sender=seat.name, text=text, tick=tick, scope="private", to=target.name),
+            )
         if scope == "global":
-            return sorted(self.seats), ChatOut(sender=seat.name, text=text, tick=tick,
-                                               scope="global")
+            return sorted(self.seats), ChatOut(
+                sender=seat.name, text=text, tick=tick, scope="global"
+            )
         here = self.world.actors.get(actor_id)
         depth = here.depth if here is not None else None
-        hearers = [a for a in sorted(self.seats)
-                   if (other := self.world.actors.get(a)) is not None and other.depth == depth]
+        hearers = [
+            a
+            for a in sorted(self.seats)
+            if (other := self.world.actors.get(a)) is not None and other.depth == depth
+        ]
         return hearers, ChatOut(sender=seat.name, text=text, tick=tick, scope="level")
 
     def resync(self, actor_id: int) -> None:
@@ -280,8 +333,7 @@ class Game:
             rej = [[e.tag, e.reason.name.lower()] for e in refused] if refused else None
             view = seat.view
             msg: ServerMessage | None
-            if (view.needs_snapshot or actor_id in index.snapshot_for
-                    or view.depth != actor.depth):
+            if view.needs_snapshot or actor_id in index.snapshot_for or view.depth != actor.depth:
                 msg = view.snapshot(index, actor, rej)
             else:
                 msg = view.delta(index, actor, rej)
@@ -301,12 +353,15 @@ class Game:
         tick = self.world.tick
         done = self.saver.committed
         self._left = {n: v for n, v in self._left.items() if v[2] == 0 or v[2] > done}
-        players = [(s.name, s.token_hash, pack_record(self.world.actors[a].to_record()), tick)
-                   for a, s in self.seats.items()]
+        players = [
+            (s.name, s.token_hash, pack_record(self.world.actors[a].to_record()), tick)
+            for a, s in self.seats.items()
+        ]
         fresh = [n for n, v in self._left.items() if v[2] == 0]
         players += [(n, self._left[n][0], pack_record(self._left[n][1]), tick) for n in fresh]
-        levels = [(d, pack_record(self.world.level_record(d)), tick)
-                  for d in sorted(self.world.levels)]
+        levels = [
+            (d, pack_record(self.world.level_record(d)), tick) for d in sorted(self.world.levels)
+        ]
         seq = self.saver.submit(players, levels, forget=set(fresh), checkpoint_tick=tick)
         for n in fresh:
             self._left[n] = (self._left[n][0], self._left[n][1], seq)

@@ -75,15 +75,17 @@ class TickIndex:
         previous: The index of the tick before, or None (everything changed).
     """
 
-    def __init__(self, world: World, events: list[Event],
-                 previous: TickIndex | None = None) -> None:
+    def __init__(
+        self, world: World, events: list[Event], previous: TickIndex | None = None
+    ) -> None:
         self.world = world
         self.rejections: dict[int, list[Rejected]] = defaultdict(list)
         self.snapshot_for: set[int] = set()
         self.shared: list[tuple[int, Joined | Left]] = []
         self.involving: dict[int, list[Witnessed]] = defaultdict(list)
         self._placed: dict[int, dict[tuple[int, int], list[tuple[int, int, int, list[Any]]]]] = (
-            defaultdict(lambda: defaultdict(list)))
+            defaultdict(lambda: defaultdict(list))
+        )
         self._items: dict[int, dict[tuple[int, int], list[tuple[int, int, str]]]] = {}
         self._spans: dict[int, list[tuple[int, RayFired | Flew]]] = defaultdict(list)
         for order, event in enumerate(events):
@@ -135,7 +137,8 @@ class TickIndex:
                 where[a.id] = (a.depth, a.x, a.y)
         self.tops: dict[int, dict[tuple[int, int], str]] = {
             d: {pos: pile[-1].key for pos, pile in world.levels[d].items.items() if pile}
-            for d in active}
+            for d in active
+        }
         """Top floor item by cell, per level with players."""
         self._upd_rows: dict[int, list[Any]] = {}
         self.all_changed = previous is None
@@ -158,8 +161,7 @@ class TickIndex:
             if tops == old_tops:
                 continue
             cells = [pos for pos in tops.keys() ^ old_tops.keys()]
-            cells += [pos for pos, key in tops.items()
-                      if pos in old_tops and old_tops[pos] != key]
+            cells += [pos for pos, key in tops.items() if pos in old_tops and old_tops[pos] != key]
             if cells:
                 self.item_changes[depth] = sorted(cells)
 
@@ -177,16 +179,14 @@ class TickIndex:
         says so (:attr:`World.touched`: a command other than a step, a status
         given, a round's upkeep of its statuses or food), or when it took part
         in an event (an attack, a harm, xp, an item...)."""
-        return (self.all_changed or actor_id in self.world.touched
-                or actor_id in self.involving)
+        return self.all_changed or actor_id in self.world.touched or actor_id in self.involving
 
     def record(self, aid: int) -> list[Any]:
         """The ``add`` record of living actor ``aid`` (no "you" flag), built
         at most once per tick."""
         rec = self.records.get(aid)
         if rec is None:
-            rec = self.records[aid] = actor_record(self.world.actors[aid], -1,
-                                                   self.world.content)
+            rec = self.records[aid] = actor_record(self.world.actors[aid], -1, self.world.content)
         return rec
 
     def items_in_view(self, depth: int, fov: FieldOfView) -> dict[tuple[int, int], str]:
@@ -206,11 +206,16 @@ class TickIndex:
 
     def may_witness(self, actor_id: int, depth: int) -> bool:
         """False only if :meth:`witnessed` is sure to be empty for this player."""
-        return bool(self.shared or actor_id in self.involving or depth in self._spans
-                    or depth in self._placed)
+        return bool(
+            self.shared
+            or actor_id in self.involving
+            or depth in self._spans
+            or depth in self._placed
+        )
 
-    def witnessed(self, actor_id: int, depth: int, fov: FieldOfView | None,
-                  known: Callable[[int], bool]) -> list[list[Any]]:
+    def witnessed(
+        self, actor_id: int, depth: int, fov: FieldOfView | None, known: Callable[[int], bool]
+    ) -> list[list[Any]]:
         """Wire forms of the events a player saw or took part in, in tick order.
 
         Args:
@@ -251,10 +256,25 @@ class TickIndex:
 
 
 ACTOR_FIELDS: dict[str, tuple[int, ...]] = {
-    "atk": (1, 2), "die": (1, 2), "door": (1,), "pick": (1,), "wake": (1,), "flee": (1,),
-    "lvl": (1,), "stairs": (1,), "respawn": (1,), "xp": (1,), "drop": (1,), "use": (1,),
-    "throw": (1,), "harm": (1, 2), "boom": (1,), "status": (1,), "poly": (1, 2),
-    "cast": (1,), "ray": (1,),
+    "atk": (1, 2),
+    "die": (1, 2),
+    "door": (1,),
+    "pick": (1,),
+    "wake": (1,),
+    "flee": (1,),
+    "lvl": (1,),
+    "stairs": (1,),
+    "respawn": (1,),
+    "xp": (1,),
+    "drop": (1,),
+    "use": (1,),
+    "throw": (1,),
+    "harm": (1, 2),
+    "boom": (1,),
+    "status": (1,),
+    "poly": (1, 2),
+    "cast": (1,),
+    "ray": (1,),
 }
 """Positions of actor ids in each event's wire list (docs/protocol.md); a
 ``ray``'s hits (index 5) are ``[id, reflected]`` pairs as well."""

@@ -62,8 +62,7 @@ class PlayerView:
             return {}
         return index.items_in_view(actor.depth, actor.fov)
 
-    def snapshot(self, index: TickIndex, actor: Actor,
-                 rej: list[Any] | None = None) -> Snapshot:
+    def snapshot(self, index: TickIndex, actor: Actor, rej: list[Any] | None = None) -> Snapshot:
         """Everything the player sees and remembers; resets this view's state.
 
         Args:
@@ -90,14 +89,28 @@ class PlayerView:
         ev = None
         if index.may_witness(self.actor_id, actor.depth):
             me_id, now = self.actor_id, self.ids
-            ev = index.witnessed(me_id, actor.depth, actor.fov if actor.alive else None,
-                                 lambda aid: aid == me_id or aid in now) or None
+            ev = (
+                index.witnessed(
+                    me_id,
+                    actor.depth,
+                    actor.fov if actor.alive else None,
+                    lambda aid: aid == me_id or aid in now,
+                )
+                or None
+            )
         return Snapshot(
-            tick=world.tick, depth=actor.depth, w=level.width, h=level.height, map=raw,
+            tick=world.tick,
+            depth=actor.depth,
+            w=level.width,
+            h=level.height,
+            map=raw,
             fov=self._packed_fov(actor),
             actors=[self._record(index, a) for a in sorted(self.ids)],
             objs=[v for (x, y), k in sorted(seen.items()) for v in (x, y, k)],
-            me=dict(self.me), ack=actor.last_tag, rej=rej, ev=ev,
+            me=dict(self.me),
+            ack=actor.last_tag,
+            rej=rej,
+            ev=ev,
         )
 
     @staticmethod
@@ -106,8 +119,7 @@ class PlayerView:
             return [0, 0, 0, 0, b""]
         return pack_fov(actor.fov.visible, actor.fov.x0, actor.fov.y0)
 
-    def delta(self, index: TickIndex, actor: Actor,
-              rej: list[Any] | None = None) -> Delta | None:
+    def delta(self, index: TickIndex, actor: Actor, rej: list[Any] | None = None) -> Delta | None:
         """The changes since the last message, or None if there are none.
 
         Args:
@@ -163,8 +175,9 @@ class PlayerView:
             fields["objs"] = changed_objs
         if index.may_witness(self.actor_id, actor.depth):
             me_id = self.actor_id
-            ev = index.witnessed(me_id, actor.depth, fov,
-                                 lambda aid: aid == me_id or aid in now or aid in old)
+            ev = index.witnessed(
+                me_id, actor.depth, fov, lambda aid: aid == me_id or aid in now or aid in old
+            )
             if ev:
                 fields["ev"] = ev
         self._me_delta(actor, world, fields, index.may_touch_me(self.actor_id))
@@ -210,8 +223,9 @@ class PlayerView:
                     del mine[pos]
         return changed
 
-    def _me_delta(self, actor: Actor, world: World, fields: dict[str, Any],
-                  may_change: bool) -> None:
+    def _me_delta(
+        self, actor: Actor, world: World, fields: dict[str, Any], may_change: bool
+    ) -> None:
         """Put the changed ``me`` fields into ``fields["me"]``.
 
         Position, health and energy change often and are compared one by one;
@@ -225,9 +239,13 @@ class PlayerView:
         for key, value in (("x", actor.x), ("y", actor.y), ("hp", actor.hp), ("en", actor.en)):
             if me[key] != value:
                 diff[key] = me[key] = value
-        if (not may_change and me["depth"] == actor.depth and me["level"] == actor.level
-                and me["dead"] != actor.alive
-                and self.me_key[-1] == _memory_round(actor, world.tick)):
+        if (
+            not may_change
+            and me["depth"] == actor.depth
+            and me["level"] == actor.level
+            and me["dead"] != actor.alive
+            and self.me_key[-1] == _memory_round(actor, world.tick)
+        ):
             if diff:
                 fields["me"] = diff
             return
@@ -248,14 +266,30 @@ def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
     Spell failure rates and forgetting depend on time only through whole
     rounds of :data:`server.sim.casting.MEMORY_STEP` ticks, so the key holds
     that quotient rather than the tick."""
-    return (actor.depth, actor.level, actor.xp,
-            actor.max_hp, actor.max_en, actor.power, actor.defence, actor.accuracy,
-            actor.dodge, actor.speed, actor.respawn_tick, actor.bonus, actor.strength,
-            tuple((i.letter, i.key, i.count, i.charges, i.known) for i in actor.inventory),
-            tuple(id(i) for i in actor.equipment.values()), actor.statuses.snapshot(),
-            actor.food.nourishment, actor.food.hunger, tuple(actor.known_spells.items()),
-            tuple(sorted(actor.skills.items())), actor.choices_owed,
-            _memory_round(actor, tick))
+    return (
+        actor.depth,
+        actor.level,
+        actor.xp,
+        actor.max_hp,
+        actor.max_en,
+        actor.power,
+        actor.defence,
+        actor.accuracy,
+        actor.dodge,
+        actor.speed,
+        actor.respawn_tick,
+        actor.bonus,
+        actor.strength,
+        tuple((i.letter, i.key, i.count, i.charges, i.known) for i in actor.inventory),
+        tuple(id(i) for i in actor.equipment.values()),
+        actor.statuses.snapshot(),
+        actor.food.nourishment,
+        actor.food.hunger,
+        tuple(actor.known_spells.items()),
+        tuple(sorted(actor.skills.items())),
+        actor.choices_owed,
+        _memory_round(actor, tick),
+    )
 
 
 def _memory_round(actor: Actor, tick: int) -> int:

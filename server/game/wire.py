@@ -69,14 +69,22 @@ from server.sim.events import Cast as CastSpell
 FLAG_ASLEEP, FLAG_FLEEING, FLAG_HUNTING, FLAG_YOU, FLAG_PLAYER = 1, 2, 4, 8, 16
 INV_CURSED, INV_BLESSED, INV_KNOWN = 1, 2, 4
 OUTCOME_NAMES = {
-    AttackOutcome.MISS: "miss", AttackOutcome.HIT: "hit",
-    AttackOutcome.CRITICAL: "crit", AttackOutcome.LUCKY: "lucky",
+    AttackOutcome.MISS: "miss",
+    AttackOutcome.HIT: "hit",
+    AttackOutcome.CRITICAL: "crit",
+    AttackOutcome.LUCKY: "lucky",
 }
 
 
-def to_command(name: str, d: tuple[int, int] | None = None, *, item: str | None = None,
-               at: tuple[int, int] | None = None, spell: str | None = None,
-               opt: str | None = None) -> Command:
+def to_command(
+    name: str,
+    d: tuple[int, int] | None = None,
+    *,
+    item: str | None = None,
+    at: tuple[int, int] | None = None,
+    spell: str | None = None,
+    opt: str | None = None,
+) -> Command:
     """Turn a wire command (``c`` and its keys) into a simulation command.
 
     The codec has already checked which keys each command carries
@@ -86,7 +94,11 @@ def to_command(name: str, d: tuple[int, int] | None = None, *, item: str | None 
         ValueError: Unknown name, or a missing or bad key.
     """
     simple: dict[str, Command] = {
-        "wait": Wait(), "rest": Rest(), "pickup": PickUp(), "down": Descend(), "up": Ascend(),
+        "wait": Wait(),
+        "rest": Rest(),
+        "pickup": PickUp(),
+        "down": Descend(),
+        "up": Ascend(),
     }
     if name in simple:
         return simple[name]
@@ -127,8 +139,15 @@ def to_command(name: str, d: tuple[int, int] | None = None, *, item: str | None 
 
 
 _ITEM_COMMANDS: dict[str, Any] = {
-    "drop": Drop, "wield": Wield, "wear": Wear, "remove": TakeOff, "eat": Eat, "quaff": Quaff,
-    "read": Read, "throw": Throw, "zap": Zap,
+    "drop": Drop,
+    "wield": Wield,
+    "wear": Wear,
+    "remove": TakeOff,
+    "eat": Eat,
+    "quaff": Quaff,
+    "read": Read,
+    "throw": Throw,
+    "zap": Zap,
 }
 
 
@@ -169,8 +188,17 @@ def status_bits(actor: Actor) -> int:
 
 def actor_record(actor: Actor, viewer: int, content: Content) -> list[Any]:
     """``[id, kind, name, x, y, hp, max_hp, flags, sts]``."""
-    return [actor.id, wire_kind(actor, content), actor.name, actor.x, actor.y, actor.hp,
-            actor.max_hp, actor_flags(actor, viewer), status_bits(actor)]
+    return [
+        actor.id,
+        wire_kind(actor, content),
+        actor.name,
+        actor.x,
+        actor.y,
+        actor.hp,
+        actor.max_hp,
+        actor_flags(actor, viewer),
+        status_bits(actor),
+    ]
 
 
 def inventory_record(actor: Actor) -> list[list[Any]]:
@@ -178,9 +206,11 @@ def inventory_record(actor: Actor) -> list[list[Any]]:
     slots = {id(item): slot for slot, item in actor.equipment.items()}
     out = []
     for item in actor.inventory:
-        flags = ((INV_CURSED if item.cursed and item.known else 0)
-                 | (INV_BLESSED if item.blessed and item.known else 0)
-                 | (INV_KNOWN if item.known else 0))
+        flags = (
+            (INV_CURSED if item.cursed and item.known else 0)
+            | (INV_BLESSED if item.blessed and item.known else 0)
+            | (INV_KNOWN if item.known else 0)
+        )
         charges = item.charges if item.charges is not None and item.known else -1
         out.append([item.letter, item.key, item.count, slots.get(id(item), ""), charges, flags])
     return out
@@ -189,12 +219,25 @@ def inventory_record(actor: Actor) -> list[list[Any]]:
 def me_fields(actor: Actor, next_xp: int, content: Content, tick: int) -> dict[str, Any]:
     """The complete ``me`` map for the owner of ``actor``."""
     return {
-        "name": actor.name, "class": actor.cls or "", "level": actor.level, "xp": actor.xp,
-        "next_xp": next_xp, "hp": actor.hp, "max_hp": actor.max_hp, "en": actor.en,
-        "max_en": actor.max_en, "power": actor.eff_power, "defence": actor.eff_defence,
-        "accuracy": float(actor.eff_accuracy), "dodge": float(actor.dodge),
-        "speed": actor.speed, "depth": actor.depth, "x": actor.x, "y": actor.y,
-        "dead": not actor.alive, "respawn": actor.respawn_tick,
+        "name": actor.name,
+        "class": actor.cls or "",
+        "level": actor.level,
+        "xp": actor.xp,
+        "next_xp": next_xp,
+        "hp": actor.hp,
+        "max_hp": actor.max_hp,
+        "en": actor.en,
+        "max_en": actor.max_en,
+        "power": actor.eff_power,
+        "defence": actor.eff_defence,
+        "accuracy": float(actor.eff_accuracy),
+        "dodge": float(actor.dodge),
+        "speed": actor.speed,
+        "depth": actor.depth,
+        "x": actor.x,
+        "y": actor.y,
+        "dead": not actor.alive,
+        "respawn": actor.respawn_tick,
         "inv": inventory_record(actor),
         "sts": [[int(k), r] for k, r, _ in actor.statuses.snapshot()],
         "food": [actor.food.nourishment, actor.food.hunger],
@@ -214,8 +257,14 @@ def event_to_wire(event: Event) -> list[Any] | None:
     :func:`span_to_wire` instead.
     """
     if isinstance(event, Attacked):
-        return ["atk", event.attacker, event.target, OUTCOME_NAMES[event.outcome],
-                event.damage, event.surprise]
+        return [
+            "atk",
+            event.attacker,
+            event.target,
+            OUTCOME_NAMES[event.outcome],
+            event.damage,
+            event.surprise,
+        ]
     if isinstance(event, Died):
         return ["die", event.actor, event.killer]
     if isinstance(event, DoorChanged):
@@ -247,8 +296,15 @@ def event_to_wire(event: Event) -> list[Any] | None:
     if isinstance(event, Landed):
         return ["land", event.projectile, event.item, event.x, event.y, event.shattered]
     if isinstance(event, Harmed):
-        return ["harm", event.target, event.source, event.damage_type, event.damage,
-                event.cause, OUTCOME_NAMES[event.outcome]]
+        return [
+            "harm",
+            event.target,
+            event.source,
+            event.damage_type,
+            event.damage,
+            event.cause,
+            OUTCOME_NAMES[event.outcome],
+        ]
     if isinstance(event, Exploded):
         return ["boom", event.source, event.kind, event.x, event.y, event.radius]
     if isinstance(event, StatusChanged):
@@ -272,12 +328,14 @@ def event_to_wire(event: Event) -> list[Any] | None:
     return None
 
 
-def span_to_wire(event: RayFired | Flew, seen: Callable[[int, int], bool] | None,
-                 viewer: int | None = None) -> list[Any]:
+def span_to_wire(
+    event: RayFired | Flew, seen: Callable[[int, int], bool] | None, viewer: int | None = None
+) -> list[Any]:
     """The wire form of a ray or a projectile's flight, cut to what a viewer
     sees: only the cells ``seen(x, y)`` accepts, the hits that landed on such
     cells, and the firer's id only if it stood on one (or is the viewer).
     With ``seen`` None nothing is cut."""
+
     def visible(x: int, y: int) -> bool:
         return seen is None or seen(x, y)
 
@@ -286,10 +344,10 @@ def span_to_wire(event: RayFired | Flew, seen: Callable[[int, int], bool] | None
 
     if isinstance(event, Flew):
         return ["fly", event.projectile, event.item, keep(event.cells)]
-    source = event.source if (
-        event.source == viewer or visible(event.x, event.y)) else None
-    hits = [[aid, reflected] for aid, reflected, x, y in event.hits
-            if aid == viewer or visible(x, y)]
+    source = event.source if (event.source == viewer or visible(event.x, event.y)) else None
+    hits = [
+        [aid, reflected] for aid, reflected, x, y in event.hits if aid == viewer or visible(x, y)
+    ]
     return ["ray", source, event.kind, keep(event.cells), keep(event.bounces), hits, event.beam]
 
 
@@ -326,17 +384,22 @@ def welcome_tables(content: Content) -> dict[str, Any]:
     statuses and damage types."""
     spells = default_spells().spells
     return {
-        "terrain": [[t.key, t.name, t.glyph, t.colour, t.passable, t.transparent]
-                    for t in content.terrain],
+        "terrain": [
+            [t.key, t.name, t.glyph, t.colour, t.passable, t.transparent] for t in content.terrain
+        ],
         "kinds": {"player": ["player", "@", "white"]}
-        | {f"player.{c.key}": [c.name, "@", c.colour]
-           for c in content.classes.values() if not c.hidden}
+        | {
+            f"player.{c.key}": [c.name, "@", c.colour]
+            for c in content.classes.values()
+            if not c.hidden
+        }
         | {m.key: [m.name, m.glyph, m.colour] for m in content.monsters.values()},
-        "items": {i.key: [i.name, i.glyph, i.colour, i.category, item_about(i)]
-                  for i in content.items.values()},
+        "items": {
+            i.key: [i.name, i.glyph, i.colour, i.category, item_about(i)]
+            for i in content.items.values()
+        },
         "classes": [[c.key, c.name] for c in content.classes.values() if not c.hidden],
-        "spells": {s.key: [s.name, s.level, s.school, AIMS[s.targeting]]
-                   for s in spells.values()},
+        "spells": {s.key: [s.name, s.level, s.school, AIMS[s.targeting]] for s in spells.values()},
         "statuses": [[k.name.lower(), k.name.lower().replace("_", " ")] for k in StatusKind],
         "damage_types": list(DAMAGE_TYPES),
     }
@@ -347,11 +410,16 @@ def describe_actor(target: Actor, viewer: Actor, content: Content) -> dict[str, 
     energy, power, defence, courage unless immobile, resistances, abilities,
     statuses, and the miss and critical chances each way)."""
     about: dict[str, Any] = {
-        "name": target.name or (content.monsters[target.kind].name
-                                if target.kind in content.monsters else target.kind),
-        "kind": wire_kind(target, content), "level": target.level, "hp": target.hp,
-        "max_hp": target.max_hp, "en": target.en, "max_en": target.max_en,
-        "power": target.eff_power, "defence": target.eff_defence,
+        "name": target.name
+        or (content.monsters[target.kind].name if target.kind in content.monsters else target.kind),
+        "kind": wire_kind(target, content),
+        "level": target.level,
+        "hp": target.hp,
+        "max_hp": target.max_hp,
+        "en": target.en,
+        "max_en": target.max_en,
+        "power": target.eff_power,
+        "defence": target.eff_defence,
         "resist": target.resistances(),
         "abilities": sorted(target.abilities),
         "sts": [[int(k), r] for k, r, _ in target.statuses.snapshot()],

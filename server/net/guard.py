@@ -137,14 +137,22 @@ class AddressBook:
         self.total += 1
         cap = self.limits.max_conns_per_addr
         if self.total > self.max_total:
-            self.refused(addr, "open files", f"{self.total - 1} connections open, "
-                         f"cap {self.max_total} below the open-file limit")
-            return (HTTPStatus.SERVICE_UNAVAILABLE,
-                    "the server is at its connection limit; try again later\n")
+            self.refused(
+                addr,
+                "open files",
+                f"{self.total - 1} connections open, "
+                f"cap {self.max_total} below the open-file limit",
+            )
+            return (
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                "the server is at its connection limit; try again later\n",
+            )
         if cap and held >= cap:
             self.refused(addr, "connections", f"already {held} connections (cap {cap})")
-            return (HTTPStatus.TOO_MANY_REQUESTS,
-                    f"too many connections from your address (at most {cap}); close one\n")
+            return (
+                HTTPStatus.TOO_MANY_REQUESTS,
+                f"too many connections from your address (at most {cap}); close one\n",
+            )
         return None
 
     def closed(self, addr: str) -> None:
@@ -183,8 +191,9 @@ class AddressBook:
         attempts ("name" or "address"), or None."""
         since = now - self.limits.token_window_s
         for table, key, cap, what in (
-                (self.failed_name, name.lower(), self.limits.token_failures_per_name, "name"),
-                (self.failed_addr, addr, self.limits.token_failures_per_addr, "address")):
+            (self.failed_name, name.lower(), self.limits.token_failures_per_name, "name"),
+            (self.failed_addr, addr, self.limits.token_failures_per_addr, "address"),
+        ):
             stamps = table.get(key)
             if stamps is not None:
                 _prune(stamps, since)
@@ -201,9 +210,11 @@ class AddressBook:
 
     def prune(self, now: float) -> None:
         """Drop expired entries, so the tables hold only recent addresses and names."""
-        for table, since in ((self.created, now - HOUR_S),
-                             (self.failed_name, now - self.limits.token_window_s),
-                             (self.failed_addr, now - self.limits.token_window_s)):
+        for table, since in (
+            (self.created, now - HOUR_S),
+            (self.failed_name, now - self.limits.token_window_s),
+            (self.failed_addr, now - self.limits.token_window_s),
+        ):
             for key in list(table):
                 _prune(table[key], since)
                 if not table[key]:
@@ -249,8 +260,9 @@ class GuardedConnection(ServerConnection):
         self.cut_reason: str | None = None
         self._counted = False
         limits = self.book.limits
-        self.control = TokenBucket(limits.control_per_s, limits.control_burst, 1.0,
-                                   time.monotonic())
+        self.control = TokenBucket(
+            limits.control_per_s, limits.control_burst, 1.0, time.monotonic()
+        )
         self._recv_frame: Callable[[Frame], None] = self.protocol.recv_frame
         self.protocol.recv_frame = self._count_frame  # type: ignore[method-assign]
         self.on_message: Callable[[bytes | str], object] | None = None
@@ -267,8 +279,7 @@ class GuardedConnection(ServerConnection):
                 if event.fin:
                     data = bytes(event.data)
                     try:
-                        handler(data if opcode is Opcode.BINARY
-                                else data.decode(errors="replace"))
+                        handler(data if opcode is Opcode.BINARY else data.decode(errors="replace"))
                     except Exception:  # a bug must not break the connection's reading
                         log.exception("handling a message from %s failed", self.address)
                     return
@@ -278,8 +289,9 @@ class GuardedConnection(ServerConnection):
         super().process_event(event)
 
     def _count_frame(self, frame: Frame) -> None:
-        if (frame.opcode is Opcode.PING or frame.opcode is Opcode.PONG) \
-                and not self.control.allow(time.monotonic()):
+        if (frame.opcode is Opcode.PING or frame.opcode is Opcode.PONG) and not self.control.allow(
+            time.monotonic()
+        ):
             self.cut("too many control frames")
             # Stops the parser: the rest of this chunk is discarded unread.
             raise WsProtocolError("too many control frames")

@@ -89,12 +89,16 @@ def _new_bucket(now: float) -> TokenBucket:
 
 
 def _chat_buckets(now: float) -> tuple[TokenBucket, TokenBucket]:
-    return (TokenBucket(CHAT_RATE_PER_S, CHAT_BURST, FLOOD_FACTOR, now),
-            TokenBucket(GLOBAL_CHAT_RATE_PER_S, GLOBAL_CHAT_BURST, FLOOD_FACTOR, now))
+    return (
+        TokenBucket(CHAT_RATE_PER_S, CHAT_BURST, FLOOD_FACTOR, now),
+        TokenBucket(GLOBAL_CHAT_RATE_PER_S, GLOBAL_CHAT_BURST, FLOOD_FACTOR, now),
+    )
 
 
 def _over_cap(ws: ServerConnection) -> bool:
     return isinstance(ws, GuardedConnection) and ws.over_cap()
+
+
 TICK_LOG_ENV = "UNDERHALL_TICK_LOG"
 """If this environment variable names a file, every tick appends one line to it:
 ``wall_clock_s tick duration_ms players gc_pause_ms`` (the longest garbage
@@ -140,10 +144,19 @@ class GameServer:
         limits: Per-connection and per-address limits (defaults: :class:`NetLimits`).
     """
 
-    def __init__(self, game: Game, host: str = "127.0.0.1", port: int = 8765,
-                 tick_rate: int = 10, *, ssl_context: ssl.SSLContext | None = None,
-                 drain_s: float = DRAIN_S, metrics_port: int | None = None,
-                 admin_socket: Path | None = None, limits: NetLimits | None = None) -> None:
+    def __init__(
+        self,
+        game: Game,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+        tick_rate: int = 10,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        drain_s: float = DRAIN_S,
+        metrics_port: int | None = None,
+        admin_socket: Path | None = None,
+        limits: NetLimits | None = None,
+    ) -> None:
         self.game = game
         self.limits = limits or NetLimits()
         self.book = AddressBook(self.limits, 1 << 20)
@@ -177,8 +190,9 @@ class GameServer:
 
     # ----------------------------------------------------------- lifecycle
 
-    async def run(self, ready: asyncio.Future[int] | None = None,
-                  install_signals: bool = True) -> None:
+    async def run(
+        self, ready: asyncio.Future[int] | None = None, install_signals: bool = True
+    ) -> None:
         """Serve until :meth:`stop` or :meth:`drain` (SIGINT and SIGTERM drain, a
         second one or SIGHUP stops at once); then save every character, tell
         the players and close their connections.
@@ -194,26 +208,46 @@ class GameServer:
             loop.add_signal_handler(signal.SIGHUP, self.stop)
         self._pauses = pauses = collector.PauseWatch(
             lambda generation, seconds: self.metrics.gc_pause_seconds.labels(
-                str(generation)).observe(seconds))
+                str(generation)
+            ).observe(seconds)
+        )
         fd_limit = raise_open_file_limit()
         self.book = AddressBook(self.limits, fd_limit)
-        log.info("open-file limit %d: at most %d connections, %d per address, "
-                 "%d new characters per address per hour", fd_limit, self.book.max_total,
-                 self.limits.max_conns_per_addr, self.limits.new_chars_per_hour)
+        log.info(
+            "open-file limit %d: at most %d connections, %d per address, "
+            "%d new characters per address per hour",
+            fd_limit,
+            self.book.max_total,
+            self.limits.max_conns_per_addr,
+            self.limits.new_chars_per_hour,
+        )
         async with contextlib.AsyncExitStack() as stack:
-            ws_server = await stack.enter_async_context(serve(
-                self._handle, self.host, self.port, compression=None, max_size=MAX_FRAME_BYTES,
-                ping_interval=self.limits.keepalive_interval_s,
-                ping_timeout=self.limits.keepalive_timeout_s,
-                close_timeout=CLOSE_TIMEOUT_S, ssl=self.ssl_context,
-                create_connection=guarded_connection_class(self.book),
-                process_request=self._process_request))
+            ws_server = await stack.enter_async_context(
+                serve(
+                    self._handle,
+                    self.host,
+                    self.port,
+                    compression=None,
+                    max_size=MAX_FRAME_BYTES,
+                    ping_interval=self.limits.keepalive_interval_s,
+                    ping_timeout=self.limits.keepalive_timeout_s,
+                    close_timeout=CLOSE_TIMEOUT_S,
+                    ssl=self.ssl_context,
+                    create_connection=guarded_connection_class(self.book),
+                    process_request=self._process_request,
+                )
+            )
             self._ws_server = ws_server
             self.port = int(next(iter(ws_server.sockets)).getsockname()[1])
             if self.metrics_port is not None:
-                http_server = await stack.enter_async_context(serve(
-                    self._handle, self.host, self.metrics_port,
-                    process_request=self.metrics.process_http_only))
+                http_server = await stack.enter_async_context(
+                    serve(
+                        self._handle,
+                        self.host,
+                        self.metrics_port,
+                        process_request=self.metrics.process_http_only,
+                    )
+                )
                 self.metrics_port = int(next(iter(http_server.sockets)).getsockname()[1])
             if self.admin_socket is not None:
                 from server.net.admin import AdminServer
@@ -233,18 +267,27 @@ class GameServer:
             # Save first: closing handshakes with slow clients take time, and
             # the process may be killed while they run.
             self._save_all()
-            log.info("stopping: %d players saved", len(self.game.seats),
-                     extra={"event": "saved", "players": len(self.game.seats)})
-            data = encode_server(Error(code=ErrorCode.SHUTDOWN.value,
-                                       msg="the server is stopping", fatal=True))
+            log.info(
+                "stopping: %d players saved",
+                len(self.game.seats),
+                extra={"event": "saved", "players": len(self.game.seats)},
+            )
+            data = encode_server(
+                Error(code=ErrorCode.SHUTDOWN.value, msg="the server is stopping", fatal=True)
+            )
             for client in list(self.clients.values()):
                 self._send_raw(client, data)
             closing = [c.ws for c in list(self.clients.values())]
-            left = max(0.5, self._drain_started + self._grace + self._reserve
-                       - time.monotonic()) if self._drain_started else 2.5
+            left = (
+                max(0.5, self._drain_started + self._grace + self._reserve - time.monotonic())
+                if self._drain_started
+                else 2.5
+            )
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.gather(
-                    *(self._close(ws, 1001, "server shutdown") for ws in closing)), left)
+                await asyncio.wait_for(
+                    asyncio.gather(*(self._close(ws, 1001, "server shutdown") for ws in closing)),
+                    left,
+                )
             for ws in closing:  # slow closing handshakes are cut short
                 if ws.transport is not None and not ws.transport.is_closing():
                     ws.transport.abort()
@@ -293,8 +336,12 @@ class GameServer:
 
     async def _drain_grace(self) -> None:
         grace = 0.0 if self._hurry.is_set() else self._grace
-        log.info("draining: %d players, %.0f s of grace", len(self.game.seats), grace,
-                 extra={"event": "drain", "players": len(self.game.seats), "grace_s": grace})
+        log.info(
+            "draining: %d players, %.0f s of grace",
+            len(self.game.seats),
+            grace,
+            extra={"event": "drain", "players": len(self.game.seats), "grace_s": grace},
+        )
         if grace <= 0:
             return
         self._save_all()  # in case the process is killed during the grace period
@@ -359,9 +406,11 @@ class GameServer:
             self.stats.durations.append(took * 1000.0)
             self.metrics.tick(took, delay <= 0)
             if tick_log is not None:
-                tick_log.write(f"{time.time():.3f} {self.game.world.tick} "
-                               f"{took * 1000.0:.3f} {len(self.clients)} "
-                               f"{self._worst_pause_ms():.3f}\n")
+                tick_log.write(
+                    f"{time.time():.3f} {self.game.world.tick} "
+                    f"{took * 1000.0:.3f} {len(self.clients)} "
+                    f"{self._worst_pause_ms():.3f}\n"
+                )
                 if self.game.world.tick % self.tick_rate == 0:
                     tick_log.flush()
             if loop.time() - last_report >= 60.0:
@@ -404,9 +453,14 @@ class GameServer:
     def _report(self) -> None:
         d = sorted(self.stats.durations)
         if d:
-            log.info("players %d, tick %d, tick ms p50 %.2f p99 %.2f, late %d",
-                     len(self.clients), self.game.world.tick, d[len(d) // 2],
-                     d[min(len(d) - 1, int(len(d) * 0.99))], self.stats.late)
+            log.info(
+                "players %d, tick %d, tick ms p50 %.2f p99 %.2f, late %d",
+                len(self.clients),
+                self.game.world.tick,
+                d[len(d) // 2],
+                d[min(len(d) - 1, int(len(d) * 0.99))],
+                self.stats.late,
+            )
         self.stats = TickStats()
 
     # ----------------------------------------------------------- sending
@@ -463,20 +517,27 @@ class GameServer:
         """Report a protocol error without waiting; return True if the
         connection must end (its closing is then under way)."""
         self._count_error(ws, exc)
-        broadcast([ws], encode_server(Error(code=exc.code.value, msg=exc.detail,
-                                            fatal=exc.fatal)))
+        broadcast([ws], encode_server(Error(code=exc.code.value, msg=exc.detail, fatal=exc.fatal)))
         if exc.fatal:
             asyncio.get_running_loop().create_task(self._close(ws, 1008, exc.code.value))
         return exc.fatal
 
     def _count_error(self, ws: ServerConnection, exc: ProtocolError) -> None:
         self.metrics.protocol_errors.labels(exc.code.value).inc()
-        log.debug("protocol error %s: %s", exc.code.value, exc.detail,
-                  extra={"event": "protocol_error", "code": exc.code.value,
-                         "address": address(ws.remote_address)})
+        log.debug(
+            "protocol error %s: %s",
+            exc.code.value,
+            exc.detail,
+            extra={
+                "event": "protocol_error",
+                "code": exc.code.value,
+                "address": address(ws.remote_address),
+            },
+        )
 
-    async def _await_hello(self, ws: ServerConnection, session: ServerSession,
-                           bucket: TokenBucket) -> Hello | None:
+    async def _await_hello(
+        self, ws: ServerConnection, session: ServerSession, bucket: TokenBucket
+    ) -> Hello | None:
         try:
             async with asyncio.timeout(HELLO_TIMEOUT_S):
                 async for raw in ws:
@@ -501,33 +562,44 @@ class GameServer:
             await self._error(ws, ProtocolError(ErrorCode.TIMEOUT, "no hello in time"))
         return None
 
-    async def _join(self, ws: ServerConnection, hello: Hello,
-                    session: ServerSession) -> tuple[Welcome, object | None] | None:
+    async def _join(
+        self, ws: ServerConnection, hello: Hello, session: ServerSession
+    ) -> tuple[Welcome, object | None] | None:
         """Seat the player under the per-address caps; None if refused (and closed)."""
         addr = ws.address if isinstance(ws, GuardedConnection) else "?"
         now = time.monotonic()
         blocked = self.book.token_blocked(addr, hello.name, now)
         if blocked is not None:
-            self.book.refused(addr, "token failures", f"too many for this {blocked} "
-                              f"(joining as {hello.name!r})")
-            await self._fatal(ws, ErrorCode.LIMITED.value, f"too many failed token attempts "
-                              f"for this {blocked}; wait a minute")
+            self.book.refused(
+                addr, "token failures", f"too many for this {blocked} (joining as {hello.name!r})"
+            )
+            await self._fatal(
+                ws,
+                ErrorCode.LIMITED.value,
+                f"too many failed token attempts for this {blocked}; wait a minute",
+            )
             return None
         may_create = self.book.may_create(addr, now)
         try:
-            joined = self.game.join(hello.name, hello.token, hello.cls, session,
-                                    may_create=may_create)
+            joined = self.game.join(
+                hello.name, hello.token, hello.cls, session, may_create=may_create
+            )
         except GameError as exc:
             self.metrics.refusals.labels(exc.code).inc()
             where = address(ws.remote_address)
-            log.info("refused %s from %s: %s", hello.name, where, exc.code,
-                     extra={"event": "refuse", "player": hello.name, "address": where,
-                            "code": exc.code})
+            log.info(
+                "refused %s from %s: %s",
+                hello.name,
+                where,
+                exc.code,
+                extra={"event": "refuse", "player": hello.name, "address": where, "code": exc.code},
+            )
             if exc.code == ErrorCode.NAME_TAKEN:
                 self.book.token_failed(addr, hello.name, now)
             elif exc.code == ErrorCode.LIMITED:
-                self.book.refused(addr, "new characters",
-                                  f"{self.limits.new_chars_per_hour} in the last hour")
+                self.book.refused(
+                    addr, "new characters", f"{self.limits.new_chars_per_hour} in the last hour"
+                )
             await self._fatal(ws, exc.code, exc.detail)
             return None
         if not joined[0].resumed:
@@ -549,12 +621,17 @@ class GameServer:
             return True
         if bucket.flooding:
             self._count_error(ws, ProtocolError(ErrorCode.FLOOD, "too many messages"))
-            broadcast([ws], encode_server(Error(code=ErrorCode.FLOOD.value,
-                                                msg="too many messages", fatal=True)))
+            broadcast(
+                [ws],
+                encode_server(
+                    Error(code=ErrorCode.FLOOD.value, msg="too many messages", fatal=True)
+                ),
+            )
             return None
         if bucket.dropped_in_window == 1:
-            self._error_now(ws, ProtocolError(ErrorCode.RATE_LIMITED,
-                                              f"over {RATE_PER_S} messages per second"))
+            self._error_now(
+                ws, ProtocolError(ErrorCode.RATE_LIMITED, f"over {RATE_PER_S} messages per second")
+            )
         return False
 
     async def _handle(self, ws: ServerConnection) -> None:
@@ -579,8 +656,16 @@ class GameServer:
             welcome, replaced = joined
             old = self.clients.get(welcome.id)
             if replaced is not None and old is not None:
-                broadcast([old.ws], encode_server(Error(
-                    code="replaced", msg="this character connected from elsewhere", fatal=True)))
+                broadcast(
+                    [old.ws],
+                    encode_server(
+                        Error(
+                            code="replaced",
+                            msg="this character connected from elsewhere",
+                            fatal=True,
+                        )
+                    ),
+                )
                 old.extra["replaced"] = True
                 asyncio.create_task(self._close(old.ws, 1008, "replaced"))
             session.welcomed()
@@ -588,11 +673,20 @@ class GameServer:
             self.clients[welcome.id] = client
             self._send_raw(client, encode_server(welcome))
             self.metrics.joins.labels("resumed" if welcome.resumed else "new").inc()
-            log.info("%s joined as actor %d%s", welcome.name, welcome.id,
-                     " (resumed)" if welcome.resumed else "",
-                     extra={"event": "join", "player": welcome.name, "actor": welcome.id,
-                            "address": where, "resumed": welcome.resumed,
-                            "depth": self._depth(welcome.id)})
+            log.info(
+                "%s joined as actor %d%s",
+                welcome.name,
+                welcome.id,
+                " (resumed)" if welcome.resumed else "",
+                extra={
+                    "event": "join",
+                    "player": welcome.name,
+                    "actor": welcome.id,
+                    "address": where,
+                    "resumed": welcome.resumed,
+                    "depth": self._depth(welcome.id),
+                },
+            )
             if isinstance(ws, GuardedConnection):
                 # From now on each whole message is handled as its frame is
                 # parsed (no assembler, no task switch: issue 10's lean
@@ -613,13 +707,22 @@ class GameServer:
                 seat = self.game.seats.get(client.actor_id)
                 if seat is not None and seat.session is session:
                     self.metrics.leaves.inc()
-                    log.info("%s left", seat.name, extra={
-                        "event": "leave", "player": seat.name, "actor": client.actor_id,
-                        "address": where, "depth": self._depth(client.actor_id),
-                        "code": client.extra.get("closed_by")})
+                    log.info(
+                        "%s left",
+                        seat.name,
+                        extra={
+                            "event": "leave",
+                            "player": seat.name,
+                            "actor": client.actor_id,
+                            "address": where,
+                            "depth": self._depth(client.actor_id),
+                            "code": client.extra.get("closed_by"),
+                        },
+                    )
                 self.game.leave(client.actor_id, session)
-            log.debug("connection closed from %s", where,
-                      extra={"event": "close", "address": where})
+            log.debug(
+                "connection closed from %s", where, extra={"event": "close", "address": where}
+            )
 
     def _depth(self, actor_id: int) -> int | None:
         actor = self.game.world.actors.get(actor_id)
@@ -644,8 +747,16 @@ class GameServer:
             return True
         if isinstance(msg, Command):
             try:
-                self.game.command(client.actor_id, msg.seq, msg.c.value, msg.d, item=msg.item,
-                                  at=msg.at, spell=msg.spell, opt=msg.opt)
+                self.game.command(
+                    client.actor_id,
+                    msg.seq,
+                    msg.c.value,
+                    msg.d,
+                    item=msg.item,
+                    at=msg.at,
+                    spell=msg.spell,
+                    opt=msg.opt,
+                )
                 self.metrics.command(msg.c.value)
             except (ValueError, KeyError) as exc:
                 self._error_now(ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
@@ -676,11 +787,16 @@ class GameServer:
         if not ok:
             bucket, rate, what = rated
             if bucket.dropped_in_window == 1:
-                self._error_now(client.ws, ProtocolError(
-                    ErrorCode.RATE_LIMITED, f"{what}chat over {rate:g} lines per second"))
+                self._error_now(
+                    client.ws,
+                    ProtocolError(
+                        ErrorCode.RATE_LIMITED, f"{what}chat over {rate:g} lines per second"
+                    ),
+                )
             return
         hearers, out = self.game.chat(client.actor_id, msg.text, msg.scope, msg.to)
         data = encode_server(out)
-        targets = [c.ws for a in hearers
-                   if (c := self.clients.get(a)) is not None and not _over_cap(c.ws)]
+        targets = [
+            c.ws for a in hearers if (c := self.clients.get(a)) is not None and not _over_cap(c.ws)
+        ]
         broadcast(targets, data)

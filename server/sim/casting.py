@@ -128,10 +128,19 @@ def success_percent(actor: Actor, spell: SpellDef, content: Content) -> int:
     skill = sc.skill_for_practice(actor.skills.get(spell.school, 0))
     b = actor.bonus
     return sc.spell_success_percent(
-        role=cls.role, stat=cls.casting_stat, xl=max(1, actor.level), skill=skill,
-        spell_level=spell.level, emergency=spell.emergency, special=special, shield=b.shield,
-        metal_suit=b.metal_suit, robe=b.robe, metal_helm=b.metal_helm,
-        metal_gloves=b.metal_gloves, metal_boots=b.metal_boots,
+        role=cls.role,
+        stat=cls.casting_stat,
+        xl=max(1, actor.level),
+        skill=skill,
+        spell_level=spell.level,
+        emergency=spell.emergency,
+        special=special,
+        shield=b.shield,
+        metal_suit=b.metal_suit,
+        robe=b.robe,
+        metal_helm=b.metal_helm,
+        metal_gloves=b.metal_gloves,
+        metal_boots=b.metal_boots,
     )
 
 
@@ -189,7 +198,8 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
         return RejectReason.CANNOT_CAST
     aim = AIMS[spell.targeting]
     if (aim == "dir") != (command.direction is not None) or (
-            (aim == "cell") != (command.target is not None)):
+        (aim == "cell") != (command.target is not None)
+    ):
         return RejectReason.NO_TARGET
     if aim == "cell":
         assert command.target is not None
@@ -199,10 +209,15 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
     left = turns_left(actor, spell.key, world.tick, world.status_rules.round_ticks)
     forgotten = sc.is_forgotten(left)
     refusal = sc.can_cast(
-        energy=actor.en, cost=cost, stunned=actor.statuses.has(StatusKind.STUNNED),
-        strength=actor.strength, free_hand=not actor.bonus.two_hands_busy, forgotten=forgotten,
+        energy=actor.en,
+        cost=cost,
+        stunned=actor.statuses.has(StatusKind.STUNNED),
+        strength=actor.strength,
+        free_hand=not actor.bonus.two_hands_busy,
+        forgotten=forgotten,
         nourishment=actor.food.nourishment if actor.is_player else None,
-        encumbrance=sc.encumbrance(carried_weight(actor, world.content), actor.strength))
+        encumbrance=sc.encumbrance(carried_weight(actor, world.content), actor.strength),
+    )
     if refusal == sc.CastRefusal.NOT_ENOUGH_ENERGY:
         return RejectReason.NO_ENERGY
     if refusal is not None:
@@ -222,7 +237,8 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
         cls = world.content.classes.get(actor.cls or "")
         wizard = cls.casting_stat if cls is not None and cls.role == "Wizard" else None
         actor.food.nourishment -= sc.spell_nutrition_cost(
-            spell.level, wizard_intelligence=wizard, nourishment=actor.food.nourishment)
+            spell.level, wizard_intelligence=wizard, nourishment=actor.food.nourishment
+        )
     if not sc.roll_cast(world.rng, pct, confused=confused):
         actor.en = max(0, actor.en - fam.failed_energy_cost(spell))
         events.append(CastEvent(actor.depth, actor.x, actor.y, actor.id, spell.key, False))
@@ -234,8 +250,9 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
     return None
 
 
-def monster_cast(world: World, monster: Actor, key: str, target: Actor,
-                 events: list[Event]) -> bool:
+def monster_cast(
+    world: World, monster: Actor, key: str, target: Actor, events: list[Event]
+) -> bool:
     """A monster casts spell ``key`` at ``target`` (or on itself).
 
     Monsters pay the energy cost and do not roll seed 004's success (their
@@ -276,15 +293,23 @@ def _in_view(world: World, actor: Actor, cell: tuple[int, int]) -> bool:
     return world.levels[actor.depth].in_bounds(*cell)
 
 
-def apply_spell(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                target: tuple[int, int] | None, events: list[Event]) -> None:
+def apply_spell(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Carry out a successfully cast spell (players and monsters alike)."""
     handler = _EFFECTS[spell.effect]
     handler(world, caster, spell, direction, target, events)
 
 
-Effect = Callable[["World", Actor, SpellDef, "tuple[int, int] | None",
-                   "tuple[int, int] | None", list[Event]], None]
+Effect = Callable[
+    ["World", Actor, SpellDef, "tuple[int, int] | None", "tuple[int, int] | None", list[Event]],
+    None,
+]
 
 
 SPELL_HIT_STEP: Final = 0.05
@@ -343,16 +368,31 @@ def _reaches(blocked: NDArray[np.bool_], origin: tuple[int, int], cell: tuple[in
     return bool(path) and path[-1] == cell
 
 
-def _effect_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                 target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_bolt(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Spark, freeze, shock cast as spells (see :func:`launch_bolt`), with the
     caster's seed-004 to-hit and damage bonuses."""
-    launch_bolt(world, caster, spell, direction, target, accuracy=spell_accuracy(caster, spell),
-                bonus=True)
+    launch_bolt(
+        world, caster, spell, direction, target, accuracy=spell_accuracy(caster, spell), bonus=True
+    )
 
 
-def launch_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                target: tuple[int, int] | None, *, accuracy: float, bonus: bool) -> None:
+def launch_bolt(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    *,
+    accuracy: float,
+    bonus: bool,
+) -> None:
     """A bolt flying along seed 002's path past the aimed cell (RULES.md),
     hitting the first creature whose magic hit test succeeds (a surprised one
     always is, seed 002); damage dice d power (seed 001: 2d power), then its
@@ -364,57 +404,88 @@ def launch_bolt(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
     rider's draws."""
     reach = spell.range or 8
     aim = target if target is not None else _ahead(caster, direction or (1, 0), reach)
-    path = bolt_path((caster.x, caster.y), aim, world.flight_blocked(caster.depth),
-                     past_target=True)[:reach]
+    path = bolt_path(
+        (caster.x, caster.y), aim, world.flight_blocked(caster.depth), past_target=True
+    )[:reach]
     dice = _dice(spell, caster)
 
     def strike(w: World, proj: Projectile, victim: Actor, evs: list[Event]) -> bool:
         source = w.actors.get(proj.owner)
         surprise = source is not None and w.is_surprise(source, victim)
         if not surprise and not roll_hit(w.rng, accuracy, victim.dodge, magic=True):
-            evs.append(Harmed(victim.depth, victim.x, victim.y, victim.id, proj.owner,
-                              spell.damage_type, 0, "bolt", AttackOutcome.MISS))
+            evs.append(
+                Harmed(
+                    victim.depth,
+                    victim.x,
+                    victim.y,
+                    victim.id,
+                    proj.owner,
+                    spell.damage_type,
+                    0,
+                    "bolt",
+                    AttackOutcome.MISS,
+                )
+            )
             return False
         if "reflection" in victim.abilities and not proj.reflected:
             # Seed 000: reflection turns the attack straight back, at no range cost.
             back = (proj.x_from, proj.y_from)
             left = len(proj.path) + 1
-            proj.path = bolt_path((victim.x, victim.y), back, w.flight_blocked(victim.depth),
-                                  past_target=True)[:left]
+            proj.path = bolt_path(
+                (victim.x, victim.y), back, w.flight_blocked(victim.depth), past_target=True
+            )[:left]
             proj.reflected = True
             return False
         if spell.key == "drain_life":
             return _drain_life(w, caster, source, victim, bonus, evs)
-        roll = _roll(w, caster, dice, spell.power) if bonus else roll_dice(w.rng, dice,
-                                                                            spell.power)
+        roll = _roll(w, caster, dice, spell.power) if bonus else roll_dice(w.rng, dice, spell.power)
         dealt = w.harm_typed(victim, roll, spell.damage_type, source, "bolt", evs)
         if victim.alive:
             _rider(w, victim, spell, dealt, evs)
         return True
 
-    launch(world, Projectile(
-        id=world.new_projectile_id(), depth=caster.depth, owner=caster.id, x=caster.x,
-        y=caster.y, path=path, speed=BOLT_SPEED, label=f"bolt:{spell.damage_type}",
-        x_from=caster.x, y_from=caster.y,
-        strike=strike))
+    launch(
+        world,
+        Projectile(
+            id=world.new_projectile_id(),
+            depth=caster.depth,
+            owner=caster.id,
+            x=caster.x,
+            y=caster.y,
+            path=path,
+            speed=BOLT_SPEED,
+            label=f"bolt:{spell.damage_type}",
+            x_from=caster.x,
+            y_from=caster.y,
+            strike=strike,
+        ),
+    )
 
 
 DRAIN_LIFE_DIE: Final = 8
 """Seed 004: drain life's base die (d4 against a level-0 monster)."""
 
 
-def _drain_life(world: World, caster: Actor, source: Actor | None, victim: Actor, bonus: bool,
-                events: list[Event]) -> bool:
+def _drain_life(
+    world: World,
+    caster: Actor,
+    source: Actor | None,
+    victim: Actor,
+    bonus: bool,
+    events: list[Event],
+) -> bool:
     """Seed 004's drain life: d8 (d4 against level 0), plus a player's damage
     bonus; a creature that does not resist drain takes double and loses as
     much maximum health (never below 1). Resistance is seed 003's GF_OLD_DRAIN
     (``death``: undead and demons immune), as RULES.md has seed 003 rule
     resistances. Draws: the die, then the damage-type draws."""
-    roll = _roll(world, caster, 1, 4 if victim.level == 0 else DRAIN_LIFE_DIE) if bonus else (
-        roll_dice(world.rng, 1, 4 if victim.level == 0 else DRAIN_LIFE_DIE))
+    roll = (
+        _roll(world, caster, 1, 4 if victim.level == 0 else DRAIN_LIFE_DIE)
+        if bonus
+        else (roll_dice(world.rng, 1, 4 if victim.level == 0 else DRAIN_LIFE_DIE))
+    )
     levels = victim.resistances()
-    resists = (dmg.resistance_level("death", levels) >= 1
-               or bool({"undead", "demon"} & victim.flags))
+    resists = dmg.resistance_level("death", levels) >= 1 or bool({"undead", "demon"} & victim.flags)
     if not resists:
         roll *= 2
     dealt = world.harm_typed(victim, roll, "death", source, "bolt", events)
@@ -433,8 +504,14 @@ def _rider(world: World, victim: Actor, spell: SpellDef, dealt: int, events: lis
             world.add_status(victim, StatusKind.ON_FIRE, rounds, events)
 
 
-def _effect_line(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                 target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_line(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Ice shards: every creature in the line up to the range (seed 001: 6),
     stopping at a wall; each rolls 2d power. Draws: dice per victim in order."""
     assert direction is not None
@@ -445,24 +522,55 @@ def _effect_line(world: World, caster: Actor, spell: SpellDef, direction: tuple[
             break
         victim = world.actor_at(caster.depth, x, y)
         if victim is not None and victim.alive:
-            world.harm_typed(victim, _roll(world, caster, _dice(spell, caster), spell.power),
-                             spell.damage_type, caster, "spell", events)
+            world.harm_typed(
+                victim,
+                _roll(world, caster, _dice(spell, caster), spell.power),
+                spell.damage_type,
+                caster,
+                "spell",
+                events,
+            )
 
 
-def _effect_ball(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                 target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_ball(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Fireball, shockwave: one 2d power roll; ring r takes the roll times
     attenuation**r rounded down ring by ring (seed 001), then each victim's
     resistance (fireball) or defence (shockwave, force). Draws: the one roll,
     then each victim's damage-type draws in ring order."""
     assert target is not None
-    explode(world, caster, target, spell.damage_type, _roll(world, caster, _dice(spell, caster), spell.power),
-            spell.attenuation, spell.radius, events, by_defence=spell.key == "shockwave")
+    explode(
+        world,
+        caster,
+        target,
+        spell.damage_type,
+        _roll(world, caster, _dice(spell, caster), spell.power),
+        spell.attenuation,
+        spell.radius,
+        events,
+        by_defence=spell.key == "shockwave",
+    )
 
 
-def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: str, damage: int,
-            attenuation: float, radius: int, events: list[Event], *,
-            by_defence: bool = False, double_vs: str | None = None) -> None:
+def explode(
+    world: World,
+    caster: Actor | None,
+    center: tuple[int, int],
+    kind: str,
+    damage: int,
+    attenuation: float,
+    radius: int,
+    events: list[Event],
+    *,
+    by_defence: bool = False,
+    double_vs: str | None = None,
+) -> None:
     """A ball of ``damage`` at ``center``: ring by ring (Chebyshev distance
     r < radius), the items lying in the ring face seed 003's floor-item rules
     for the ring's damage, then every creature the blast reaches (not behind
@@ -472,12 +580,14 @@ def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: s
     depth = caster.depth if caster is not None else 1
     level = world.levels[depth]
     blocked = world.flight_blocked(depth)
-    events.append(Exploded(depth, center[0], center[1], None if caster is None else caster.id,
-                           kind, radius))
+    events.append(
+        Exploded(depth, center[0], center[1], None if caster is None else caster.id, kind, radius)
+    )
     amounts = fam.area_damage_by_ring(damage, attenuation, radius)
     for ring, cells in enumerate(fam.ball_cells(center, radius)):
-        reached = [(x, y) for x, y in cells
-                   if level.in_bounds(x, y) and _reaches(blocked, center, (x, y))]
+        reached = [
+            (x, y) for x, y in cells if level.in_bounds(x, y) and _reaches(blocked, center, (x, y))
+        ]
         if not by_defence:
             world.burn_floor_items(depth, reached, kind, events, damage=amounts[ring])
         for x, y in reached:
@@ -494,8 +604,14 @@ def explode(world: World, caster: Actor | None, center: tuple[int, int], kind: s
                 world.harm_typed(victim, amount, kind, caster, "ball", events)
 
 
-def _effect_tongue(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                   target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_tongue(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Curse, enervate: the T shape of seed 001 (stem ``range``, bar ``spread``
     each side); 2d power of the spell's type to each creature, or its status.
     A stem cell counts if the caster reaches it, a bar cell if the caster
@@ -534,9 +650,14 @@ def _target_actor(world: World, caster: Actor, target: tuple[int, int] | None) -
     return victim if victim is not None and victim.alive else None
 
 
-def _effect_status_target(world: World, caster: Actor, spell: SpellDef,
-                          direction: tuple[int, int] | None, target: tuple[int, int] | None,
-                          events: list[Event]) -> None:
+def _effect_status_target(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Confusion (1d10), plague (2d7), acid glob: the creature on the target
     cell gets the status for dice d power rounds, unless immune (resistance
     3) to the spell's damage type or to the status (:func:`_status_immune`).
@@ -554,8 +675,10 @@ def _effect_status_target(world: World, caster: Actor, spell: SpellDef,
 
 
 _SIDE_EFFECT_OF: Final = {
-    StatusKind.CONFUSED: SideEffect.CONFUSION, StatusKind.STUNNED: SideEffect.STUN,
-    StatusKind.ASLEEP: SideEffect.SLEEP, StatusKind.AFRAID: SideEffect.FEAR,
+    StatusKind.CONFUSED: SideEffect.CONFUSION,
+    StatusKind.STUNNED: SideEffect.STUN,
+    StatusKind.ASLEEP: SideEffect.SLEEP,
+    StatusKind.AFRAID: SideEffect.FEAR,
 }
 
 
@@ -569,8 +692,14 @@ def _status_immune(victim: Actor, kind: StatusKind) -> bool:
     return effect in dmg.status_immunities(resist, victim.flags & frozenset(MONSTER_FLAGS))
 
 
-def _effect_cloud(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                  target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_cloud(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Poison cloud: every creature within the radius of the target that the
     cloud reaches (:func:`_reaches`) gets the status for power//2..power
     rounds (seed 001: 4-8). Draws: one per victim."""
@@ -590,14 +719,26 @@ def _effect_cloud(world: World, caster: Actor, spell: SpellDef, direction: tuple
                 world.provoke(victim, caster, events)
 
 
-def _effect_heal(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                 target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_heal(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Heal wounds: p + L // ceil(p/2) health (seed 001). No draws."""
     caster.hp = min(caster.max_hp, caster.hp + fam.spell_amount(spell, caster.level))
 
 
-def _effect_cure(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                 target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_cure(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Purge poison, cure disease, soothe acid burn: removes p + L // ceil(p/2)
     rounds of the status (seed 001). No draws."""
     kind = StatusKind[spell.status.upper()]
@@ -605,23 +746,42 @@ def _effect_cure(world: World, caster: Actor, spell: SpellDef, direction: tuple[
     world.report_status(caster, effects, events)
 
 
-def _effect_buff(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                 target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_buff(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Haste, rage, stoneskin, invisibility, elemental shields: p + L // ceil(p/2)
     rounds of the status (seed 001). No draws."""
-    world.add_status(caster, StatusKind[spell.status.upper()],
-                     fam.spell_amount(spell, caster.level), events)
+    world.add_status(
+        caster, StatusKind[spell.status.upper()], fam.spell_amount(spell, caster.level), events
+    )
 
 
-def _effect_scry(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                 target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_scry(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Scrying: the caster's map memory learns the terrain within p + L // p
     cells (seed 001's scrying amount, as a radius; Underhall's decision)."""
     world.reveal_map(caster, fam.spell_amount(spell, caster.level))
 
 
-def _effect_chain(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                  target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_chain(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Lightning bolt: the creature on the target cell takes chain d power,
     then the bolt jumps to the nearest creature not yet struck within
     ``radius`` cells and not behind a wall (ties by id), one die fewer each
@@ -634,13 +794,20 @@ def _effect_chain(world: World, caster: Actor, spell: SpellDef, direction: tuple
             return
         struck.add(victim.id)
         here = (victim.x, victim.y)
-        world.harm_typed(victim, _roll(world, caster, dice, spell.power), spell.damage_type,
-                         caster, "spell", events)
+        world.harm_typed(
+            victim,
+            _roll(world, caster, dice, spell.power),
+            spell.damage_type,
+            caster,
+            "spell",
+            events,
+        )
         victim = _next_in_chain(world, caster.depth, here, spell.radius or 3, struck)
 
 
-def _next_in_chain(world: World, depth: int, here: tuple[int, int], radius: int,
-                   struck: set[int]) -> Actor | None:
+def _next_in_chain(
+    world: World, depth: int, here: tuple[int, int], radius: int, struck: set[int]
+) -> Actor | None:
     """The nearest creature within ``radius`` of ``here`` not yet struck that
     a jump reaches without crossing a wall (:func:`_reaches`); ties by id."""
     blocked = world.flight_blocked(depth)
@@ -652,8 +819,14 @@ def _next_in_chain(world: World, depth: int, here: tuple[int, int], radius: int,
         skip.add(found.id)
 
 
-def _effect_web(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_web(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Webbing: a web of 5d6 + 1d power hit points catches the creature on the
     target cell (seed 001). Underhall models the web as the webbed status:
     a caught creature tears a web of H hit points in ``ceil(H / power)`` rounds,
@@ -667,9 +840,14 @@ def _effect_web(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
     world.provoke(victim, caster, events)
 
 
-def _effect_remove_curse(world: World, caster: Actor, spell: SpellDef,
-                         direction: tuple[int, int] | None, target: tuple[int, int] | None,
-                         events: list[Event]) -> None:
+def _effect_remove_curse(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Remove curse on every cursed item the caster carries, equipped ones
     first (seed 001): Ld6 against each item's difficulty; failure may hurt.
     Draws: per item, the Ld6 roll, then the backlash dice on a failure."""
@@ -680,9 +858,11 @@ def _effect_remove_curse(world: World, caster: Actor, spell: SpellDef,
             continue
         idef = world.content.items[item.key]
         difficulty = fam.item_curse_difficulty(
-            idef.power or 0, idef.defence, idef.throw_range or 4, idef.resist.values())
-        ok, backlash = fam.remove_curse(world.rng, caster.level, difficulty,
-                                        upgraded=spell.upgraded)
+            idef.power or 0, idef.defence, idef.throw_range or 4, idef.resist.values()
+        )
+        ok, backlash = fam.remove_curse(
+            world.rng, caster.level, difficulty, upgraded=spell.upgraded
+        )
         item.known = True
         if ok:
             item.cursed = False
@@ -695,17 +875,38 @@ def _effect_remove_curse(world: World, caster: Actor, spell: SpellDef,
                     return
 
 
-def _effect_beam(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                 target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_beam(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Force bolt: a NetHack beam, 6-13 cells (seed 004), first creature hit."""
     assert direction is not None
-    fire_beam(world, caster, direction, spell.damage_type, (_dice(spell, caster), spell.power),
-              events, cause="spell", accuracy=spell_accuracy(caster, spell),
-              bonus=_bonus(world, caster), reach=_upgraded_reach(world, spell, draw_beam_range))
+    fire_beam(
+        world,
+        caster,
+        direction,
+        spell.damage_type,
+        (_dice(spell, caster), spell.power),
+        events,
+        cause="spell",
+        accuracy=spell_accuracy(caster, spell),
+        bonus=_bonus(world, caster),
+        reach=_upgraded_reach(world, spell, draw_beam_range),
+    )
 
 
-def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_ray(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Magic missile, cone of cold, sleep, lightning: NetHack rays (seed 000),
     ``XL // 2 + 1`` d power per hit. Seed 004: cone of cold adds
     ``(XL // 2 + 1)`` d3 against a fire-resistant creature (before the damage
@@ -716,14 +917,26 @@ def _effect_ray(world: World, caster: Actor, spell: SpellDef, direction: tuple[i
     dice = _dice(spell, caster)
     extra: Callable[[Actor], int] | None = None
     if spell.key == "cone_of_cold":
+
         def extra(victim: Actor) -> int:
             if victim.resistance("fire") < 1:
                 return 0
             return roll_dice(world.rng, dice, CONE_OF_COLD_EXTRA_SIDES)
-    fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
-             (dice, spell.power), events, cause="spell",
-             accuracy=spell_accuracy(caster, spell), bonus=_bonus(world, caster),
-             reach=_upgraded_reach(world, spell, draw_ray_range), extra=extra)
+
+    fire_ray(
+        world,
+        caster,
+        (caster.x, caster.y),
+        direction,
+        spell.damage_type,
+        (dice, spell.power),
+        events,
+        cause="spell",
+        accuracy=spell_accuracy(caster, spell),
+        bonus=_bonus(world, caster),
+        reach=_upgraded_reach(world, spell, draw_ray_range),
+        extra=extra,
+    )
 
 
 SKILLED_BLAST_SPELLS: Final = {"fire_ray": "cold", "cone_of_cold": "fire"}
@@ -732,8 +945,9 @@ SKILLED_AIM: Final = 10
 """Seed 004: the first skilled explosion is centred up to 10 steps away."""
 
 
-def _skilled_blasts(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int],
-                    events: list[Event]) -> bool:
+def _skilled_blasts(
+    world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int], events: list[Event]
+) -> bool:
     """Seed 004's fireball and cone of cold at Skilled or Expert (NetHack 3.6):
     2 to 9 explosions covering 3 x 3 cells, the first centred on the aim
     point, each further one shifted up to one cell from it at random; every
@@ -767,15 +981,27 @@ def _skilled_blasts(world: World, caster: Actor, spell: SpellDef, direction: tup
     bonus = _bonus(world, caster)
     damage = max(1, caster.level) // 2 + 1
     damage = damage if bonus is None else bonus(damage)
-    explode(world, caster, (x, y), spell.damage_type, damage, 1.0, 2, events,
-            double_vs=opposite)
+    explode(world, caster, (x, y), spell.damage_type, damage, 1.0, 2, events, double_vs=opposite)
     for _ in range(int(world.rng.integers(1, 9))):
         cx = x + int(world.rng.integers(-1, 2))
         cy = y + int(world.rng.integers(-1, 2))
-        if (level.in_bounds(cx, cy) and not blocked[cy, cx]
-                and _in_view(world, caster, (cx, cy)) and caster.alive):
-            explode(world, caster, (cx, cy), spell.damage_type, damage, 1.0, 2, events,
-                    double_vs=opposite)
+        if (
+            level.in_bounds(cx, cy)
+            and not blocked[cy, cx]
+            and _in_view(world, caster, (cx, cy))
+            and caster.alive
+        ):
+            explode(
+                world,
+                caster,
+                (cx, cy),
+                spell.damage_type,
+                damage,
+                1.0,
+                2,
+                events,
+                double_vs=opposite,
+            )
     return True
 
 
@@ -783,9 +1009,14 @@ CONE_OF_COLD_EXTRA_SIDES: Final = 3
 """Seed 004: cone of cold's extra (XL / 2 + 1) d3 against fire-resistant monsters."""
 
 
-def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
-                        direction: tuple[int, int] | None, target: tuple[int, int] | None,
-                        events: list[Event]) -> None:
+def _effect_ray_explode(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """NetHack's fireball spell: flies as a ray and explodes where it stops
     (seed 000), dice d power over ``radius`` (one roll, attenuated). Seed 004:
     "base 12d6 damage explosion ... no spell damage bonus", so neither the
@@ -794,24 +1025,57 @@ def _effect_ray_explode(world: World, caster: Actor, spell: SpellDef,
     assert direction is not None
     if _skilled_blasts(world, caster, spell, direction, events):
         return
-    trace = fire_ray(world, caster, (caster.x, caster.y), direction, spell.damage_type,
-                     (_dice(spell, caster), spell.power), events, fireball=True, cause="spell",
-                     reach=_upgraded_reach(world, spell, draw_ray_range))
-    explode(world, caster, trace.end, spell.damage_type,
-            roll_dice(world.rng, _dice(spell, caster), spell.power),
-            spell.attenuation or 1.0, spell.radius or 2, events)
+    trace = fire_ray(
+        world,
+        caster,
+        (caster.x, caster.y),
+        direction,
+        spell.damage_type,
+        (_dice(spell, caster), spell.power),
+        events,
+        fireball=True,
+        cause="spell",
+        reach=_upgraded_reach(world, spell, draw_ray_range),
+    )
+    explode(
+        world,
+        caster,
+        trace.end,
+        spell.damage_type,
+        roll_dice(world.rng, _dice(spell, caster), spell.power),
+        spell.attenuation or 1.0,
+        spell.radius or 2,
+        events,
+    )
 
 
-def _effect_dig(world: World, caster: Actor, spell: SpellDef, direction: tuple[int, int] | None,
-                target: tuple[int, int] | None, events: list[Event]) -> None:
+def _effect_dig(
+    world: World,
+    caster: Actor,
+    spell: SpellDef,
+    direction: tuple[int, int] | None,
+    target: tuple[int, int] | None,
+    events: list[Event],
+) -> None:
     """Dig: a digging ray of 8-25 cells (seed 004)."""
     assert direction is not None
-    fire_ray(world, caster, (caster.x, caster.y), direction, "force", (0, 0), events,
-             digging=True, cause="spell", reach=_upgraded_reach(world, spell, draw_dig_range))
+    fire_ray(
+        world,
+        caster,
+        (caster.x, caster.y),
+        direction,
+        "force",
+        (0, 0),
+        events,
+        digging=True,
+        cause="spell",
+        reach=_upgraded_reach(world, spell, draw_dig_range),
+    )
 
 
-def _upgraded_reach(world: World, spell: SpellDef,
-                    draw: Callable[[np.random.Generator], int]) -> int | None:
+def _upgraded_reach(
+    world: World, spell: SpellDef, draw: Callable[[np.random.Generator], int]
+) -> int | None:
     """An upgraded ray, beam or dig spell flies twice its drawn range (seed 001
     doubles range); otherwise None, and the tracer draws it. Draws: one range
     draw for an upgraded spell whose cost is not the thing it halves."""
@@ -821,9 +1085,21 @@ def _upgraded_reach(world: World, spell: SpellDef,
 
 
 _EFFECTS: Final[dict[str, Effect]] = {
-    "bolt": _effect_bolt, "line": _effect_line, "ball": _effect_ball, "tongue": _effect_tongue,
-    "status_target": _effect_status_target, "cloud": _effect_cloud, "heal": _effect_heal,
-    "cure": _effect_cure, "buff": _effect_buff, "scry": _effect_scry, "chain": _effect_chain,
-    "web": _effect_web, "remove_curse": _effect_remove_curse, "beam": _effect_beam,
-    "ray": _effect_ray, "ray_explode": _effect_ray_explode, "dig": _effect_dig,
+    "bolt": _effect_bolt,
+    "line": _effect_line,
+    "ball": _effect_ball,
+    "tongue": _effect_tongue,
+    "status_target": _effect_status_target,
+    "cloud": _effect_cloud,
+    "heal": _effect_heal,
+    "cure": _effect_cure,
+    "buff": _effect_buff,
+    "scry": _effect_scry,
+    "chain": _effect_chain,
+    "web": _effect_web,
+    "remove_curse": _effect_remove_curse,
+    "beam": _effect_beam,
+    "ray": _effect_ray,
+    "ray_explode": _effect_ray_explode,
+    "dig": _effect_dig,
 }

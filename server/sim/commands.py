@@ -9,7 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DIRECTIONS: tuple[tuple[int, int], ...] = (
-    (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1),
+    (0, -1),
+    (1, -1),
+    (1, 0),
+    (1, 1),
+    (0, 1),
+    (-1, 1),
+    (-1, 0),
+    (-1, -1),
 )
 """The eight directions as ``(dx, dy)``, clockwise from north."""
 
@@ -211,6 +218,24 @@ class Upgrade:
 
 
 Command = (
-    Move | OpenDoor | CloseDoor | Wait | Rest | PickUp | Descend | Ascend | Drop | Wield | Wear
-    | TakeOff | Eat | Quaff | Read | Throw | Zap | Cast | Choose | Upgrade
+    Move
+    | OpenDoor
+    | CloseDoor
+    | Wait
+    | Rest
+    | PickUp
+    | Descend
+    | Ascend
+    | Drop
+    | Wield
+    | Wear
+    | TakeOff
+    | Eat
+    | Quaff
+    | Read
+    | Throw
+    | Zap
+    | Cast
+    | Choose
+    | Upgrade
 )

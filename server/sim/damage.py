@@ -252,7 +252,9 @@ _NO_LEVELS: Final[Mapping[str, int]] = {}
 
 
 def _matching_row(
-    definition: DamageTypeDef, resist_level: int, flags: frozenset[str],
+    definition: DamageTypeDef,
+    resist_level: int,
+    flags: frozenset[str],
     others: Mapping[str, int] = _NO_LEVELS,
 ) -> ResistRow | None:
     """The first resistance row that matches, or None (the seed's if/else chain).
@@ -407,8 +409,18 @@ def roll_side_effects(
             continue
         if fx.chance < 1 and int(rng.integers(fx.chance.denominator)) >= fx.chance.numerator:
             continue
-        if _saved(rng, fx, damage, flags, level, max_health, caster, status.save_bonus,
-                  status.save_bonus_unique, status.polymorph_die):
+        if _saved(
+            rng,
+            fx,
+            damage,
+            flags,
+            level,
+            max_health,
+            caster,
+            status.save_bonus,
+            status.save_bonus_unique,
+            status.polymorph_die,
+        ):
             continue
         if fx.roll is AmountRoll.UNIFORM:
             amount = int(rng.integers(1, amount + 1))
@@ -423,9 +435,18 @@ def roll_side_effects(
     return tuple(out)
 
 
-def _saved(rng: np.random.Generator, fx: SideEffectDef, damage: int, flags: frozenset[str],
-           level: int, max_health: int, caster: Caster, bonus: int, bonus_unique: int,
-           polymorph_die: int) -> bool:
+def _saved(
+    rng: np.random.Generator,
+    fx: SideEffectDef,
+    damage: int,
+    flags: frozenset[str],
+    level: int,
+    max_health: int,
+    caster: Caster,
+    bonus: int,
+    bonus_unique: int,
+    polymorph_die: int,
+) -> bool:
     """Whether the creature escapes ``fx`` by its save (see :func:`roll_side_effects`)."""
     if fx.save is Save.LEVEL:
         if "unique" in flags:
@@ -459,8 +480,14 @@ caster-level factor and the constant of the attempt's die, the fear dice and
 their size as a share of the caster's level."""
 
 
-def holy_light_fear(rng: np.random.Generator, damage_type: str, caster_level: int, level: int,
-                    flags: frozenset[str], light_level: int) -> int:
+def holy_light_fear(
+    rng: np.random.Generator,
+    damage_type: str,
+    caster_level: int,
+    level: int,
+    flags: frozenset[str],
+    light_level: int,
+) -> int:
     """Rounds of fear from the holy-light specialty's light, or 0 (seed 003 M, N).
 
     Only for an undead, evil or light-hurt (light level <= -1) monster. Weak
@@ -489,8 +516,7 @@ def holy_light_fear(rng: np.random.Generator, damage_type: str, caster_level: in
     return roll + 1
 
 
-def boost_damage(rng: np.random.Generator, damage: int, damage_type: str,
-                 caster: Caster) -> int:
+def boost_damage(rng: np.random.Generator, damage: int, damage_type: str, caster: Caster) -> int:
     """A player's attack supercharged by its class (seed 003 notes A-C, I-K).
 
     The type's ``boost`` rows are tried in order, those of the caster's role
@@ -566,15 +592,17 @@ def apply_damage_type(
     if definition.armour_save and defence > 0 and int(rng.integers(200)) < defence:
         return DamageOutcome(0, False, ())
     surge = definition.surge
-    if (surge is not None
-            and not _resisted(_matching_row(definition, resist_level, flags, others),
-                              resist_level)
-            and int(rng.integers(surge.chance.denominator)) < surge.chance.numerator):
+    if (
+        surge is not None
+        and not _resisted(_matching_row(definition, resist_level, flags, others), resist_level)
+        and int(rng.integers(surge.chance.denominator)) < surge.chance.numerator
+    ):
         adjusted += _times(adjusted, surge.extra)
     taken = 0
     if definition.deals_damage:
-        taken = resist_damage(rng, adjusted, damage_type, resist_level=resist_level,
-                              flags=flags, others=others)
+        taken = resist_damage(
+            rng, adjusted, damage_type, resist_level=resist_level, flags=flags, others=others
+        )
         if definition.health_immune and health >= adjusted:
             taken = 0
     effects = roll_side_effects(
@@ -743,8 +771,13 @@ def floor_item_damaged(
     return False
 
 
-def _hater(haters: str, categories: tuple[str, ...], category: str,
-           hates: tuple[str, ...] | None, cursed: bool) -> bool:
+def _hater(
+    haters: str,
+    categories: tuple[str, ...],
+    category: str,
+    hates: tuple[str, ...] | None,
+    cursed: bool,
+) -> bool:
     """Whether an item is among a floor rule's ``haters`` (see :func:`floor_item_damaged`)."""
     if haters == "cursed":
         return cursed and category in categories

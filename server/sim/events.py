@@ -385,8 +385,27 @@ class Notice:
 
 
 PlacedEvent = (
-    Attacked | Died | DoorChanged | PickedUp | Noticed | Fled | TookStairs | Respawned
-    | LevelledUp | Dropped | Used | Thrown | Flew | Landed | Harmed | RayFired | Exploded
-    | StatusChanged | TerrainChanged | ItemDestroyed | Cast | Polymorphed
+    Attacked
+    | Died
+    | DoorChanged
+    | PickedUp
+    | Noticed
+    | Fled
+    | TookStairs
+    | Respawned
+    | LevelledUp
+    | Dropped
+    | Used
+    | Thrown
+    | Flew
+    | Landed
+    | Harmed
+    | RayFired
+    | Exploded
+    | StatusChanged
+    | TerrainChanged
+    | ItemDestroyed
+    | Cast
+    | Polymorphed
 )
 Event = PlacedEvent | GainedXp | Rejected | Joined | Left | Equipped | Learned | Notice

@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from server.sim.world import World
 
 TOUCHES: Final[tuple[tuple[str, StatusKind | None, int], ...]] = (
-    ("poison_touch", StatusKind.POISONED, 6), ("disease_touch", StatusKind.DISEASED, 6),
-    ("paralysing_touch", StatusKind.PARALYSED, 3), ("energy_drain", None, 6),
+    ("poison_touch", StatusKind.POISONED, 6),
+    ("disease_touch", StatusKind.DISEASED, 6),
+    ("paralysing_touch", StatusKind.PARALYSED, 3),
+    ("energy_drain", None, 6),
 )
 """Touch abilities: the status each gives (None: energy drain) and the sides of
 the die its rounds (or energy) are rolled on."""
@@ -50,13 +52,20 @@ decision: seed 001 says only that it fights well unarmed)."""
 def combatant(actor: Actor) -> Combatant:
     """The melee stats of ``actor``: equipment, statuses and martial arts included."""
     sts = actor.statuses
-    unarmed = MARTIAL_ARTS_POWER if (
-        "martial_arts" in actor.abilities and "weapon" not in actor.equipment) else 0
+    unarmed = (
+        MARTIAL_ARTS_POWER
+        if ("martial_arts" in actor.abilities and "weapon" not in actor.equipment)
+        else 0
+    )
     return Combatant(
-        level=actor.level, accuracy=actor.eff_accuracy * accuracy_factor(sts),
-        dodge=actor.dodge, power=max(actor.eff_power + power_bonus(sts) + unarmed, 0),
-        defence=actor.eff_defence + defence_bonus(sts), energy=actor.en,
-        max_energy=actor.max_en, strength=actor.strength,
+        level=actor.level,
+        accuracy=actor.eff_accuracy * accuracy_factor(sts),
+        dodge=actor.dodge,
+        power=max(actor.eff_power + power_bonus(sts) + unarmed, 0),
+        defence=actor.eff_defence + defence_bonus(sts),
+        energy=actor.en,
+        max_energy=actor.max_en,
+        strength=actor.strength,
         required_strength=actor.bonus.required_strength,
     )
 
@@ -65,7 +74,10 @@ def melee(world: World, attacker: Actor, defender: Actor, events: list[Event]) -
     """Resolve one melee attack (RULES.md: seed-002 hit test, seed-001 damage)."""
     surprise = world.is_surprise(attacker, defender)
     result = resolve_melee(
-        world.rng, combatant(attacker), combatant(defender), surprise=surprise,
+        world.rng,
+        combatant(attacker),
+        combatant(defender),
+        surprise=surprise,
     )
     attacker.en = max(0, attacker.en - result.energy_cost)
     if result.outcome != AttackOutcome.MISS:
@@ -83,14 +95,27 @@ def melee(world: World, attacker: Actor, defender: Actor, events: list[Event]) -
     if hit and attacker.bonus.enchant is not None:
         enchant_type = attacker.bonus.enchant
         damage += thrown_enchant_roll(
-            world.rng, attacker.bonus.enchant_power or 2, cursed=False,
+            world.rng,
+            attacker.bonus.enchant_power or 2,
+            cursed=False,
             adjust=lambda amount: world.resist_adjusted(defender, amount, enchant_type),
             blessed_vs_undead=attacker.bonus.blessed_weapon and "undead" in defender.flags,
-            victim_level=defender.level)
+            victim_level=defender.level,
+        )
     damage = max(0, min(damage, defender.hp))
     defender.hp -= damage
-    events.append(Attacked(defender.depth, defender.x, defender.y, attacker.id, defender.id,
-                           result.outcome, damage, surprise))
+    events.append(
+        Attacked(
+            defender.depth,
+            defender.x,
+            defender.y,
+            attacker.id,
+            defender.id,
+            result.outcome,
+            damage,
+            surprise,
+        )
+    )
     if hit:
         if damage > 0:
             world.report_status(defender, defender.statuses.on_damaged(), events)
@@ -99,8 +124,10 @@ def melee(world: World, attacker: Actor, defender: Actor, events: list[Event]) -
     if hit and attacker.alive:
         _shield_burn(world, attacker, defender, events)
 
-def _touch(world: World, attacker: Actor, defender: Actor, mdef: MonsterDef | None,
-           events: list[Event]) -> None:
+
+def _touch(
+    world: World, attacker: Actor, defender: Actor, mdef: MonsterDef | None, events: list[Event]
+) -> None:
     """A monster's touch abilities on a hit (seed 001 special abilities):
     poison 1d6 rounds, disease 1d6, paralysis 1d3, energy drain 1d6.
     Draws: one dice roll per ability the attacker has, in this order."""
@@ -114,6 +141,7 @@ def _touch(world: World, attacker: Actor, defender: Actor, mdef: MonsterDef | No
             else:
                 world.add_status(defender, kind, amount, events)
 
+
 def _shield_burn(world: World, attacker: Actor, defender: Actor, events: list[Event]) -> None:
     """An elemental shield hurts whoever hits its bearer in melee: 2d4 of its
     element, adjusted for the attacker's resistance; a fire shield thaws a
@@ -126,6 +154,16 @@ def _shield_burn(world: World, attacker: Actor, defender: Actor, events: list[Ev
     dtype = shield_damage_type(shield)
     amount = min(world.resist_adjusted(attacker, raw, dtype), attacker.hp)
     attacker.hp -= amount
-    events.append(Harmed(attacker.depth, attacker.x, attacker.y, attacker.id, defender.id,
-                         dtype, amount, "shield"))
+    events.append(
+        Harmed(
+            attacker.depth,
+            attacker.x,
+            attacker.y,
+            attacker.id,
+            defender.id,
+            dtype,
+            amount,
+            "shield",
+        )
+    )
     world.after_harm(attacker, defender, events)

@@ -40,9 +40,12 @@ if TYPE_CHECKING:
     from server.sim.world import World
 
 _STATUS_OF: Final = {
-    SideEffect.STUN: StatusKind.STUNNED, SideEffect.CONFUSION: StatusKind.CONFUSED,
-    SideEffect.SLOW: StatusKind.SLOWED, SideEffect.SLEEP: StatusKind.ASLEEP,
-    SideEffect.FEAR: StatusKind.AFRAID, SideEffect.HASTE: StatusKind.HASTED,
+    SideEffect.STUN: StatusKind.STUNNED,
+    SideEffect.CONFUSION: StatusKind.CONFUSED,
+    SideEffect.SLOW: StatusKind.SLOWED,
+    SideEffect.SLEEP: StatusKind.ASLEEP,
+    SideEffect.FEAR: StatusKind.AFRAID,
+    SideEffect.HASTE: StatusKind.HASTED,
     SideEffect.HOLD: StatusKind.PARALYSED,
 }
 """Side effects of seed 003 that become seed 001 statuses (turns = rounds)."""
@@ -63,13 +66,22 @@ def caster_of(world: World, source: Actor | None) -> dmg.Caster:
     if source is None:
         return dmg.NOBODY
     cls = world.content.classes.get(source.cls or "") if source.is_player else None
-    return dmg.Caster(level=source.level, player=source.is_player,
-                      role="" if cls is None else cls.role)
+    return dmg.Caster(
+        level=source.level, player=source.is_player, role="" if cls is None else cls.role
+    )
 
 
-def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
-               source: Actor | None, cause: str, events: list[Event], *,
-               outcome: AttackOutcome = AttackOutcome.HIT) -> int:
+def harm_typed(
+    world: World,
+    target: Actor,
+    raw: int,
+    damage_type: str | None,
+    source: Actor | None,
+    cause: str,
+    events: list[Event],
+    *,
+    outcome: AttackOutcome = AttackOutcome.HIT,
+) -> int:
     """Apply ``raw`` damage of ``damage_type`` to ``target``; return the health it lost.
 
     Args:
@@ -92,12 +104,21 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
     else:
         levels = target.resistances()
         result = dmg.apply_damage_type(
-            world.rng, raw, damage_type, terrain=terrain,
+            world.rng,
+            raw,
+            damage_type,
+            terrain=terrain,
             resist_level=dmg.resistance_level(damage_type, levels),
-            flags=_flags(target), mobile=not target.immobile, level=min(target.level, 100),
-            status_immune=dmg.status_immunities(levels, _flags(target)), others=levels,
-            defence=max(0, target.eff_defence), health=target.hp, max_health=target.max_hp,
-            caster=caster_of(world, source))
+            flags=_flags(target),
+            mobile=not target.immobile,
+            level=min(target.level, 100),
+            status_immune=dmg.status_immunities(levels, _flags(target)),
+            others=levels,
+            defence=max(0, target.eff_defence),
+            health=target.hp,
+            max_health=target.max_hp,
+            caster=caster_of(world, source),
+        )
         dodged = result.dodged
         taken = 0 if dodged else result.damage
         effects = result.side_effects
@@ -105,21 +126,38 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
             return _spellbound(world, target, source, effects, events)
     dealt = min(taken, target.hp)
     target.hp -= dealt
-    events.append(Harmed(target.depth, target.x, target.y, target.id,
-                         None if source is None else source.id, damage_type or "physical",
-                         dealt, cause, outcome))
+    events.append(
+        Harmed(
+            target.depth,
+            target.x,
+            target.y,
+            target.id,
+            None if source is None else source.id,
+            damage_type or "physical",
+            dealt,
+            cause,
+            outcome,
+        )
+    )
     if dealt > 0:
         world.report_status(target, target.statuses.on_damaged(), events)
         if damage_type in RUSTING and target.equipment:
             rust(world, target, events)
         if target.mind == Mind.ASLEEP and not target.is_player:
-            target.mind = Mind.HUNTING if source is not None and source.is_player else Mind.WANDERING
+            target.mind = (
+                Mind.HUNTING if source is not None and source.is_player else Mind.WANDERING
+            )
     if target.alive:
         for effect, amount in effects:
             _side_effect(world, target, source, effect, amount, events)
-        if (source is not None and "holy_light" in source.abilities and not target.is_player
-                and damage_type is not None and damage_type in dmg.HOLY_LIGHT
-                and not dodged):
+        if (
+            source is not None
+            and "holy_light" in source.abilities
+            and not target.is_player
+            and damage_type is not None
+            and damage_type in dmg.HOLY_LIGHT
+            and not dodged
+        ):
             _holy_light(world, target, source, damage_type, events)
     if damage_type is not None and damage_type in DAMAGE_TYPES and raw > 0:
         _terrain(world, target.depth, target.x, target.y, damage_type, raw, events)
@@ -127,12 +165,19 @@ def harm_typed(world: World, target: Actor, raw: int, damage_type: str | None,
     return dealt
 
 
-def _holy_light(world: World, target: Actor, source: Actor, damage_type: str,
-                events: list[Event]) -> None:
+def _holy_light(
+    world: World, target: Actor, source: Actor, damage_type: str, events: list[Event]
+) -> None:
     """The holy-light specialty (seed 003 M, N): the light may frighten an
     undead, evil or light-hurt monster, even one that knows no fear."""
-    rounds = dmg.holy_light_fear(world.rng, damage_type, source.level, min(target.level, 100),
-                                 _flags(target), target.resistance("light"))
+    rounds = dmg.holy_light_fear(
+        world.rng,
+        damage_type,
+        source.level,
+        min(target.level, 100),
+        _flags(target),
+        target.resistance("light"),
+    )
     if rounds > 0 and target.alive:
         current = target.statuses.rounds(StatusKind.AFRAID)
         rounds = dmg.stack_status(SideEffect.FEAR, current, rounds)
@@ -170,8 +215,13 @@ def rust(world: World, target: Actor, events: list[Event]) -> bool:
     return False
 
 
-def _spellbound(world: World, target: Actor, source: Actor | None,
-                effects: tuple[tuple[SideEffect, int], ...], events: list[Event]) -> int:
+def _spellbound(
+    world: World,
+    target: Actor,
+    source: Actor | None,
+    effects: tuple[tuple[SideEffect, int], ...],
+    events: list[Event],
+) -> int:
     """A type that deals no damage (sleep, seed 003's OLD_* and the like): only
     its side effects, no ``Harmed`` event, nothing wakes. A monster a player
     targeted notices the player unless the effect left it asleep. Returns 0."""
@@ -179,14 +229,14 @@ def _spellbound(world: World, target: Actor, source: Actor | None,
         if not target.alive or target.id not in world.actors:
             break
         _side_effect(world, target, source, effect, amount, events)
-    if (target.id in world.actors and target.alive
-            and not target.statuses.has(StatusKind.ASLEEP)):
+    if target.id in world.actors and target.alive and not target.statuses.has(StatusKind.ASLEEP):
         world.provoke(target, source, events)  # a polymorphed one is gone
     return 0
 
 
-def impose_status(world: World, target: Actor, effect: SideEffect, amount: int,
-                  events: list[Event]) -> None:
+def impose_status(
+    world: World, target: Actor, effect: SideEffect, amount: int, events: list[Event]
+) -> None:
     """Give a monster a seed-003 status of ``amount`` turns, sized as seed 003 sizes it.
 
     Not cut by ``statuses.toml``'s caps (those are seed 001's, for characters):
@@ -210,8 +260,14 @@ def impose_status(world: World, target: Actor, effect: SideEffect, amount: int,
     world.report_status(target, target.statuses.impose(kind, rounds), events)
 
 
-def _side_effect(world: World, target: Actor, source: Actor | None, effect: SideEffect,
-                 amount: int, events: list[Event]) -> None:
+def _side_effect(
+    world: World,
+    target: Actor,
+    source: Actor | None,
+    effect: SideEffect,
+    amount: int,
+    events: list[Event],
+) -> None:
     kind = _STATUS_OF.get(effect)
     if kind is not None:
         if effect in _SEED_SIZED:
@@ -254,9 +310,11 @@ def polymorph(world: World, target: Actor, events: list[Event]) -> Actor | None:
     if target.is_player or old is None or "unique" in old.flags:
         return None
     lo, hi = old.depth_min - POLYMORPH_DEPTHS, old.depth_max + POLYMORPH_DEPTHS
-    kinds = [m for m in world.content.monsters.values()
-             if m.key != old.key and "unique" not in m.flags
-             and m.depth_min <= hi and m.depth_max >= lo]
+    kinds = [
+        m
+        for m in world.content.monsters.values()
+        if m.key != old.key and "unique" not in m.flags and m.depth_min <= hi and m.depth_max >= lo
+    ]
     if not kinds:
         return None
     mdef = kinds[int(world.rng.integers(len(kinds)))]
@@ -320,11 +378,17 @@ def _knock_back(world: World, target: Actor, source: Actor, distance: int) -> No
         world.move_actor(target, nx, ny)
 
 
-def _terrain(world: World, depth: int, x: int, y: int, damage_type: str, damage: int,
-             events: list[Event]) -> None:
+def _terrain(
+    world: World, depth: int, x: int, y: int, damage_type: str, damage: int, events: list[Event]
+) -> None:
     level = world.levels[depth]
-    becomes = dmg.terrain_effect(world.rng, damage_type, damage, level.terrain_at(x, y),
-                                 adjacent_water=dmg.adjacent_water(level.terrain, x, y))
+    becomes = dmg.terrain_effect(
+        world.rng,
+        damage_type,
+        damage,
+        level.terrain_at(x, y),
+        adjacent_water=dmg.adjacent_water(level.terrain, x, y),
+    )
     if becomes is None or becomes == level.terrain_at(x, y):
         return
     if becomes == Terrain.LAVA and world.actor_at(depth, x, y) is not None:
@@ -333,8 +397,14 @@ def _terrain(world: World, depth: int, x: int, y: int, damage_type: str, damage:
     events.append(TerrainChanged(depth, x, y, int(becomes)))
 
 
-def burn_floor_items(world: World, depth: int, cells: list[tuple[int, int]], damage_type: str,
-                     damage: int, events: list[Event]) -> None:
+def burn_floor_items(
+    world: World,
+    depth: int,
+    cells: list[tuple[int, int]],
+    damage_type: str,
+    damage: int,
+    events: list[Event],
+) -> None:
     """Destroy floor items on ``cells`` that ``damage_type`` hurts (seed 003 effects on
     objects: fire burns scrolls and spellbooks, cold shatters potions, …)."""
     level = world.levels[depth]
@@ -345,9 +415,16 @@ def burn_floor_items(world: World, depth: int, cells: list[tuple[int, int]], dam
         kept = []
         for item in pile:
             idef = world.content.items[item.key]
-            if dmg.floor_item_damaged(world.rng, damage_type, damage, idef.category,
-                                      proof=dmg.item_proof(idef), artifact=idef.artifact,
-                                      hates=idef.hates, cursed=item.cursed):
+            if dmg.floor_item_damaged(
+                world.rng,
+                damage_type,
+                damage,
+                idef.category,
+                proof=dmg.item_proof(idef),
+                artifact=idef.artifact,
+                hates=idef.hates,
+                cursed=item.cursed,
+            ):
                 events.append(ItemDestroyed(depth, x, y, item.key, damage_type))
             else:
                 kept.append(item)

@@ -106,8 +106,9 @@ def hunger_interval(rng: np.random.Generator, rules: HungerRules | None = None) 
     return int(rng.integers(r.interval_min, r.interval_max + 1))
 
 
-def hunger_due(rng: np.random.Generator, state: Nourishment,
-               rules: HungerRules | None = None) -> bool:
+def hunger_due(
+    rng: np.random.Generator, state: Nourishment, rules: HungerRules | None = None
+) -> bool:
     """Advance the hunger clock by one round; True on the round the rating decreases.
 
     When no interval is running (``countdown == 0``) a new one is drawn with

@@ -40,8 +40,7 @@ def refresh_bonus(actor: Actor, content: Content) -> None:
     actor.bonus = equipment_bonus(actor.equipment, content)
 
 
-def outfit(actor: Actor, keys: tuple[str, ...], content: Content,
-           rng: np.random.Generator) -> None:
+def outfit(actor: Actor, keys: tuple[str, ...], content: Content, rng: np.random.Generator) -> None:
     """Give a new character its class's starting items and put on what it can.
 
     Draw order: :func:`server.sim.items.new_item` for each key, in order. The
@@ -137,8 +136,7 @@ def wear(world: World, actor: Actor, letter: str, events: list[Event]) -> Reject
     return _put_on(world, actor, item, slot, events)
 
 
-def take_off(world: World, actor: Actor, letter: str,
-             events: list[Event]) -> RejectReason | None:
+def take_off(world: World, actor: Actor, letter: str, events: list[Event]) -> RejectReason | None:
     """Take off or unwield the equipped item ``letter``; a cursed one sticks."""
     item = find(actor.inventory, letter)
     if item is None:
@@ -155,8 +153,9 @@ def take_off(world: World, actor: Actor, letter: str,
     return None
 
 
-def _put_on(world: World, actor: Actor, item: Item, slot: str,
-            events: list[Event]) -> RejectReason | None:
+def _put_on(
+    world: World, actor: Actor, item: Item, slot: str, events: list[Event]
+) -> RejectReason | None:
     current = actor.equipment.get(slot)
     if current is item:
         return None

@@ -59,9 +59,14 @@ class Item:
 
     def alike(self, other: Item) -> bool:
         """Whether ``other`` may merge into this stack (same kind and state)."""
-        return (self.key == other.key and self.charges is None and other.charges is None
-                and self.cursed == other.cursed and self.blessed == other.blessed
-                and self.plus == other.plus)
+        return (
+            self.key == other.key
+            and self.charges is None
+            and other.charges is None
+            and self.cursed == other.cursed
+            and self.blessed == other.blessed
+            and self.plus == other.plus
+        )
 
     def split(self, count: int = 1) -> Item:
         """Take ``count`` objects off this stack as a new floor item.
@@ -72,13 +77,22 @@ class Item:
         if not 1 <= count <= self.count:
             raise ValueError(f"cannot split {count} from a stack of {self.count}")
         self.count -= count
-        return Item(self.key, count, self.charges, self.cursed, self.blessed, self.known, "",
-                    self.plus)
+        return Item(
+            self.key, count, self.charges, self.cursed, self.blessed, self.known, "", self.plus
+        )
 
     def to_record(self) -> list[Any]:
         """Plain data for the store: ``[key, count, charges, cursed, blessed, known, letter, plus]``."""
-        return [self.key, self.count, self.charges, self.cursed, self.blessed, self.known,
-                self.letter, self.plus]
+        return [
+            self.key,
+            self.count,
+            self.charges,
+            self.cursed,
+            self.blessed,
+            self.known,
+            self.letter,
+            self.plus,
+        ]
 
     @classmethod
     def from_record(cls, record: Any) -> Item:
@@ -91,9 +105,16 @@ class Item:
         if isinstance(record, str):
             return cls(record)
         key, count, charges, cursed, blessed, known, letter, *rest = record
-        return cls(str(key), int(count), None if charges is None else int(charges),
-                   bool(cursed), bool(blessed), bool(known), str(letter),
-                   int(rest[0]) if rest else 0)
+        return cls(
+            str(key),
+            int(count),
+            None if charges is None else int(charges),
+            bool(cursed),
+            bool(blessed),
+            bool(known),
+            str(letter),
+            int(rest[0]) if rest else 0,
+        )
 
 
 def new_item(idef: ItemDef, rng: np.random.Generator | None = None, count: int = 1) -> Item:
@@ -210,8 +231,13 @@ def equipment_bonus(equipment: dict[str, Item], content: Content) -> Bonus:
     enchant_power = 0
     blessed_weapon = False
     hunger_drain = False
-    flags = {"metal_suit": False, "metal_helm": False, "metal_gloves": False,
-             "metal_boots": False, "robe": False}
+    flags = {
+        "metal_suit": False,
+        "metal_helm": False,
+        "metal_gloves": False,
+        "metal_boots": False,
+        "robe": False,
+    }
     shield = "none"
     book = None
     for slot, item in sorted(equipment.items()):
@@ -243,11 +269,20 @@ def equipment_bonus(equipment: dict[str, Item], content: Content) -> Bonus:
         elif slot == "book":
             book = idef.key
     return Bonus(
-        power=power, defence=defence, resist=resist, accuracy=accuracy,
-        required_strength=required, enchant=enchant, enchant_power=enchant_power,
-        blessed_weapon=blessed_weapon, shield=shield, book=book, hunger_drain=hunger_drain,
-        two_hands_busy=all(slot in equipment and equipment[slot].cursed
-                           for slot in ("weapon", "shield")),
+        power=power,
+        defence=defence,
+        resist=resist,
+        accuracy=accuracy,
+        required_strength=required,
+        enchant=enchant,
+        enchant_power=enchant_power,
+        blessed_weapon=blessed_weapon,
+        shield=shield,
+        book=book,
+        hunger_drain=hunger_drain,
+        two_hands_busy=all(
+            slot in equipment and equipment[slot].cursed for slot in ("weapon", "shield")
+        ),
         **flags,
     )
 

@@ -55,16 +55,20 @@ def monsters_for_level(depth: int, width: int = 80, height: int = 21) -> int:
 
 
 def _choose_kind(world: World, depth: int, rng: np.random.Generator) -> str | None:
-    kinds = [m for m in world.content.monsters.values()
-             if m.depth_min <= depth <= m.depth_max and "unique" not in m.flags]
+    kinds = [
+        m
+        for m in world.content.monsters.values()
+        if m.depth_min <= depth <= m.depth_max and "unique" not in m.flags
+    ]
     if not kinds:
         return None
     weights = np.array([1.0 / m.rarity for m in kinds])
     return kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))].key
 
 
-def _spawn(world: World, level: Level, rng: np.random.Generator, mind: Mind,
-           avoid_seen: bool) -> Actor | None:
+def _spawn(
+    world: World, level: Level, rng: np.random.Generator, mind: Mind, avoid_seen: bool
+) -> Actor | None:
     key = _choose_kind(world, level.depth, rng)
     if key is None or not level.rooms:
         return None
@@ -82,14 +86,23 @@ def _spawn(world: World, level: Level, rng: np.random.Generator, mind: Mind,
         if level.stairs_up and level.depth == 1 and _dist((x, y), level.stairs_up) < 8:
             continue
         mdef = world.content.monsters[key]
-        return world.add_actor(partial(new_monster, mdef=mdef, depth=level.depth, x=x, y=y,
-                                       mind=mind), level.depth, x, y)
+        return world.add_actor(
+            partial(new_monster, mdef=mdef, depth=level.depth, x=x, y=y, mind=mind),
+            level.depth,
+            x,
+            y,
+        )
     return None
 
 
 def _seen_by_any(world: World, depth: int, x: int, y: int) -> bool:
-    return any(actor.is_player and actor.depth == depth and actor.fov is not None
-               and actor.fov.contains(x, y) for actor in world.actors.values())
+    return any(
+        actor.is_player
+        and actor.depth == depth
+        and actor.fov is not None
+        and actor.fov.contains(x, y)
+        for actor in world.actors.values()
+    )
 
 
 def populate(world: World, level: Level, rng: np.random.Generator) -> None:
@@ -228,8 +241,11 @@ def _hunt(world: World, monster: Actor, seen: list[Actor], events: list[Event]) 
     if monster.immobile:
         return
     goal = monster.target_seen
-    if goal is None or monster.lost_for > GIVE_UP_ACTIONS or (
-            target is None and (monster.x, monster.y) == goal):
+    if (
+        goal is None
+        or monster.lost_for > GIVE_UP_ACTIONS
+        or (target is None and (monster.x, monster.y) == goal)
+    ):
         monster.mind = Mind.WANDERING
         monster.target = None
         monster.target_seen = None
@@ -272,8 +288,7 @@ def _wander(world: World, monster: Actor, events: list[Event]) -> None:
         monster.target_seen = None
 
 
-def _step_towards(world: World, monster: Actor, goal: tuple[int, int],
-                  events: list[Event]) -> bool:
+def _step_towards(world: World, monster: Actor, goal: tuple[int, int], events: list[Event]) -> bool:
     """Take one step along a tcod path to ``goal``; return False if none exists.
 
     The path is searched in a window around monster and goal. Closed doors
@@ -291,8 +306,11 @@ def _step_towards(world: World, monster: Actor, goal: tuple[int, int],
     cost[terrain == Terrain.DOOR_CLOSED] = 2
     cost[(occ[y0:y1, x0:x1] >= 0) & (cost > 0)] += 8
     path = tcod.path.path2d(
-        cost, start_points=[(monster.y - y0, monster.x - x0)],
-        end_points=[(goal[1] - y0, goal[0] - x0)], cardinal=2, diagonal=3,
+        cost,
+        start_points=[(monster.y - y0, monster.x - x0)],
+        end_points=[(goal[1] - y0, goal[0] - x0)],
+        cardinal=2,
+        diagonal=3,
     )
     if len(path) < 2:
         return False

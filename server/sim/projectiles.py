@@ -119,9 +119,11 @@ def bane_miss(world: World, owner: Actor | None, target: Actor, melee_miss: floa
     equipped whose ``bane`` flag the target carries."""
     if owner is None:
         return melee_miss
-    banes = sum(1 for item in owner.equipment.values()
-                if (flag := world.content.items[item.key].bane) is not None
-                and flag in target.flags)
+    banes = sum(
+        1
+        for item in owner.equipment.values()
+        if (flag := world.content.items[item.key].bane) is not None and flag in target.flags
+    )
     return melee_miss * BANE_FACTOR**banes
 
 
@@ -139,11 +141,17 @@ def _meet(world: World, proj: Projectile, target: Actor, events: list[Event]) ->
         return world.resist_adjusted(target, amount, enchant_type)
 
     result = resolve_throw(
-        world.rng, melee_miss=bane_miss(world, owner, target, proj.melee_miss),
+        world.rng,
+        melee_miss=bane_miss(world, owner, target, proj.melee_miss),
         thrower_level=proj.level,
-        item_power=idef.power, item_range=idef.throw_range, cursed=proj.item.cursed,
-        energy=proj.energy, max_energy=proj.max_energy, victim_defence=target.eff_defence,
-        marksman=proj.marksman, enchanted=enchant_type is not None,
+        item_power=idef.power,
+        item_range=idef.throw_range,
+        cursed=proj.item.cursed,
+        energy=proj.energy,
+        max_energy=proj.max_energy,
+        victim_defence=target.eff_defence,
+        marksman=proj.marksman,
+        enchanted=enchant_type is not None,
         adjust=adjust if enchant_type is not None else None,
         blessed_vs_undead=proj.item.blessed and "undead" in target.flags,
         victim_level=target.level,
@@ -153,8 +161,19 @@ def _meet(world: World, proj: Projectile, target: Actor, events: list[Event]) ->
     dealt = max(0, min(total, target.hp))
     healed = max(0, min(-total, target.max_hp - target.hp))
     target.hp += healed - dealt
-    events.append(Harmed(target.depth, target.x, target.y, target.id, proj.owner,
-                         enchant_type or "physical", dealt, "throw", result.outcome))
+    events.append(
+        Harmed(
+            target.depth,
+            target.x,
+            target.y,
+            target.id,
+            proj.owner,
+            enchant_type or "physical",
+            dealt,
+            "throw",
+            result.outcome,
+        )
+    )
     if result.outcome.name == "MISS":
         return False
     if owner is not None:
@@ -182,8 +201,9 @@ def launch(world: World, proj: Projectile) -> None:
     world.projectiles[proj.id] = proj
 
 
-def throw(world: World, actor: Actor, letter: str, target: tuple[int, int],
-          events: list[Event]) -> RejectReason | None:
+def throw(
+    world: World, actor: Actor, letter: str, target: tuple[int, int], events: list[Event]
+) -> RejectReason | None:
     """Throw one object of the stack ``letter`` towards ``target`` (seed 001).
 
     The object flies along seed 002's path through the target and beyond
@@ -204,8 +224,9 @@ def throw(world: World, actor: Actor, letter: str, target: tuple[int, int],
         return RejectReason.CURSED
     idef = world.content.items[item.key]
     reach = throw_range(idef.throw_range)
-    path = bolt_path((actor.x, actor.y), target, world.flight_blocked(actor.depth),
-                     past_target=True)[:reach]
+    path = bolt_path(
+        (actor.x, actor.y), target, world.flight_blocked(actor.depth), past_target=True
+    )[:reach]
     thrown = take_from_pack(actor.inventory, item, 1)
     if equipped:
         unequip_lost(actor, item, world.content)
@@ -213,10 +234,23 @@ def throw(world: World, actor: Actor, letter: str, target: tuple[int, int],
     actor.en = max(0, actor.en - throw_energy_cost(reach, cursed=thrown.cursed))
     events.append(Thrown(actor.depth, actor.x, actor.y, actor.id, thrown.key, target))
     cls = world.content.classes.get(actor.cls or "")
-    launch(world, Projectile(
-        id=world.new_projectile_id(), depth=actor.depth, owner=actor.id, x=actor.x,
-        y=actor.y, path=path, speed=THROW_SPEED, label=thrown.key, item=thrown,
-        melee_miss=cls.miss_chance if cls is not None else 0.1, level=actor.level,
-        energy=energy_before, max_energy=actor.max_en, marksman="marksman" in actor.abilities,
-    ))
+    launch(
+        world,
+        Projectile(
+            id=world.new_projectile_id(),
+            depth=actor.depth,
+            owner=actor.id,
+            x=actor.x,
+            y=actor.y,
+            path=path,
+            speed=THROW_SPEED,
+            label=thrown.key,
+            item=thrown,
+            melee_miss=cls.miss_chance if cls is not None else 0.1,
+            level=actor.level,
+            energy=energy_before,
+            max_energy=actor.max_en,
+            marksman="marksman" in actor.abilities,
+        ),
+    )
     return None

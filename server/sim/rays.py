@@ -383,8 +383,9 @@ class _Overlay:
         return list(seen)
 
 
-def _check_start(level: Level, origin: tuple[int, int], direction: tuple[int, int],
-                 range_: int | None) -> None:
+def _check_start(
+    level: Level, origin: tuple[int, int], direction: tuple[int, int], range_: int | None
+) -> None:
     dx, dy = direction
     if dx not in (-1, 0, 1) or dy not in (-1, 0, 1) or (dx, dy) == (0, 0):
         raise ValueError(f"direction must be in {{-1, 0, 1}}^2 and not (0, 0), got {direction}")
@@ -458,12 +459,12 @@ def trace_ray(
     terrain = _Overlay(level)
     if digging:
         return _dig(terrain, origin, direction, kind, left)
-    return _Flight(terrain, origin, direction, rng, kind, left, occupant, strike,
-                   fireball).fly()
+    return _Flight(terrain, origin, direction, rng, kind, left, occupant, strike, fireball).fly()
 
 
-def _dig(terrain: _Overlay, origin: tuple[int, int], direction: tuple[int, int], kind: str,
-         initial: int) -> RayTrace:
+def _dig(
+    terrain: _Overlay, origin: tuple[int, int], direction: tuple[int, int], kind: str, initial: int
+) -> RayTrace:
     """The digging ray of :func:`trace_ray`: no draws, no targets, no bounces."""
     (x, y), (dx, dy) = origin, direction
     steps: list[tuple[int, int, int, int]] = []
@@ -479,20 +480,59 @@ def _dig(terrain: _Overlay, origin: tuple[int, int], direction: tuple[int, int],
             terrain.change(nx, ny, Terrain.FLOOR)
         x, y = nx, ny
         steps.append((x, y, dx, dy))
-    return RayTrace(origin, kind, initial, steps, [], [], terrain.changes, [], (x, y), False,
-                    max(left, 0), terrain.cells_of(steps))
+    return RayTrace(
+        origin,
+        kind,
+        initial,
+        steps,
+        [],
+        [],
+        terrain.changes,
+        [],
+        (x, y),
+        False,
+        max(left, 0),
+        terrain.cells_of(steps),
+    )
 
 
 class _Flight:
     """The state of one ray in flight (an ordinary ray or a fireball)."""
 
-    __slots__ = ("bounces", "burned", "dx", "dy", "end", "fireball", "hits", "initial", "kind",
-                 "left", "occupant", "origin", "rng", "steps", "stopped_by_door", "strike",
-                 "terrain", "x", "y")
+    __slots__ = (
+        "bounces",
+        "burned",
+        "dx",
+        "dy",
+        "end",
+        "fireball",
+        "hits",
+        "initial",
+        "kind",
+        "left",
+        "occupant",
+        "origin",
+        "rng",
+        "steps",
+        "stopped_by_door",
+        "strike",
+        "terrain",
+        "x",
+        "y",
+    )
 
-    def __init__(self, terrain: _Overlay, origin: tuple[int, int], direction: tuple[int, int],
-                 rng: np.random.Generator, kind: str, initial: int, occupant: Occupant | None,
-                 strike: Strike | None, fireball: bool) -> None:
+    def __init__(
+        self,
+        terrain: _Overlay,
+        origin: tuple[int, int],
+        direction: tuple[int, int],
+        rng: np.random.Generator,
+        kind: str,
+        initial: int,
+        occupant: Occupant | None,
+        strike: Strike | None,
+        fireball: bool,
+    ) -> None:
         self.terrain, self.rng, self.kind, self.fireball = terrain, rng, kind, fireball
         self.occupant, self.strike = occupant, strike
         self.origin, self.initial, self.left = origin, initial, initial
@@ -509,9 +549,20 @@ class _Flight:
             self.left -= 1
             if not self._step():
                 break
-        return RayTrace(self.origin, self.kind, self.initial, self.steps, self.bounces,
-                        self.hits, self.terrain.changes, list(self.burned), self.end,
-                        self.stopped_by_door, max(self.left, 0), self.terrain.cells_of(self.steps))
+        return RayTrace(
+            self.origin,
+            self.kind,
+            self.initial,
+            self.steps,
+            self.bounces,
+            self.hits,
+            self.terrain.changes,
+            list(self.burned),
+            self.end,
+            self.stopped_by_door,
+            max(self.left, 0),
+            self.terrain.cells_of(self.steps),
+        )
 
     def _step(self) -> bool:
         """Move one square (nethack_ray.md section 3); False when the ray stops."""
@@ -569,8 +620,9 @@ class _Flight:
             self.x, self.y = last
             self.stopped_by_door = here == _DOOR_CLOSED
             return False
-        self.dx, self.dy = bounce_direction(self.terrain.look, (self.x, self.y), last,
-                                            (self.dx, self.dy), self.rng)
+        self.dx, self.dy = bounce_direction(
+            self.terrain.look, (self.x, self.y), last, (self.dx, self.dy), self.rng
+        )
         if self.left > 0:
             self.bounces.append((self.x, self.y))
         self._record(self.x, self.y)
@@ -651,5 +703,17 @@ def trace_beam(
             break
         x, y = nx, ny
         steps.append((x, y, dx, dy))
-    return RayTrace(origin, "force", initial, steps, [], hits, [], [], (x, y), by_door,
-                    max(left, 0), terrain.cells_of(steps))
+    return RayTrace(
+        origin,
+        "force",
+        initial,
+        steps,
+        [],
+        hits,
+        [],
+        [],
+        (x, y),
+        by_door,
+        max(left, 0),
+        terrain.cells_of(steps),
+    )

@@ -370,9 +370,13 @@ def failed_cast_cost(spell_level: int) -> int:
     return spell_energy_cost(spell_level) // 2
 
 
-def spell_nutrition_cost(spell_level: int, *, detect_food: bool = False,
-                         wizard_intelligence: int | None = None,
-                         nourishment: int | None = None) -> int:
+def spell_nutrition_cost(
+    spell_level: int,
+    *,
+    detect_food: bool = False,
+    wizard_intelligence: int | None = None,
+    nourishment: int | None = None,
+) -> int:
     """Nutrition a cast uses, success or failure: 2 x the energy cost (seed 004).
 
     Seed 004's reduced-hunger casting, as NetHack 3.6 computes it: a Wizard
@@ -434,8 +438,15 @@ def encumbrance(carried: int, strength: int) -> int:
 
 
 def can_cast(
-    *, energy: int, cost: int, stunned: bool, strength: int, free_hand: bool,
-    forgotten: bool = False, nourishment: int | None = None, encumbrance: int = 0,
+    *,
+    energy: int,
+    cost: int,
+    stunned: bool,
+    strength: int,
+    free_hand: bool,
+    forgotten: bool = False,
+    nourishment: int | None = None,
+    encumbrance: int = 0,
 ) -> CastRefusal | None:
     """Whether a cast may be attempted, in NetHack's order of checks.
 

@@ -161,7 +161,9 @@ class Statuses:
         """The records of the active statuses, in kind order."""
         return (self.rules.statuses[k] for k in self.active())
 
-    def add(self, kind: StatusKind, rounds: int, magnitude: int | None = None) -> list[StatusEffect]:
+    def add(
+        self, kind: StatusKind, rounds: int, magnitude: int | None = None
+    ) -> list[StatusEffect]:
         """Apply ``kind`` for ``rounds`` rounds, following its record's stacking rule.
 
         Order: an active ``opposite`` is removed and the new status is spent

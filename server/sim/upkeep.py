@@ -40,18 +40,21 @@ WEAK_BELOW = 50
 """Nourishment below which a player is told it is weak with hunger."""
 
 
-def report_status(world: World, actor: Actor, effects: list[StatusEffect],
-                  events: list[Event]) -> None:
+def report_status(
+    world: World, actor: Actor, effects: list[StatusEffect], events: list[Event]
+) -> None:
     """Turn what a status change did into events (status on/off)."""
     for eff in effects:
         if eff.change == StatusChange.APPLIED:
-            events.append(StatusChanged(actor.depth, actor.x, actor.y, actor.id,
-                                        int(eff.kind), True))
+            events.append(
+                StatusChanged(actor.depth, actor.x, actor.y, actor.id, int(eff.kind), True)
+            )
             if eff.kind == StatusKind.ASLEEP and not actor.is_player:
                 actor.mind = Mind.ASLEEP
         elif eff.change in (StatusChange.EXPIRED, StatusChange.REMOVED):
-            events.append(StatusChanged(actor.depth, actor.x, actor.y, actor.id,
-                                        int(eff.kind), False))
+            events.append(
+                StatusChanged(actor.depth, actor.x, actor.y, actor.id, int(eff.kind), False)
+            )
             if eff.kind == StatusKind.ASLEEP and not actor.is_player and actor.mind == Mind.ASLEEP:
                 actor.mind = Mind.WANDERING
 
@@ -101,27 +104,29 @@ def regenerate(world: World) -> None:
         energy_due = meditate_due if "meditation" in actor.abilities else en_due
         attacked = world.tick - actor.last_attack_tick <= actor.speed
         nourishment = actor.food.nourishment if actor.is_player else regen.min_nourishment
-        if not regenerates(actor.statuses, attacked_this_turn=attacked, missed=False,
-                           nourishment=nourishment):
+        if not regenerates(
+            actor.statuses, attacked_this_turn=attacked, missed=False, nourishment=nourishment
+        ):
             continue
         if hp_due and actor.hp < actor.max_hp:
             actor.hp += 1
             if actor.mind == Mind.FLEEING and actor.hp >= min(
-                    actor.max_hp, 2 * actor.courage * actor.max_hp):
+                actor.max_hp, 2 * actor.courage * actor.max_hp
+            ):
                 actor.mind = Mind.HUNTING
         if energy_due and actor.en < actor.max_en:
             actor.en += 1
 
 
-def _apply_effects(world: World, actor: Actor, effects: list[StatusEffect],
-                   events: list[Event]) -> None:
+def _apply_effects(
+    world: World, actor: Actor, effects: list[StatusEffect], events: list[Event]
+) -> None:
     report_status(world, actor, effects, events)
     for eff in effects:
         if not actor.alive:
             return
         if eff.change == StatusChange.DAMAGE:
-            world.harm_typed(actor, eff.amount, eff.damage_type or None, None, "status",
-                             events)
+            world.harm_typed(actor, eff.amount, eff.damage_type or None, None, "status", events)
         elif eff.change == StatusChange.ENERGY_DRAIN:
             actor.en = max(0, actor.en - eff.amount)
 
@@ -133,10 +138,16 @@ def _hunger(world: World, actor: Actor, events: list[Event]) -> None:
         return
     before = food.nourishment
     amount = hunger.hunger_amount(
-        hp=actor.hp, max_hp=actor.max_hp, en=actor.en, max_en=actor.max_en,
-        statuses=actor.statuses, fatigue=actor.statuses.magnitude(StatusKind.FATIGUE),
+        hp=actor.hp,
+        max_hp=actor.max_hp,
+        en=actor.en,
+        max_en=actor.max_en,
+        statuses=actor.statuses,
+        fatigue=actor.statuses.magnitude(StatusKind.FATIGUE),
         vibrant_warmth="vibrant_warmth" in actor.abilities,
-        hunger_drain=actor.bonus.hunger_drain, rules=rules)
+        hunger_drain=actor.bonus.hunger_drain,
+        rules=rules,
+    )
     hunger.apply_hunger(food, amount)
     after = food.nourishment
     for limit, code in ((HUNGRY_BELOW, "hungry"), (WEAK_BELOW, "weak"), (1, "starving")):
@@ -148,6 +159,7 @@ def _hunger(world: World, actor: Actor, events: list[Event]) -> None:
     if health:
         dealt = min(health, actor.hp)
         actor.hp -= dealt
-        events.append(Harmed(actor.depth, actor.x, actor.y, actor.id, None, "physical", dealt,
-                             "hunger"))
+        events.append(
+            Harmed(actor.depth, actor.x, actor.y, actor.id, None, "physical", dealt, "hunger")
+        )
         world.after_harm(actor, None, events)

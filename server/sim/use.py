@@ -40,8 +40,9 @@ BOOSTS: Final = {"health": 5, "energy": 5, "power": 1, "defence": 1}
 """What each plain fifth-level boost adds (Underhall's decision; seed 001 gives none)."""
 
 
-def _take(world: World, actor: Actor, letter: str, categories: tuple[str, ...]
-          ) -> tuple[Item, ItemDef] | RejectReason:
+def _take(
+    world: World, actor: Actor, letter: str, categories: tuple[str, ...]
+) -> tuple[Item, ItemDef] | RejectReason:
     item = find(actor.inventory, letter)
     if item is None:
         return RejectReason.NO_ITEM
@@ -67,9 +68,14 @@ def eat(world: World, actor: Actor, letter: str, events: list[Event]) -> RejectR
         return RejectReason.FULL
     _use_up(world, actor, item)
     events.append(Used(actor.depth, actor.x, actor.y, actor.id, "eat", item.key))
-    result = hunger.eat(world.rng, actor.food, nutrition=idef.nutrition,
-                        vegetarian=idef.vegetarian, is_monk=actor.cls == "monk",
-                        rules=world.status_rules.hunger)
+    result = hunger.eat(
+        world.rng,
+        actor.food,
+        nutrition=idef.nutrition,
+        vegetarian=idef.vegetarian,
+        is_monk=actor.cls == "monk",
+        rules=world.status_rules.hunger,
+    )
     if result.disease_rounds:
         world.add_status(actor, StatusKind.DISEASED, result.disease_rounds, events)
     return None
@@ -87,8 +93,9 @@ def quaff(world: World, actor: Actor, letter: str, events: list[Event]) -> Rejec
     return None
 
 
-def potion_effect(world: World, target: Actor, idef: ItemDef, source: Actor | None,
-                  events: list[Event]) -> None:
+def potion_effect(
+    world: World, target: Actor, idef: ItemDef, source: Actor | None, events: list[Event]
+) -> None:
     """What a potion does to ``target``, drunk or shattered on it (seed 001:
     a fragile potion's effect on whoever it hits). Draws: the potion's dice."""
     effect = idef.effect
@@ -102,11 +109,11 @@ def potion_effect(world: World, target: Actor, idef: ItemDef, source: Actor | No
     elif effect == "cure_disease":
         world.report_status(target, _remove(target, StatusKind.DISEASED), events)
     elif effect == "harm":
-        world.harm_typed(target, roll_dice(world.rng, *dice), idef.damage_type, source,
-                         "potion", events)
+        world.harm_typed(
+            target, roll_dice(world.rng, *dice), idef.damage_type, source, "potion", events
+        )
     elif effect == "confuse":
-        world.add_status(target, StatusKind.CONFUSED, roll_dice(world.rng, *CONFUSE_ROUNDS),
-                         events)
+        world.add_status(target, StatusKind.CONFUSED, roll_dice(world.rng, *CONFUSE_ROUNDS), events)
     elif effect == "avatar":
         world.add_status(target, StatusKind.AVATAR, AVATAR_ROUNDS, events)
     elif effect == "enlighten":
@@ -118,8 +125,9 @@ def potion_effect(world: World, target: Actor, idef: ItemDef, source: Actor | No
         if spell is not None and spell.targeting == "self":
             casting.apply_spell(world, target, spell, None, None, events)
     elif effect == "splash" and idef.damage_type is not None:
-        world.harm_typed(target, roll_dice(world.rng, *dice), idef.damage_type, source,
-                         "potion", events)
+        world.harm_typed(
+            target, roll_dice(world.rng, *dice), idef.damage_type, source, "potion", events
+        )
 
 
 def _remove(actor: Actor, kind: StatusKind) -> list[StatusEffect]:
@@ -150,8 +158,11 @@ def read(world: World, actor: Actor, letter: str, events: list[Event]) -> Reject
         spell = default_spells().spells["remove_curse"]
         casting.apply_spell(world, actor, spell, None, None, events)
     elif effect in ("enchant", "enchant_armour"):
-        slots = ("weapon",) if effect == "enchant" else ("body", "cloak", "shield", "head",
-                                                         "hands", "feet")
+        slots = (
+            ("weapon",)
+            if effect == "enchant"
+            else ("body", "cloak", "shield", "head", "hands", "feet")
+        )
         target = next((actor.equipment[s] for s in slots if s in actor.equipment), None)
         if target is None:
             events.append(Notice(actor.id, "nothing_happens", (item.key,)))
@@ -169,8 +180,9 @@ def read(world: World, actor: Actor, letter: str, events: list[Event]) -> Reject
     return None
 
 
-def burst(world: World, actor: Actor, damage_type: str, dice: tuple[int, int],
-          events: list[Event]) -> None:
+def burst(
+    world: World, actor: Actor, damage_type: str, dice: tuple[int, int], events: list[Event]
+) -> None:
     """Every other creature ``actor`` sees takes ``dice`` of ``damage_type``
     (Angband's line-of-sight effects: banishment, dispels, turning). No hit
     roll: the effect reaches whatever is in view. Draws: per creature in id
@@ -180,8 +192,7 @@ def burst(world: World, actor: Actor, damage_type: str, dice: tuple[int, int],
         victim = world.actors.get(aid)
         if victim is None or victim is actor or not victim.alive or victim.depth != actor.depth:
             continue
-        world.harm_typed(victim, roll_dice(world.rng, *dice), damage_type, actor, "spell",
-                         events)
+        world.harm_typed(victim, roll_dice(world.rng, *dice), damage_type, actor, "spell", events)
 
 
 def choose(world: World, actor: Actor, option: str, events: list[Event]) -> RejectReason | None:

@@ -171,8 +171,9 @@ class World:
         them: they carried out a command other than a step, were given or lost
         a status, or a round's upkeep changed their statuses or food (what the
         per-player views rely on to skip the rest)."""
-        self._search_orders: dict[tuple[int, int, int],
-                                  tuple[NDArray[np.bool_], NDArray[np.intp]]] = {}
+        self._search_orders: dict[
+            tuple[int, int, int], tuple[NDArray[np.bool_], NDArray[np.intp]]
+        ] = {}
         """Breadth-first search orders by ``(depth, x, y)`` (:meth:`free_cell_near`)."""
         self._terrain_log: dict[int, list[tuple[int, int]]] = {}
         """Per depth, the cells whose terrain changed since the fields of view
@@ -218,9 +219,13 @@ class World:
         """
         level = self.levels[depth]
         return {
-            "shape": list(level.terrain.shape), "terrain": level.terrain.tobytes(),
-            "items": [[x, y, [item.to_record() for item in pile]]
-                      for (x, y), pile in sorted(level.items.items()) if pile],
+            "shape": list(level.terrain.shape),
+            "terrain": level.terrain.tobytes(),
+            "items": [
+                [x, y, [item.to_record() for item in pile]]
+                for (x, y), pile in sorted(level.items.items())
+                if pile
+            ],
         }
 
     def _restore(self, level: Level, record: dict[str, Any]) -> None:
@@ -236,8 +241,11 @@ class World:
         for x, y in zip(xs.tolist(), ys.tolist(), strict=True):
             level.set_terrain(x, y, Terrain(int(saved[y, x])))
         level.clear_changes()
-        level.items = {(int(x), int(y)): [Item.from_record(r) for r in pile]
-                       for x, y, pile in record["items"] if pile}
+        level.items = {
+            (int(x), int(y)): [Item.from_record(r) for r in pile]
+            for x, y, pile in record["items"]
+            if pile
+        }
 
     def occupancy(self, depth: int) -> NDArray[np.int32]:
         """Return ``int32[H, W]`` of actor ids by cell on ``depth``, −1 where empty."""
@@ -336,8 +344,9 @@ class World:
             self._monster_ids.add(actor.id)
         return actor
 
-    def join(self, name: str, class_key: str = "warrior",
-             record: dict[str, Any] | None = None) -> Actor:
+    def join(
+        self, name: str, class_key: str = "warrior", record: dict[str, Any] | None = None
+    ) -> Actor:
         """Bring a player into the world: new, or resumed from a saved record.
 
         A new player starts by the up staircase of depth 1 (or of the first
@@ -356,8 +365,9 @@ class World:
             level = self.level(depth)
             sx, sy = int(record["x"]), int(record["y"])
             if dead or not level.in_bounds(sx, sy):
-                depth, x, y = self._entrance() if dead else (depth, *self._arrival(
-                    depth, Terrain.STAIRS_UP))
+                depth, x, y = (
+                    self._entrance() if dead else (depth, *self._arrival(depth, Terrain.STAIRS_UP))
+                )
             else:
                 if level.terrain_at(sx, sy) == Terrain.DOOR_CLOSED:
                     # Saved standing in a doorway; the regenerated level has
@@ -373,10 +383,12 @@ class World:
 
             def make(aid: int) -> Actor:
                 return new_player(aid, name, cls, depth, x, y)
+
         actor = self.add_actor(make, depth, x, y)
         if record is None:
-            inventory.outfit(actor, self.content.classes[class_key].start_items, self.content,
-                             self.rng)
+            inventory.outfit(
+                actor, self.content.classes[class_key].start_items, self.content, self.rng
+            )
         else:
             inventory.settle_letters(actor, self.content)
             inventory.refresh_bonus(actor, self.content)
@@ -494,7 +506,9 @@ class World:
             actor.last_tag = tag
         actor.next_act = self.tick + action_delay(actor.statuses, actor.speed)
 
-    def _carry_out(self, actor: Actor, command: Command, events: list[Event]) -> RejectReason | None:
+    def _carry_out(
+        self, actor: Actor, command: Command, events: list[Event]
+    ) -> RejectReason | None:
         """Carry out one player command; return why not, or None if done."""
         level = self.levels[actor.depth]
         if isinstance(command, (Move, OpenDoor, CloseDoor)):
@@ -521,8 +535,11 @@ class World:
         if isinstance(command, Wait):
             return None
         if isinstance(command, Rest):
-            if any(not self.actors[a].is_player for a in self.sees.get(actor.id, ())
-                   if a in self.actors):
+            if any(
+                not self.actors[a].is_player
+                for a in self.sees.get(actor.id, ())
+                if a in self.actors
+            ):
                 return RejectReason.MONSTER_IN_VIEW
             return None
         if isinstance(command, PickUp):
@@ -563,8 +580,9 @@ class World:
             return self._change_level(actor, actor.depth - 1, events)
         raise TypeError(f"not a command: {command!r}")
 
-    def _move_or_attack(self, actor: Actor, nx: int, ny: int,
-                        events: list[Event]) -> RejectReason | None:
+    def _move_or_attack(
+        self, actor: Actor, nx: int, ny: int, events: list[Event]
+    ) -> RejectReason | None:
         level = self.levels[actor.depth]
         other = self.actor_at(actor.depth, nx, ny)
         if other is not None:
@@ -701,8 +719,11 @@ class World:
         monster is provoked by ``source``, a victim at 0 health dies, a monster
         below its courage flees (seed 001). A unique monster takes no killing
         blow from another monster (seed 003): it is left at 1 health."""
-        if (not victim.alive and "unique" in victim.flags
-                and (source is None or not source.is_player)):
+        if (
+            not victim.alive
+            and "unique" in victim.flags
+            and (source is None or not source.is_player)
+        ):
             victim.hp = 1
         if not victim.alive:
             self._kill(victim, source, events)
@@ -716,8 +737,9 @@ class World:
             events.append(Fled(victim.depth, victim.x, victim.y, victim.id))
 
     def _kill(self, victim: Actor, killer: Actor | None, events: list[Event]) -> None:
-        events.append(Died(victim.depth, victim.x, victim.y, victim.id,
-                           None if killer is None else killer.id))
+        events.append(
+            Died(victim.depth, victim.x, victim.y, victim.id, None if killer is None else killer.id)
+        )
         if victim.is_player:
             self._occ[victim.depth][victim.y, victim.x] = -1
             victim.hp = 0
@@ -755,32 +777,47 @@ class World:
 
     # ----------------------------------------------------------- effects
 
-    def harm_typed(self, target: Actor, raw: int, damage_type: str | None,
-                   source: Actor | None, cause: str, events: list[Event]) -> int:
+    def harm_typed(
+        self,
+        target: Actor,
+        raw: int,
+        damage_type: str | None,
+        source: Actor | None,
+        cause: str,
+        events: list[Event],
+    ) -> int:
         """Typed damage with terrain, resistance and side effects (:mod:`server.sim.harm`)."""
         return harm.harm_typed(self, target, raw, damage_type, source, cause, events)
 
     def resist_adjusted(self, target: Actor, amount: int, damage_type: str) -> int:
         """``amount`` after ``target``'s resistance to ``damage_type`` (seed 003)."""
-        return dmg.resist_damage(self.rng, max(0, amount), damage_type,
-                                 resist_level=target.resistance(damage_type),
-                                 flags=target.flags & _MONSTER_FLAGS)
+        return dmg.resist_damage(
+            self.rng,
+            max(0, amount),
+            damage_type,
+            resist_level=target.resistance(damage_type),
+            flags=target.flags & _MONSTER_FLAGS,
+        )
 
-    def burn_floor_items(self, depth: int, cells: list[tuple[int, int]], damage_type: str,
-                         events: list[Event], damage: int = 20) -> None:
+    def burn_floor_items(
+        self,
+        depth: int,
+        cells: list[tuple[int, int]],
+        damage_type: str,
+        events: list[Event],
+        damage: int = 20,
+    ) -> None:
         """Destroy items on ``cells`` hurt by ``damage_type`` (seed 003)."""
         harm.burn_floor_items(self, depth, cells, damage_type, damage, events)
 
-    def add_status(self, actor: Actor, kind: StatusKind, rounds: int,
-                   events: list[Event]) -> None:
+    def add_status(self, actor: Actor, kind: StatusKind, rounds: int, events: list[Event]) -> None:
         """Give ``actor`` ``rounds`` of status ``kind`` (seed 001 stacking rules)."""
         if rounds <= 0 or not actor.alive:
             return
         self.touched.add(actor.id)
         self.report_status(actor, actor.statuses.add(kind, rounds), events)
 
-    def report_status(self, actor: Actor, effects: list[StatusEffect],
-                      events: list[Event]) -> None:
+    def report_status(self, actor: Actor, effects: list[StatusEffect], events: list[Event]) -> None:
         """Emit the events of status changes on ``actor``."""
         if effects:
             self.touched.add(actor.id)
@@ -788,12 +825,12 @@ class World:
 
     def provoke(self, victim: Actor, source: Actor | None, events: list[Event]) -> None:
         """A monster targeted by a player's spell wakes and hunts the caster."""
-        if (victim.alive and not victim.is_player and source is not None
-                and source.is_player):
+        if victim.alive and not victim.is_player and source is not None and source.is_player:
             monsters.provoked(self, victim, source, events)
 
-    def potion_splash(self, target: Actor, item: Item, source: Actor | None,
-                      events: list[Event]) -> None:
+    def potion_splash(
+        self, target: Actor, item: Item, source: Actor | None, events: list[Event]
+    ) -> None:
         """A thrown fragile item shatters on ``target``: a potion's effect (seed 001)."""
         use.potion_effect(self, target, self.content.items[item.key], source, events)
 
@@ -813,13 +850,14 @@ class World:
         """Teach ``actor``'s map memory the terrain within ``radius`` cells."""
         actor.reveal = max(actor.reveal, radius)
 
-    def nearest_actor(self, depth: int, at: tuple[int, int], radius: int,
-                      exclude: set[int]) -> Actor | None:
+    def nearest_actor(
+        self, depth: int, at: tuple[int, int], radius: int, exclude: set[int]
+    ) -> Actor | None:
         """The living actor nearest ``at`` within ``radius`` (Chebyshev; ties by id)."""
         occ = self.occupancy(depth)
         h, w = occ.shape
         x0, y0 = max(0, at[0] - radius), max(0, at[1] - radius)
-        window = occ[y0:min(h, at[1] + radius + 1), x0:min(w, at[0] + radius + 1)]
+        window = occ[y0 : min(h, at[1] + radius + 1), x0 : min(w, at[0] + radius + 1)]
         best: tuple[int, int] | None = None
         for aid in window[window >= 0].tolist():
             if aid in exclude:
@@ -843,9 +881,13 @@ class World:
                 continue
             level = self.levels[actor.depth]
             key = (actor.depth, actor.x, actor.y, self._version[actor.depth])
-            if (key != actor.fov_key and actor.fov is not None and actor.fov_key is not None
-                    and key[:3] == actor.fov_key[:3]
-                    and not _touches(actor.fov, self._terrain_log.get(actor.depth, ()))):
+            if (
+                key != actor.fov_key
+                and actor.fov is not None
+                and actor.fov_key is not None
+                and key[:3] == actor.fov_key[:3]
+                and not _touches(actor.fov, self._terrain_log.get(actor.depth, ()))
+            ):
                 actor.fov_key = key  # terrain changed elsewhere on the level only
             if key != actor.fov_key or actor.fov is None:
                 actor.fov_key = key
@@ -859,8 +901,7 @@ class World:
                 mem = memory[rows, cols]
                 fresh = actor.fov.visible & (mem != window)
                 if fresh.any():
-                    actor.seen_tiles = _remember(mem, window, fresh, actor.fov.x0,
-                                                 actor.fov.y0)
+                    actor.seen_tiles = _remember(mem, window, fresh, actor.fov.x0, actor.fov.y0)
             if actor.reveal > 0:
                 actor.seen_tiles += self._reveal(actor, level)
             rows, cols = actor.fov.slices()
@@ -874,13 +915,13 @@ class World:
         self.seen_by = seen_by
         self._terrain_log.clear()  # every living player's view is now up to date
 
-
     def _reveal(self, actor: Actor, level: Level) -> list[int]:
         """Write the terrain within ``actor.reveal`` cells into its memory; return
         the changed cells as a flat ``[x, y, code, ...]`` list (for ``tiles``)."""
         radius, actor.reveal = actor.reveal, 0
         memory = actor.memory.setdefault(
-            actor.depth, np.full(level.terrain.shape, 255, dtype=np.uint8))
+            actor.depth, np.full(level.terrain.shape, 255, dtype=np.uint8)
+        )
         y0, x0 = max(0, actor.y - radius), max(0, actor.x - radius)
         rows = slice(y0, min(level.height, actor.y + radius + 1))
         cols = slice(x0, min(level.width, actor.x + radius + 1))
@@ -923,8 +964,9 @@ def _touches(fov: FieldOfView, cells: Iterable[tuple[int, int]]) -> bool:
     return any(x0 <= x < x0 + w and y0 <= y < y0 + h for x, y in cells)
 
 
-def _remember(mem: NDArray[np.uint8], window: NDArray[np.uint8], fresh: NDArray[np.bool_],
-              x0: int, y0: int) -> list[int]:
+def _remember(
+    mem: NDArray[np.uint8], window: NDArray[np.uint8], fresh: NDArray[np.bool_], x0: int, y0: int
+) -> list[int]:
     """Write the ``fresh`` cells of ``window`` into ``mem`` (both views of the
     same ``[y, x]`` rectangle whose top-left cell is ``(x0, y0)``); return them
     as a flat ``[x, y, code, ...]`` list for the ``tiles`` of a delta."""

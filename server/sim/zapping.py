@@ -35,8 +35,10 @@ from server.sim.rays import Occupant, RayTarget, RayTrace, trace_beam, trace_ray
 if TYPE_CHECKING:
     from server.sim.world import World
 
-def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
-        events: list[Event]) -> RejectReason | None:
+
+def zap(
+    world: World, actor: Actor, letter: str, direction: tuple[int, int], events: list[Event]
+) -> RejectReason | None:
     """Zap the wand or blow the horn ``letter`` in ``direction`` (seed 000).
 
     A wand or horn with no charges left does nothing (the action is spent,
@@ -50,8 +52,16 @@ def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
     idef = world.content.items[item.key]
     if idef.category not in ("wand", "horn") or idef.effect is None:
         return RejectReason.WRONG_ITEM
-    events.append(Used(actor.depth, actor.x, actor.y, actor.id,
-                       "blow" if idef.category == "horn" else "zap", item.key))
+    events.append(
+        Used(
+            actor.depth,
+            actor.x,
+            actor.y,
+            actor.id,
+            "blow" if idef.category == "horn" else "zap",
+            item.key,
+        )
+    )
     if not item.charges:
         events.append(Notice(actor.id, "nothing_happens", (item.key,)))
         return None
@@ -63,18 +73,39 @@ def zap(world: World, actor: Actor, letter: str, direction: tuple[int, int],
     kind = idef.damage_type or "magic_missile"
     if idef.effect == "bolt" and idef.spell is not None:
         from server.sim.casting import launch_bolt, spell_def  # casting imports this module
+
         spell = spell_def(idef.spell)
         if spell is not None:
-            launch_bolt(world, actor, spell, direction, None, accuracy=actor.eff_accuracy,
-                        bonus=False)
+            launch_bolt(
+                world, actor, spell, direction, None, accuracy=actor.eff_accuracy, bonus=False
+            )
     elif idef.effect == "beam":
         fire_beam(world, actor, direction, kind, dice, events)
     elif idef.effect == "stone_to_mud":
-        fire_ray(world, actor, (actor.x, actor.y), direction, kind, dice, events,
-                 digging=True, cause="ray", strikes=True)
+        fire_ray(
+            world,
+            actor,
+            (actor.x, actor.y),
+            direction,
+            kind,
+            dice,
+            events,
+            digging=True,
+            cause="ray",
+            strikes=True,
+        )
     else:
-        fire_ray(world, actor, (actor.x, actor.y), direction, kind, dice, events,
-                 digging=idef.effect == "dig", cause="ray")
+        fire_ray(
+            world,
+            actor,
+            (actor.x, actor.y),
+            direction,
+            kind,
+            dice,
+            events,
+            digging=idef.effect == "dig",
+            cause="ray",
+        )
     return None
 
 
@@ -94,14 +125,25 @@ def _occupant(world: World, depth: int, accuracy: float) -> Occupant:
     return occupant
 
 
-def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
-             direction: tuple[int, int], kind: str, dice: tuple[int, int],
-             events: list[Event], *, digging: bool = False, fireball: bool = False,
-             cause: str = "ray", accuracy: float | None = None,
-             depth: int | None = None,
-             bonus: Callable[[int], int] | None = None,
-             reach: int | None = None, strikes: bool = False,
-             extra: Callable[[Actor], int] | None = None) -> RayTrace:
+def fire_ray(
+    world: World,
+    source: Actor | None,
+    origin: tuple[int, int],
+    direction: tuple[int, int],
+    kind: str,
+    dice: tuple[int, int],
+    events: list[Event],
+    *,
+    digging: bool = False,
+    fireball: bool = False,
+    cause: str = "ray",
+    accuracy: float | None = None,
+    depth: int | None = None,
+    bonus: Callable[[int], int] | None = None,
+    reach: int | None = None,
+    strikes: bool = False,
+    extra: Callable[[Actor], int] | None = None,
+) -> RayTrace:
     """Fire a ray of damage type ``kind`` and apply everything it does.
 
     Args:
@@ -146,18 +188,44 @@ def fire_ray(world: World, source: Actor | None, origin: tuple[int, int],
             raw = bonus(raw)  # NetHack's sleep ray takes no damage bonus
         world.harm_typed(victim, raw, kind, source, cause, struck)
 
-    trace = trace_ray(level, origin, direction, world.rng, kind=kind, range=reach,
-                      occupant=None if digging else _occupant(world, depth, acc),
-                      strike=None if digging else strike, digging=digging, fireball=fireball)
+    trace = trace_ray(
+        level,
+        origin,
+        direction,
+        world.rng,
+        kind=kind,
+        range=reach,
+        occupant=None if digging else _occupant(world, depth, acc),
+        strike=None if digging else strike,
+        digging=digging,
+        fireball=fireball,
+    )
     if digging and strikes:
         _dig_strikes(world, source, depth, trace, kind, dice, struck)
-    _apply_trace(world, source, depth, trace, kind, events, struck, beam=False,
-                 label="dig" if digging else kind, dice=dice)
+    _apply_trace(
+        world,
+        source,
+        depth,
+        trace,
+        kind,
+        events,
+        struck,
+        beam=False,
+        label="dig" if digging else kind,
+        dice=dice,
+    )
     return trace
 
 
-def _dig_strikes(world: World, source: Actor | None, depth: int, trace: RayTrace, kind: str,
-                 dice: tuple[int, int], struck: list[Event]) -> None:
+def _dig_strikes(
+    world: World,
+    source: Actor | None,
+    depth: int,
+    trace: RayTrace,
+    kind: str,
+    dice: tuple[int, int],
+    struck: list[Event],
+) -> None:
     """Stone to mud (seed 003's KILL_WALL as a digging ray): every creature on
     the dug path, the firer excepted, takes ``dice`` of ``kind``, which only a
     creature hurt by it feels (HURT_ROCK: a wall-walker of rock). No hit roll:
@@ -170,11 +238,19 @@ def _dig_strikes(world: World, source: Actor | None, depth: int, trace: RayTrace
         world.harm_typed(victim, roll_dice(world.rng, *dice), kind, source, "ray", struck)
 
 
-def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str,
-              dice: tuple[int, int], events: list[Event], *, cause: str = "beam",
-              accuracy: float | None = None,
-              bonus: Callable[[int], int] | None = None,
-              reach: int | None = None) -> RayTrace:
+def fire_beam(
+    world: World,
+    source: Actor,
+    direction: tuple[int, int],
+    kind: str,
+    dice: tuple[int, int],
+    events: list[Event],
+    *,
+    cause: str = "beam",
+    accuracy: float | None = None,
+    bonus: Callable[[int], int] | None = None,
+    reach: int | None = None,
+) -> RayTrace:
     """Fire a beam (wand of striking, force bolt): straight, no bounce, stops
     at the first creature it hits (:func:`server.sim.rays.trace_beam`)."""
     level = world.levels[source.depth]
@@ -185,29 +261,56 @@ def fire_beam(world: World, source: Actor, direction: tuple[int, int], kind: str
         victim = world.actors.get(target.id)
         if victim is not None and victim.alive:
             raw = roll_dice(world.rng, *dice)
-            world.harm_typed(victim, raw if bonus is None else bonus(raw), kind, source, cause,
-                             struck)
+            world.harm_typed(
+                victim, raw if bonus is None else bonus(raw), kind, source, cause, struck
+            )
 
-    trace = trace_beam(level, (source.x, source.y), direction, world.rng, range=reach,
-                       occupant=_occupant(world, source.depth, source.eff_accuracy
-                                          if accuracy is None else accuracy),
-                       strike=strike)
-    _apply_trace(world, source, source.depth, trace, kind, events, struck, beam=True,
-                 label=kind, dice=dice)
+    trace = trace_beam(
+        level,
+        (source.x, source.y),
+        direction,
+        world.rng,
+        range=reach,
+        occupant=_occupant(
+            world, source.depth, source.eff_accuracy if accuracy is None else accuracy
+        ),
+        strike=strike,
+    )
+    _apply_trace(
+        world, source, source.depth, trace, kind, events, struck, beam=True, label=kind, dice=dice
+    )
     return trace
 
 
-def _apply_trace(world: World, source: Actor | None, depth: int, trace: RayTrace, kind: str,
-                 events: list[Event], struck: list[Event], *, beam: bool, label: str,
-                 dice: tuple[int, int]) -> None:
+def _apply_trace(
+    world: World,
+    source: Actor | None,
+    depth: int,
+    trace: RayTrace,
+    kind: str,
+    events: list[Event],
+    struck: list[Event],
+    *,
+    beam: bool,
+    label: str,
+    dice: tuple[int, int],
+) -> None:
     """Report the ray, then what it did to creatures (``struck``, gathered
     while it flew), then what it did to terrain and floor items."""
     origin = trace.origin
-    events.append(RayFired(
-        depth, origin[0], origin[1], None if source is None else source.id, label,
-        tuple(trace.cells), tuple(trace.bounces),
-        tuple((h.target_id, h.reflected, h.x, h.y) for h in trace.hits), beam,
-    ))
+    events.append(
+        RayFired(
+            depth,
+            origin[0],
+            origin[1],
+            None if source is None else source.id,
+            label,
+            tuple(trace.cells),
+            tuple(trace.bounces),
+            tuple((h.target_id, h.reflected, h.x, h.y) for h in trace.hits),
+            beam,
+        )
+    )
     events.extend(struck)
     for x, y, terrain in trace.terrain_changes:
         if world.levels[depth].terrain_at(x, y) != terrain:
@@ -217,8 +320,11 @@ def _apply_trace(world: World, source: Actor | None, depth: int, trace: RayTrace
     # spellbooks (its burn cells, nethack_ray.md), cold shatters potions, acid
     # and lightning destroy what they hate, at the ray's average damage.
     level = world.levels[depth]
-    cells = trace.burn_cells if kind == "fire" else [
-        (x, y) for x, y in trace.cells if level.passable[y, x]]
+    cells = (
+        trace.burn_cells
+        if kind == "fire"
+        else [(x, y) for x, y in trace.cells if level.passable[y, x]]
+    )
     if cells and level.items:
         world.burn_floor_items(depth, cells, kind, events, damage=dice[0] * (dice[1] + 1) // 2)
 
@@ -242,7 +348,14 @@ def breathe(world: World, monster: Actor, target: Actor, events: list[Event]) ->
     if monster.en < cost:
         return False
     monster.en -= cost
-    fire_ray(world, monster, (monster.x, monster.y), direction, mdef.breath, mdef.breath_dice,
-             events, cause="breath")
+    fire_ray(
+        world,
+        monster,
+        (monster.x, monster.y),
+        direction,
+        mdef.breath,
+        mdef.breath_dice,
+        events,
+        cause="breath",
+    )
     return True
-

@@ -157,8 +157,10 @@ class Store(ABC):
     def load_player(self, name: str) -> tuple[str, dict[str, Any]] | None:
         """Return ``(token_hash, record)`` for ``name`` (any case), or None if unknown."""
         with self._transaction(False) as cur:
-            cur.execute(self._sql("SELECT token_hash, record FROM players "
-                                  "WHERE lower(name) = lower(?)"), (name,))
+            cur.execute(
+                self._sql("SELECT token_hash, record FROM players WHERE lower(name) = lower(?)"),
+                (name,),
+            )
             row = cur.fetchone()
         if row is None:
             return None

@@ -122,8 +122,8 @@ def test_agrees_with_the_server_on_random_maps() -> None:
 def test_the_documented_code_agrees() -> None:
     """docs/protocol.md's Python for the targeting path gives client.aim's cells."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
-    section = doc[doc.index("## The targeting path"):]
-    code = section[section.index("```python") + len("```python"):]
+    section = doc[doc.index("## The targeting path") :]
+    code = section[section.index("```python") + len("```python") :]
     code = code[: code.index("```")]
     namespace: dict[str, Any] = {}
     exec(code, namespace)  # noqa: S102 -- our own document's example
@@ -136,4 +136,5 @@ def test_the_documented_code_agrees() -> None:
         target = (int(rng.integers(-5, w + 5)), int(rng.integers(-5, h + 5)))
         past = bool(rng.random() < 0.5)
         assert documented(origin, target, blocked.tolist(), past) == bolt_path(
-            origin, target, blocked, past_target=past)
+            origin, target, blocked, past_target=past
+        )

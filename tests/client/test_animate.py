@@ -108,5 +108,8 @@ def test_log_lines_wait_for_the_animation() -> None:
     anim.hold("The ray hits the rat for 4 fire damage.")
     assert anim.release(CELL_S) == []
     end = track(2).duration + 1e-9
-    assert anim.release(end) == ["You zap a wand of fire.", "The ray hits the rat for 4 fire damage."]
+    assert anim.release(end) == [
+        "You zap a wand of fire.",
+        "The ray hits the rat for 4 fire damage.",
+    ]
     assert anim.release(end) == [] and anim.held == []

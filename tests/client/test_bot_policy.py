@@ -271,8 +271,9 @@ _ITEMS = {
 }
 
 
-def armed(rows: list[str], inv: list[list[Any]], objs: dict[tuple[int, int], str] | None = None
-          ) -> GameModel:
+def armed(
+    rows: list[str], inv: list[list[Any]], objs: dict[tuple[int, int], str] | None = None
+) -> GameModel:
     model = model_from_ascii(rows)
     model.items = dict(_ITEMS)
     model.me["inv"] = inv

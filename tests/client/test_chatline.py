@@ -19,6 +19,8 @@ def test_received_lines_show_their_scope() -> None:
     assert describe_chat_line(ChatOut("ann", "hi", 1, scope="level")) == "<ann> hi"
     assert describe_chat_line(ChatOut("ann", "hi", 1, scope="global")) == "[global] <ann> hi"
     assert describe_chat_line(ChatOut("ann", "hi", 1, scope="private", to="bob")) == (
-        "[to bob] <ann> hi")
+        "[to bob] <ann> hi"
+    )
     assert describe_chat_line(ChatOut("", "nobody called x is playing", 1)) == (
-        "* nobody called x is playing")
+        "* nobody called x is playing"
+    )

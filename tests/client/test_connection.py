@@ -286,14 +286,24 @@ def test_default_token_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 @pytest.mark.parametrize(
     "reason, expected",
     [
-        ("bad_field: hello.name must be 1-16 characters, not 'b!d'",
-         ("ws://h:1 refused us: Server error (bad_field): hello.name must be 1-16 characters, "
-         "not 'b!d'")),
-        ("bad_class: no class 'paladin' (classes: warrior, mage, monk)",
-         ("ws://h:1 refused us: The server does not know that class: no class 'paladin' "
-         "(classes: warrior, mage, monk)")),
-        ("name_taken: 'ann' belongs to someone",
-         "ws://h:1 refused us: That name is taken (and this client has no token for it)."),
+        (
+            "bad_field: hello.name must be 1-16 characters, not 'b!d'",
+            (
+                "ws://h:1 refused us: Server error (bad_field): hello.name must be 1-16 characters, "
+                "not 'b!d'"
+            ),
+        ),
+        (
+            "bad_class: no class 'paladin' (classes: warrior, mage, monk)",
+            (
+                "ws://h:1 refused us: The server does not know that class: no class 'paladin' "
+                "(classes: warrior, mage, monk)"
+            ),
+        ),
+        (
+            "name_taken: 'ann' belongs to someone",
+            "ws://h:1 refused us: That name is taken (and this client has no token for it).",
+        ),
     ],
 )
 def test_a_refusal_is_one_line_naming_its_code_at_most_once(reason: str, expected: str) -> None:

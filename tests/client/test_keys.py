@@ -206,10 +206,11 @@ def test_item_menu_keeps_waiting_on_other_keys_and_escape_cancels() -> None:
 
 def test_nothing_to_choose_says_so() -> None:
     assert translate(NORMAL, Key("T"), CTX) == (
-        NORMAL, Say("You are not wearing or wielding anything."))
+        NORMAL,
+        Say("You are not wearing or wielding anything."),
+    )
     assert translate(NORMAL, Key("z"), CTX) == (NORMAL, Say("You have nothing to zap."))
-    assert translate(NORMAL, Key("Z")) == (
-        NORMAL, Say("You do not know any spells you can cast."))
+    assert translate(NORMAL, Key("Z")) == (NORMAL, Say("You do not know any spells you can cast."))
     assert translate(NORMAL, Key("C")) == (NORMAL, Say("You have no reward to choose."))
 
 
@@ -262,7 +263,9 @@ def test_zap_asks_for_a_direction() -> None:
     assert action is None and prompt_text(mode) == "In what direction? (Escape cancels)"
     assert translate(mode, Key("j"), ctx) == (NORMAL, Command("zap", (0, 1), item="f"))
     assert translate(mode, Key("\x1b[A", "KEY_UP"), ctx) == (
-        NORMAL, Command("zap", (0, -1), item="f"))
+        NORMAL,
+        Command("zap", (0, -1), item="f"),
+    )
     assert translate(mode, ESC, ctx) == (NORMAL, None)
 
 
@@ -272,8 +275,7 @@ def test_spells_by_their_aim() -> None:
     assert translate(mode, Key("z"), CTX) == (mode, None)
     direction, _ = translate(mode, Key("a"), CTX)
     assert direction.kind is InputMode.DIRECTION
-    assert translate(direction, Key("y"), CTX) == (
-        NORMAL, Command("cast", (-1, -1), spell="spark"))
+    assert translate(direction, Key("y"), CTX) == (NORMAL, Command("cast", (-1, -1), spell="spark"))
     cell, _ = translate(mode, Key("b"), CTX)
     assert cell.kind is InputMode.TARGET and cell.cursor == (7, 5)
     assert "Cast where?" in prompt_text(cell)
@@ -319,8 +321,24 @@ def test_equipment_screen_opens_and_closes_on_any_key(char: str) -> None:
 
 def test_help_lists_every_key() -> None:
     text = "\n".join(HELP_LINES)
-    for word in ("inventory", "equipment", "drop", "wield", "wear", "take off", "eat", "quaff", "read",
-                 "throw", "zap", "cast", "look", "choose", "Tab", "Q"):
+    for word in (
+        "inventory",
+        "equipment",
+        "drop",
+        "wield",
+        "wear",
+        "take off",
+        "eat",
+        "quaff",
+        "read",
+        "throw",
+        "zap",
+        "cast",
+        "look",
+        "choose",
+        "Tab",
+        "Q",
+    ):
         assert word in text, word
     tokens = set(text.split())
     for char in [*ITEM_VERBS, "i", "e", "[", "Z", ";", "x", "C", "o", "c", "R", "g", ">", "<", "?"]:

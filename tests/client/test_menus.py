@@ -121,13 +121,15 @@ def test_labels_show_counts_curses_charges_and_equipment() -> None:
     worn_book = InvItem("i", "spellbook_of_spark", 1, "book")
     assert item_label(model, worn_book) == "i - a spellbook of spark (spellbook in use)"
     assert item_label(model, InvItem("z", "wand_of_fire", 1, "", 1)) == (
-        "z - a wand of fire (1 charge)")
+        "z - a wand of fire (1 charge)"
+    )
 
 
 def test_plurals() -> None:
-    assert [plural(n) for n in ("dart", "scroll of spark", "potion of healing", "box",
-                                "ruby", "key", "dish")] == [
-        "darts", "scrolls of spark", "potions of healing", "boxes", "rubies", "keys", "dishes"]
+    assert [
+        plural(n)
+        for n in ("dart", "scroll of spark", "potion of healing", "box", "ruby", "key", "dish")
+    ] == ["darts", "scrolls of spark", "potions of healing", "boxes", "rubies", "keys", "dishes"]
 
 
 def test_inventory_rows_are_grouped() -> None:
@@ -135,8 +137,17 @@ def test_inventory_rows_are_grouped() -> None:
     rows = inventory_rows(model)
     assert rows[0] == "Weapons" and rows[1].startswith("  a - ")
     headings = [r for r in rows if not r.startswith("  ")]
-    assert headings == ["Weapons", "Thrown weapons", "Armour", "Wands and horns", "Potions",
-                        "Scrolls", "Spellbooks", "Food", "Other"]
+    assert headings == [
+        "Weapons",
+        "Thrown weapons",
+        "Armour",
+        "Wands and horns",
+        "Potions",
+        "Scrolls",
+        "Spellbooks",
+        "Food",
+        "Other",
+    ]
     assert sum(r.startswith("  ") for r in rows) == len(INV)
     assert inventory_rows(model, "quaff") == ["Potions", "  d - a blessed potion of healing"]
     assert inventory_rows(make_model([])) == ["Your pack is empty."]
@@ -144,8 +155,11 @@ def test_inventory_rows_are_grouped() -> None:
 
 
 def test_spell_rows_and_choices() -> None:
-    model = make_model(spells=[["a", "spark", 7, 5, False], ["b", "fireball", 55, 15, True]],
-                       choice=2, options=["health", "resist_cold", "marksman"])
+    model = make_model(
+        spells=[["a", "spark", 7, 5, False], ["b", "fireball", 55, 15, True]],
+        choice=2,
+        options=["health", "resist_cold", "marksman"],
+    )
     rows = spell_rows(model)
     assert "Level" in rows[0] and "School" in rows[0] and "Fail" in rows[0] and "Cost" in rows[0]
     assert rows[1].split() == ["a", "-", "spark", "1", "evocation", "7%", "5"]
@@ -169,9 +183,21 @@ def test_info_rows() -> None:
     seen = model.looked_at(20)
     assert seen is not None
     text = "\n".join(info_rows(model, seen[1], found=seen[0]))
-    for part in ("giant rat", "Level 3", "Health 4/9", "Energy 2/5", "Power 6", "Defence 1",
-                 "Courage 25%", "cold -1, fire +2", "sneak attack", "poisoned (4)",
-                 "You miss it 12%", "score a critical 10%", "It misses you 30%"):
+    for part in (
+        "giant rat",
+        "Level 3",
+        "Health 4/9",
+        "Energy 2/5",
+        "Power 6",
+        "Defence 1",
+        "Courage 25%",
+        "cold -1, fire +2",
+        "sneak attack",
+        "poisoned (4)",
+        "You miss it 12%",
+        "score a critical 10%",
+        "It misses you 30%",
+    ):
         assert part in text, part
     del about["courage"]  # an immobile monster has none
     model.apply(Info(20, True, about))
@@ -189,8 +215,11 @@ def test_targets_nearest_first_monsters_only() -> None:
 
 
 def test_context() -> None:
-    model = make_model(spells=[["a", "spark", 7, 5, False], ["b", "fireball", 55, 15, True]],
-                       choice=1, options=["power"])
+    model = make_model(
+        spells=[["a", "spark", 7, 5, False], ["b", "fireball", 55, 15, True]],
+        choice=1,
+        options=["power"],
+    )
     ctx = context(model)
     assert ctx.position == (4, 3) and ctx.size == (10, 6)
     assert ctx.letters == frozenset("abcdefghijklm")
@@ -213,8 +242,11 @@ def test_cell_description() -> None:
 
 def test_info_title_spells_and_breath() -> None:
     model = make_model()
-    model.apply(Info(20, True, {"name": "giant rat", "kind": "rat", "spells": ["spark", 3],
-                                "breath": "fire"}))
+    model.apply(
+        Info(
+            20, True, {"name": "giant rat", "kind": "rat", "spells": ["spark", 3], "breath": "fire"}
+        )
+    )
     seen = model.looked_at(20)
     assert seen is not None
     rows = info_rows(model, seen[1])
@@ -244,6 +276,17 @@ def test_equipment_rows_list_every_slot_in_order() -> None:
 
 def test_equipment_rows_with_nothing_equipped() -> None:
     rows = equipment_rows(make_model([["a", "dagger", 1, "", -1, 0]], power=4, defence=0))
-    assert rows[:8] == [f"  {label:<12} (nothing)" for label in (
-        "Weapon", "Shield", "Helmet", "Body armour", "Cloak", "Gloves", "Boots", "Spellbook")]
+    assert rows[:8] == [
+        f"  {label:<12} (nothing)"
+        for label in (
+            "Weapon",
+            "Shield",
+            "Helmet",
+            "Body armour",
+            "Cloak",
+            "Gloves",
+            "Boots",
+            "Spellbook",
+        )
+    ]
     assert rows[-1] == "  With this equipment: power 4, defence 0; resistances: none"

@@ -262,8 +262,12 @@ WELCOME_2 = replace(
         "wand_of_fire": ["wand of fire", "/", "red", "wand", {}],
         "potion": ["potion", "!", "magenta"],  # a version-1 entry
     },
-    spells={"spark": ["spark", 1, "evocation", "dir"], "fireball": ["fireball", 3, "fire", "cell"],
-            "heal": ["heal wounds", 2, "healing", "self"], "odd": ["odd", "x", 3, "sideways"]},
+    spells={
+        "spark": ["spark", 1, "evocation", "dir"],
+        "fireball": ["fireball", 3, "fire", "cell"],
+        "heal": ["heal wounds", 2, "healing", "self"],
+        "odd": ["odd", "x", 3, "sideways"],
+    },
     statuses=[["frozen", "frozen"], ["on_fire", "on fire"], ["poisoned", "poisoned"]],
     damage_types=["fire", "cold", 7],
 )
@@ -295,9 +299,19 @@ def test_welcome_tables_of_version_2() -> None:
     m = model_2()
     assert m.spells["fireball"][3] == "cell" and m.damage_types == ["fire", "cold"]
     assert [m.status_name(c) for c in (0, 1, 2, 3, -1)] == [
-        "frozen", "on fire", "poisoned", "status 3", "status -1"]
-    assert m.item_entry("dagger") == ("dagger", ")", "cyan", "weapon",
-                                      {"power": 4, "slot": "weapon", "range": 5})
+        "frozen",
+        "on fire",
+        "poisoned",
+        "status 3",
+        "status -1",
+    ]
+    assert m.item_entry("dagger") == (
+        "dagger",
+        ")",
+        "cyan",
+        "weapon",
+        {"power": 4, "slot": "weapon", "range": 5},
+    )
     assert m.item_entry("potion") == ("potion", "!", "magenta", "", {})
     assert m.item_entry("mystery_box") == ("mystery box", "?", "white", "", {})
     assert m.spell_name("heal") == "heal wounds" and m.spell_name("no_such") == "no such"
@@ -312,7 +326,9 @@ def test_actor_statuses_from_records_and_updates() -> None:
     assert m.status_names(m.actors[9].sts) == ["on fire"] and m.actors[9].hp == 4
     m.apply(Delta(tick=103, upd=[[9, 3, 1, 4, 5, 1]]))  # no sts: unchanged
     assert m.actors[9].sts == 0b10 and m.actors[9].x == 3
-    m.apply(Delta(tick=104, upd=[[9, 3, 1, 4, 5, 1, "x"]], add=[[12, "rat", "", 0, 0, 1, 1, 0, -2]]))
+    m.apply(
+        Delta(tick=104, upd=[[9, 3, 1, 4, 5, 1, "x"]], add=[[12, "rat", "", 0, 0, 1, 1, 0, -2]])
+    )
     assert m.actors[9].sts == 0b10 and m.actors[12].sts == 0
 
 
@@ -330,8 +346,11 @@ def test_spells_statuses_food_resist_and_choice() -> None:
     m = model_2()
     spells = m.known_spells()
     assert [(s.letter, s.key, s.fail_pct, s.energy_cost, s.forgotten, s.aim) for s in spells] == [
-        ("a", "spark", 12, 5, False, "dir"), ("b", "fireball", 40, 15, True, "cell"),
-        ("c", "heal", 0, 10, False, "self"), ("d", "odd", 5, 5, False, "dir")]
+        ("a", "spark", 12, 5, False, "dir"),
+        ("b", "fireball", 40, 15, True, "cell"),
+        ("c", "heal", 0, 10, False, "self"),
+        ("d", "odd", 5, 5, False, "dir"),
+    ]
     assert (spells[0].name, spells[0].level, spells[0].school) == ("spark", 1, "evocation")
     assert (spells[3].level, spells[3].school) == (0, "")  # malformed table row
     assert m.my_statuses() == [(1, 4), (2, 9)]
@@ -347,8 +366,20 @@ def test_missing_version_2_fields_read_as_empty() -> None:
     m = model()
     assert (m.inventory(), m.known_spells(), m.my_statuses(), m.food()) == ([], [], [], None)
     assert m.resistances() == {} and m.choice_options() == []
-    m.apply(Delta(tick=102, me={"inv": "x", "spells": 3, "sts": {}, "food": [1],
-                                "resist": [], "choice": 2, "options": "health"}))
+    m.apply(
+        Delta(
+            tick=102,
+            me={
+                "inv": "x",
+                "spells": 3,
+                "sts": {},
+                "food": [1],
+                "resist": [],
+                "choice": 2,
+                "options": "health",
+            },
+        )
+    )
     assert (m.inventory(), m.known_spells(), m.my_statuses(), m.food()) == ([], [], [], None)
     assert m.resistances() == {} and m.choice_options() == []
 
@@ -391,15 +422,27 @@ ME_KEYS = ("inv", "sts", "food", "spells", "resist", "choice", "options", "x", "
 @given(
     me=st.dictionaries(st.sampled_from(ME_KEYS), junk | junk_lists, max_size=6),
     about=st.dictionaries(
-        st.sampled_from(["name", "kind", "level", "courage", "resist", "abilities", "sts",
-                         "you_miss", "it_crit"]),
+        st.sampled_from(
+            [
+                "name",
+                "kind",
+                "level",
+                "courage",
+                "resist",
+                "abilities",
+                "sts",
+                "you_miss",
+                "it_crit",
+            ]
+        ),
         junk | st.floats(allow_nan=False) | st.dictionaries(st.text(max_size=3), junk),
         max_size=6,
     ),
     upd=junk_lists,
 )
-def test_version_2_junk_never_crashes(me: dict[str, Any], about: dict[str, Any],
-                                      upd: list[Any]) -> None:
+def test_version_2_junk_never_crashes(
+    me: dict[str, Any], about: dict[str, Any], upd: list[Any]
+) -> None:
     m = model_2()
     m.apply(decode_server(encode_server(Delta(tick=200, me=me, upd=upd))))
     m.apply(decode_server(encode_server(Info(9, True, about))))

@@ -245,8 +245,10 @@ def test_play_in_tmux(tmux: Tmux, server_url: str) -> None:
     equipment = tmux.wait_for("Equipment")
     assert re.search(r"Weapon +[a-zA-Z] - an? (?:\w+ )?long sword", equipment), equipment
     tmux.keys("Escape")
-    tmux.wait(lambda s: "Equipment" not in s and "@" in "".join(_map_rows(s)),
-              "the equipment screen to close")
+    tmux.wait(
+        lambda s: "Equipment" not in s and "@" in "".join(_map_rows(s)),
+        "the equipment screen to close",
+    )
 
     tmux.keys("q")  # quaff: a warrior has nothing to drink, which the log says
     tmux.wait_for("You have nothing to drink.")
@@ -286,8 +288,10 @@ def test_mage_reads_casts_aims_and_looks_in_tmux(tmux: Tmux, server_url: str) ->
 
     # Z shows the spells the character can cast now: learn spark from the
     # scroll, and hold the spellbook, if the class does not start that way
-    steps = [("r", "What do you want to read?", _SCROLL_LETTER, "You learn the spell"),
-             ("W", "What do you want to wear?", _BOOK_LETTER, "You now hold")]
+    steps = [
+        ("r", "What do you want to read?", _SCROLL_LETTER, "You learn the spell"),
+        ("W", "What do you want to wear?", _BOOK_LETTER, "You now hold"),
+    ]
     while True:
         said = _no_spells(tmux.screen())
         tmux.keys("Z")
@@ -314,8 +318,13 @@ def test_mage_reads_casts_aims_and_looks_in_tmux(tmux: Tmux, server_url: str) ->
     tmux.wait_for("In what direction?")
     before_log = _log_rows(tmux.screen())
     tmux.keys("l")
-    tmux.wait(lambda s: _log_rows(s) != before_log and any(
-        w in "".join(_log_rows(s)) for w in ("cast", "spell", "energy")), "the cast's outcome")
+    tmux.wait(
+        lambda s: (
+            _log_rows(s) != before_log
+            and any(w in "".join(_log_rows(s)) for w in ("cast", "spell", "energy"))
+        ),
+        "the cast's outcome",
+    )
 
     tmux.keys("t")
     menu = tmux.wait_for("What do you want to throw?")
@@ -405,8 +414,15 @@ def _hostile_handler(ws: ServerConnection) -> None:
         tick_rate=10, terrain=terrain, kinds={"player": [f"player{_OSC52}", "@", "white"]},
         items={}, classes=[["warrior", "Warrior"]], motd=f"Hostile motd{_OSC52} ends",
     )))  # fmt: skip
-    me = {"name": f"{hello.name}\x1b[2J", "hp": 5, "max_hp": 5, "x": 1, "y": 1, "depth": 1,
-          "inv": []}
+    me = {
+        "name": f"{hello.name}\x1b[2J",
+        "hp": 5,
+        "max_hp": 5,
+        "x": 1,
+        "y": 1,
+        "depth": 1,
+        "inv": [],
+    }
     ws.send(encode_server(Snapshot(
         tick=1, depth=1, w=3, h=3, map=bytes(9), fov=pack_fov(np.ones((3, 3), bool), 0, 0),
         actors=[[1, "player", hello.name, 1, 1, 5, 5, 24]], objs=[], me=me, ack=-1,
@@ -498,8 +514,16 @@ class ScriptedServer:
 
 
 _FLOOR = [["floor", "floor", ".", "white", True, True]]
-_ME = {"name": "mort", "hp": 10, "max_hp": 10, "x": 1, "y": 1, "depth": 1, "dead": False,
-       "inv": [["a", "dart", 5, "", -1, 0]]}
+_ME = {
+    "name": "mort",
+    "hp": 10,
+    "max_hp": 10,
+    "x": 1,
+    "y": 1,
+    "depth": 1,
+    "dead": False,
+    "inv": [["a", "dart", 5, "", -1, 0]],
+}
 
 
 def _small_world(hello: Hello) -> list[ServerMessage]:
@@ -601,6 +625,7 @@ def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
     # narrower terminals: the status line keeps depth and turn; the look prompt fits
     for width, depth, turn in ((80, "Depth 1", "Tick "), (50, "D1", "T")):
         tmux.run("resize-window", "-t", tmux.target, "-x", str(width), "-y", "24")
+
         def fitted(s: str, d: str = depth, t: str = turn) -> bool:
             line = s.split("\n")[0]
             return "HP " in line and d in line and re.search(rf"\b{t}\d+", line) is not None
@@ -661,8 +686,9 @@ class Mover:
         if _MAZE[y][x] != ".":
             return [Reject(cmd.seq, "blocked")]
         self.pos = (x, y)
-        return [Delta(tick=self.tick, ack=cmd.seq, upd=[[1, x, y, 10, 10, 24]],
-                      me={"x": x, "y": y})]
+        return [
+            Delta(tick=self.tick, ack=cmd.seq, upd=[[1, x, y, 10, 10, 24]], me={"x": x, "y": y})
+        ]
 
 
 def _wait_until(done: Callable[[], bool], timeout: float = SCREEN_TIMEOUT) -> None:

@@ -67,9 +67,17 @@ def plain(screen: Screen, model: GameModel, mode: keys.Mode, **state: Any) -> li
 def test_status_line_shows_food_statuses_and_a_reward(screen: Screen) -> None:
     model = make_model(food=[120, 30], sts=[[0, 3], [1, 9]], choice=1, options=["health"])
     status = screen.term.strip_seqs(screen.status_row(model, ViewState(keys.Mode()), 200))
-    for part in ("ann", "mage L2", "HP 9/10", "EN 3/8",
-                 "Nourishment 120, hunger rating 30 Hungry", "Depth 1", "Tick 5",
-                 "frozen, poisoned", "C: reward"):
+    for part in (
+        "ann",
+        "mage L2",
+        "HP 9/10",
+        "EN 3/8",
+        "Nourishment 120, hunger rating 30 Hungry",
+        "Depth 1",
+        "Tick 5",
+        "frozen, poisoned",
+        "C: reward",
+    ):
         assert part in status, part
     assert "Full" in plain(screen, make_model(food=[500, 80]), keys.Mode())[0]
     assert "Starving" in plain(screen, make_model(food=[0, 0]), keys.Mode())[0]
@@ -125,13 +133,16 @@ def test_a_long_pack_flows_into_a_second_column(screen: Screen) -> None:
     # column 1: the heading and a-m; column 2: n-t, "Food", A-F; column 3: G-L
     assert rows[4].startswith("  a - a dart") and "  o - a dart" in rows[4]
     assert rows[4].rstrip().endswith("  H - an apple")
-    assert rows[3 + 13].startswith("  m - a dart") and rows[3 + 13].rstrip().endswith("F - an apple")
+    assert rows[3 + 13].startswith("  m - a dart") and rows[3 + 13].rstrip().endswith(
+        "F - an apple"
+    )
 
 
 @pytest.mark.parametrize("width", [100, 80, 60, 50, 40])
 def test_the_status_line_keeps_its_most_important_fields(screen: Screen, width: int) -> None:
-    model = make_model(food=[120, 30], sts=[[0, 3], [1, 9]], choice=1, options=["health"],
-                       dead=True, respawn=55)
+    model = make_model(
+        food=[120, 30], sts=[[0, 3], [1, 9]], choice=1, options=["health"], dead=True, respawn=55
+    )
     model.tick = 12345
     status = screen.term.strip_seqs(screen.status_row(model, ViewState(keys.Mode()), width))
     assert len(status) <= width, status
@@ -150,11 +161,12 @@ def test_long_log_lines_wrap(screen: Screen) -> None:
     long = "The rat bites you. " * 10  # 190 characters
     log.add(long.strip())
     log.add("Short.")
-    rows = [screen.term.strip_seqs(r) for r in
-            screen.rows(model, ViewState(mode=keys.Mode()), log)]
+    rows = [screen.term.strip_seqs(r) for r in screen.rows(model, ViewState(mode=keys.Mode()), log)]
     log_rows = [r.rstrip() for r in rows[-3:-1]]  # two log lines at 20 rows
-    assert log_rows == ["  rat bites you. " + "The rat bites you. " * 3 + "The rat bites you.",
-                        "Short."], log_rows
+    assert log_rows == [
+        "  rat bites you. " + "The rat bites you. " * 3 + "The rat bites you.",
+        "Short.",
+    ], log_rows
     wrapped = screen.wrap_log([long.strip()], 100)
     assert len(wrapped) == 2 and all(len(r) <= 100 for r in wrapped)
     assert " ".join(r.strip() for r in wrapped) == long.strip()
@@ -165,14 +177,17 @@ def test_message_history_page_scrolls(screen: Screen) -> None:
     log = MessageLog(deque())
     for i in range(40):
         log.add(f"message {i}")
-    rows = [screen.term.strip_seqs(r).rstrip() for r in
-            screen.rows(model, ViewState(mode=keys.Mode(keys.InputMode.HISTORY)), log)]
+    rows = [
+        screen.term.strip_seqs(r).rstrip()
+        for r in screen.rows(model, ViewState(mode=keys.Mode(keys.InputMode.HISTORY)), log)
+    ]
     page = screen.map_rows()  # title, gap, then page - 2 lines
     assert rows[1] == "Message history"
     assert rows[page] == "message 39" and rows[3] == f"message {40 - (page - 2)}"
     back = keys.Mode(keys.InputMode.HISTORY, scroll=5)
-    rows = [screen.term.strip_seqs(r).rstrip() for r in
-            screen.rows(model, ViewState(mode=back), log)]
+    rows = [
+        screen.term.strip_seqs(r).rstrip() for r in screen.rows(model, ViewState(mode=back), log)
+    ]
     assert rows[1] == "Message history (5 lines back)" and rows[page] == "message 34"
 
 

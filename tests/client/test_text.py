@@ -202,7 +202,8 @@ def test_items_dropped_used_and_thrown(model2: GameModel) -> None:
     assert say(m, "drop", ALICE, "apple") == "alice drops an apple."
     assert say(m, "use", ME, "eat", "apple") == "You eat an apple."
     assert say(m, "use", ALICE, "quaff", "potion_of_healing") == (
-        "alice drinks a potion of healing.")
+        "alice drinks a potion of healing."
+    )
     assert say(m, "use", ME, "read", "scroll_of_spark") == "You read a scroll of spark."
     assert say(m, "use", RAT, "zap", "wand_of_fire") == "The rat zaps a wand of fire."
     assert say(m, "use", ME, "blow", "horn_of_frost") == "You blow a horn of frost."
@@ -210,7 +211,8 @@ def test_items_dropped_used_and_thrown(model2: GameModel) -> None:
     assert say(m, "throw", ALICE, "dart", [4, 4]) == "alice throws a dart."
     assert say(m, "land", 50, "dart", 4, 4, False) == "The dart lands."
     assert say(m, "land", 50, "potion_of_healing", 4, 4, True) == (
-        "The potion of healing shatters!")
+        "The potion of healing shatters!"
+    )
     assert say(m, "land", 51, "bolt:fire", 4, 4, False) is None
     assert say(m, "fly", 50, "dart", [[3, 3], [4, 4]]) is None  # animated, not logged
 
@@ -218,20 +220,25 @@ def test_items_dropped_used_and_thrown(model2: GameModel) -> None:
 def test_harm_names_cause_source_and_damage_type(model2: GameModel) -> None:
     m = model2
     assert say(m, "harm", RAT, ME, "physical", 3, "throw", "hit") == (
-        "Your missile hits the rat for 3 damage.")
+        "Your missile hits the rat for 3 damage."
+    )
     assert say(m, "harm", ME, RAT, "fire", 5, "breath", "crit") == (
-        "A critical hit! The rat's breath hits you for 5 fire damage.")
+        "A critical hit! The rat's breath hits you for 5 fire damage."
+    )
     assert say(m, "harm", RAT, ALICE, "cold", 0, "bolt", "miss") == "alice's bolt misses the rat."
     assert say(m, "harm", ME, None, "fire", 4, "ray", "hit") == (
-        "The ray hits you for 4 fire damage.")
+        "The ray hits you for 4 fire damage."
+    )
     assert say(m, "harm", ME, ME, "electricity", 6, "ray", "hit") == (
-        "Your own ray hits you for 6 electricity damage.")
+        "Your own ray hits you for 6 electricity damage."
+    )
     assert say(m, "harm", RAT, ME, "fire", 0, "ball", "lucky") == (
-        "A lucky hit! Your explosion hits the rat but does no damage.")
-    assert say(m, "harm", ME, None, "poison", 2, "status", "hit") == (
-        "You suffer 2 poison damage.")
+        "A lucky hit! Your explosion hits the rat but does no damage."
+    )
+    assert say(m, "harm", ME, None, "poison", 2, "status", "hit") == ("You suffer 2 poison damage.")
     assert say(m, "harm", RAT, None, "hunger", 1, "hunger", "hit") == (
-        "The rat suffers 1 damage from hunger.")
+        "The rat suffers 1 damage from hunger."
+    )
     assert say(m, "harm", RAT, ME, "fire", 3, "magic", "hit") is None  # unknown cause
     assert say(m, "harm", RAT, ME, "fire", "3", "ray", "hit") is None
 
@@ -241,9 +248,11 @@ def test_rays_explosions_statuses_and_terrain(model2: GameModel) -> None:
     cells = [[3, 2], [4, 2]]
     assert say(m, "ray", ME, "fire", cells, [], [[RAT, False]], False) == "You fire a fire ray."
     assert say(m, "ray", RAT, "magic_missile", cells, [[4, 2]], [], True) == (
-        "The rat fires a magic missile beam. It bounces!")
+        "The rat fires a magic missile beam. It bounces!"
+    )
     assert say(m, "ray", None, "cold", cells, [[4, 2], [0, 2]], [[ALICE, True]], False) == (
-        "A cold ray flashes past. It bounces 2 times! It reflects off alice!")
+        "A cold ray flashes past. It bounces 2 times! It reflects off alice!"
+    )
     assert say(m, "boom", ME, "fire", 3, 3, 2) == "A fire explosion bursts!"
     assert say(m, "status", RAT, 0, True) == "The rat is frozen."
     assert say(m, "status", ME, 1, True) == "You are on fire."
@@ -257,7 +266,8 @@ def test_rays_explosions_statuses_and_terrain(model2: GameModel) -> None:
     assert say(m, "terrain", 1, 1, 2) is None  # not changed by this delta
     assert say(m, "burn", 1, 1, "scroll_of_spark", "fire") == "A scroll of spark burns up!"
     assert say(m, "burn", 1, 1, "potion_of_healing", "cold") == (
-        "A potion of healing freezes and shatters!")
+        "A potion of healing freezes and shatters!"
+    )
 
 
 def test_casting_equipment_learning_and_notices(model2: GameModel) -> None:
@@ -266,11 +276,14 @@ def test_casting_equipment_learning_and_notices(model2: GameModel) -> None:
     assert say(m, "cast", RAT, "spark", False) == "The rat fails to cast spark."
     assert say(m, "equip", "a", "dagger", "weapon", True) == "You are now wielding a dagger (a)."
     assert say(m, "equip", "a", "dagger", "weapon", False) == (
-        "You are no longer wielding a dagger (a).")
+        "You are no longer wielding a dagger (a)."
+    )
     assert say(m, "equip", "b", "leather_armour", "body", True) == (
-        "You are now wearing a leather armour (b).")
+        "You are now wearing a leather armour (b)."
+    )
     assert say(m, "equip", "b", "leather_armour", "body", False) == (
-        "You take off a leather armour (b).")
+        "You take off a leather armour (b)."
+    )
     assert say(m, "learn", "spark") == "You learn the spell spark."
     assert say(m, "note", "hungry") == "You are getting hungry."
     assert say(m, "note", "starving") == "You are starving!"

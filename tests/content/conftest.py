@@ -32,8 +32,7 @@ def toml_value(v: Any) -> str:
 def toml_records(kind: str, records: list[dict[str, Any]]) -> str:
     """A file of ``[[kind]]`` tables, one per record, fields in dict order."""
     blocks = [
-        f"[[{kind}]]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in r.items())
-        for r in records
+        f"[[{kind}]]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in r.items()) for r in records
     ]
     return "\n".join(blocks)
 

@@ -37,9 +37,15 @@ def test_roles_match_the_seed_table() -> None:
     assert [r.name for r in roles.values()] == list(SEED_ROLES)
     for name, (base, heal, shield, suit, stat, special) in SEED_ROLES.items():
         role = default_spells().role(name)
-        assert (role.base, role.emergency, role.shield, role.suit, role.stat,
-                role.special_spell, role.special_bonus) == (
-            base, heal, shield, suit, stat, special, -4), name
+        assert (
+            role.base,
+            role.emergency,
+            role.shield,
+            role.suit,
+            role.stat,
+            role.special_spell,
+            role.special_bonus,
+        ) == (base, heal, shield, suit, stat, special, -4), name
         assert not role.special_key or role.special_key in default_spells().spells
 
 
@@ -72,17 +78,28 @@ def test_seed_001_player_numbers() -> None:
 def test_netHack_spell_ranges_and_kinds() -> None:
     spells = default_spells().spells
     # Seed 004: beams 6-13, dig 8-25, other rays 7-13.
-    assert (spells["force_bolt"].effect, spells["force_bolt"].range_min,
-            spells["force_bolt"].range) == ("beam", 6, 13)
+    assert (
+        spells["force_bolt"].effect,
+        spells["force_bolt"].range_min,
+        spells["force_bolt"].range,
+    ) == ("beam", 6, 13)
     assert (spells["dig"].range_min, spells["dig"].range) == (8, 25)
     for key in ("magic_missile", "fire_ray", "cone_of_cold", "sleep", "lightning_ray"):
         assert spells[key].effect in ("ray", "ray_explode")
         assert (spells[key].range_min, spells[key].range) == (7, 13), key
     emergency = {k for k, s in spells.items() if s.emergency}
-    assert emergency == {"heal_wounds", "purge_poison", "cure_disease", "soothe_acid_burn",
-                         "remove_curse"}
-    assert all(s.range_min == s.range for s in spells.values()
-               if s.effect not in ("beam", "ray", "ray_explode", "dig"))
+    assert emergency == {
+        "heal_wounds",
+        "purge_poison",
+        "cure_disease",
+        "soothe_acid_burn",
+        "remove_curse",
+    }
+    assert all(
+        s.range_min == s.range
+        for s in spells.values()
+        if s.effect not in ("beam", "ray", "ray_explode", "dig")
+    )
 
 
 def test_default_spells_is_cached_and_read_only() -> None:
@@ -180,14 +197,44 @@ def test_cross_field_rules(data_dir: Path) -> None:
         ({**HEAL, "damage_type": "fire"}, "'mend': field 'damage_type'"),
         ({**HEAL, "status": "hasted"}, "'mend': field 'status'"),
         ({**HEAL, "effect": "buff"}, "'mend': field 'status': effect 'buff' needs a status"),
-        ({**HEAL, "effect": "ray", "damage_type": "fire", "dice": "level",
-          "targeting": "direction", "range": 13, "range_min": 14}, "'mend': field 'range_min'"),
-        ({**HEAL, "effect": "dig", "power": 0, "emergency": False, "targeting": "direction",
-          "range": "unlimited"}, "'mend': field 'range'"),
-        ({**HEAL, "effect": "dig", "power": 0, "range": 5, "targeting": "target"},
-         "'mend': field 'targeting'"),
-        ({**HEAL, "effect": "tongue", "dice": 2, "spread": 1, "targeting": "direction",
-          "range": 2}, "'mend': field 'damage_type': effect 'tongue' needs"),
+        (
+            {
+                **HEAL,
+                "effect": "ray",
+                "damage_type": "fire",
+                "dice": "level",
+                "targeting": "direction",
+                "range": 13,
+                "range_min": 14,
+            },
+            "'mend': field 'range_min'",
+        ),
+        (
+            {
+                **HEAL,
+                "effect": "dig",
+                "power": 0,
+                "emergency": False,
+                "targeting": "direction",
+                "range": "unlimited",
+            },
+            "'mend': field 'range'",
+        ),
+        (
+            {**HEAL, "effect": "dig", "power": 0, "range": 5, "targeting": "target"},
+            "'mend': field 'targeting'",
+        ),
+        (
+            {
+                **HEAL,
+                "effect": "tongue",
+                "dice": 2,
+                "spread": 1,
+                "targeting": "direction",
+                "range": 2,
+            },
+            "'mend': field 'damage_type': effect 'tongue' needs",
+        ),
     ]
     for record, expected in cases:
         _write(data_dir, [BOLT, record], [ROLE])
@@ -249,8 +296,11 @@ def test_monsters_items_and_classes_name_only_spells_and_roles_that_exist() -> N
     check_spell_references(content, default_spells())  # the shipped data is consistent
     rat = dataclasses.replace(content.monsters["rat"], spells=("sparkle",))
     bad = dataclasses.replace(content, monsters={**content.monsters, "rat": rat})
-    with pytest.raises(ContentError, match=r"monsters\.toml: monster 'rat': field 'spells': "
-                                           r"unknown spell 'sparkle'"):
+    with pytest.raises(
+        ContentError,
+        match=r"monsters\.toml: monster 'rat': field 'spells': "
+        r"unknown spell 'sparkle'",
+    ):
         check_spell_references(bad, default_spells())
     mage = dataclasses.replace(content.classes["mage"], role="Necromancer")
     bad = dataclasses.replace(content, classes={**content.classes, "mage": mage})

@@ -54,8 +54,13 @@ def test_seed_001_numbers_are_in_the_data() -> None:
         assert rules.status(kind).retaliation_dice == (2, 4)
         assert rules.status(kind).damage_type == element
     hungry = {d.kind for d in rules.statuses if "doubles_hunger" in d.flags}
-    assert hungry == {StatusKind.DISEASED, StatusKind.POISONED, StatusKind.ENRAGED,
-                      StatusKind.ENERVATED, StatusKind.ACID_BURN}
+    assert hungry == {
+        StatusKind.DISEASED,
+        StatusKind.POISONED,
+        StatusKind.ENRAGED,
+        StatusKind.ENERVATED,
+        StatusKind.ACID_BURN,
+    }
     stop_regen = {d.kind for d in rules.statuses if "prevents_regeneration" in d.flags}
     assert stop_regen == {StatusKind.FROZEN, StatusKind.ON_FIRE}
 
@@ -96,33 +101,54 @@ BAD_FIELDS: list[tuple[Callable[[dict[str, Any]], None], str]] = [
     (_set(("status", "frozen", "max_rounds"), True), r"status 'frozen': field 'max_rounds'"),
     (_set(("status", "frozen", "max_rounds"), 0), r"status 'frozen': field 'max_rounds'"),
     (_set(("status", "frozen", "stacking"), "sum"), r"status 'frozen': field 'stacking'"),
-    (_set(("status", "frozen", "flags"), ["prevents_action", "flies"]),
-     r"status 'frozen': field 'flags': unknown flag 'flies'"),
-    (_set(("status", "on_fire", "damage_type"), "lava"),
-     r"status 'on_fire': field 'damage_type'"),
+    (
+        _set(("status", "frozen", "flags"), ["prevents_action", "flies"]),
+        r"status 'frozen': field 'flags': unknown flag 'flies'",
+    ),
+    (_set(("status", "on_fire", "damage_type"), "lava"), r"status 'on_fire': field 'damage_type'"),
     (_set(("status", "on_fire", "damage_dice"), [1, 0]), r"status 'on_fire': field 'damage_dice'"),
     (_set(("status", "on_fire", "damage_dice"), [4]), r"status 'on_fire': field 'damage_dice'"),
-    (_set(("status", "confused", "random_move_chance"), 1.5),
-     r"status 'confused': field 'random_move_chance'"),
+    (
+        _set(("status", "confused", "random_move_chance"), 1.5),
+        r"status 'confused': field 'random_move_chance'",
+    ),
     (_set(("status", "hasted", "delay_factor"), 0.0), r"status 'hasted': field 'delay_factor'"),
-    (_set(("status", "poisoned", "default_magnitude"), 9),
-     r"status 'poisoned': field 'default_magnitude': must be <= max_magnitude"),
-    (_set(("status", "poisoned", "default_magnitude"), 0),
-     r"status 'poisoned': field 'default_magnitude'"),
-    (_set(("status", "diseased", "flags"), ["magnitude_is_damage"]),
-     r"status 'diseased': field 'flags': magnitude_is_damage"),
-    (_set(("status", "hasted", "opposite"), "frozen"),
-     r"status 'hasted': field 'opposite': 'frozen' must name 'hasted'"),
-    (_set(("status", "hasted", "opposite"), "sluggish"),
-     r"status 'hasted': field 'opposite': unknown status 'sluggish'"),
-    (_set(("status", "hasted", "opposite"), "hasted"),
-     r"status 'hasted': field 'opposite': must name another status"),
-    (_set(("status", "enraged", "replaces"), ["calm"]),
-     r"status 'enraged': field 'replaces': unknown status 'calm'"),
-    (_set(("status", "stoneskin", "shield_removes"), "frozen"),
-     r"status 'stoneskin': field 'shield_removes': only an elemental shield"),
-    (_drop(("status", "fire_shield", "damage_type")),
-     r"status 'fire_shield': field 'damage_type': an elemental shield"),
+    (
+        _set(("status", "poisoned", "default_magnitude"), 9),
+        r"status 'poisoned': field 'default_magnitude': must be <= max_magnitude",
+    ),
+    (
+        _set(("status", "poisoned", "default_magnitude"), 0),
+        r"status 'poisoned': field 'default_magnitude'",
+    ),
+    (
+        _set(("status", "diseased", "flags"), ["magnitude_is_damage"]),
+        r"status 'diseased': field 'flags': magnitude_is_damage",
+    ),
+    (
+        _set(("status", "hasted", "opposite"), "frozen"),
+        r"status 'hasted': field 'opposite': 'frozen' must name 'hasted'",
+    ),
+    (
+        _set(("status", "hasted", "opposite"), "sluggish"),
+        r"status 'hasted': field 'opposite': unknown status 'sluggish'",
+    ),
+    (
+        _set(("status", "hasted", "opposite"), "hasted"),
+        r"status 'hasted': field 'opposite': must name another status",
+    ),
+    (
+        _set(("status", "enraged", "replaces"), ["calm"]),
+        r"status 'enraged': field 'replaces': unknown status 'calm'",
+    ),
+    (
+        _set(("status", "stoneskin", "shield_removes"), "frozen"),
+        r"status 'stoneskin': field 'shield_removes': only an elemental shield",
+    ),
+    (
+        _drop(("status", "fire_shield", "damage_type")),
+        r"status 'fire_shield': field 'damage_type': an elemental shield",
+    ),
     (_set(("round_ticks",), 0), r"field 'round_ticks'"),
     (_drop(("round_ticks",)), r"missing top-level key 'round_ticks'"),
     (_drop(("spark",)), r"missing top-level key 'spark'"),
@@ -132,10 +158,14 @@ BAD_FIELDS: list[tuple[Callable[[dict[str, Any]], None], str]] = [
     (_drop(("hunger", "start_rating")), r"table \[hunger\]: field 'start_rating': missing"),
     (_set(("hunger", "modify_chance_monk"), 1.2), r"table \[hunger\]: field 'modify_chance_monk'"),
     (_set(("hunger", "interval_max"), 4), r"table \[hunger\]: field 'interval_max': must be >="),
-    (_set(("hunger", "start_nourishment"), 501),
-     r"table \[hunger\]: field 'start_nourishment': must be <= full"),
-    (_set(("regeneration", "energy_ticks"), 20),
-     r"table \[regeneration\]: field 'energy_ticks': must be < health_ticks"),
+    (
+        _set(("hunger", "start_nourishment"), 501),
+        r"table \[hunger\]: field 'start_nourishment': must be <= full",
+    ),
+    (
+        _set(("regeneration", "energy_ticks"), 20),
+        r"table \[regeneration\]: field 'energy_ticks': must be < health_ticks",
+    ),
     (_set(("freeze", "chance"), -0.1), r"table \[freeze\]: field 'chance'"),
     (_set(("spark", "rounds_divisor"), 0), r"table \[spark\]: field 'rounds_divisor'"),
 ]

@@ -12,8 +12,9 @@ MOVES = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)]
 VERBS = ("drop", "wield", "wear", "remove", "eat", "quaff", "read", "pickup")
 
 
-def seat_players(game: Game, count: int, rng: np.random.Generator, *, scatter: bool,
-                 invisible: int = 0) -> list[int]:
+def seat_players(
+    game: Game, count: int, rng: np.random.Generator, *, scatter: bool, invisible: int = 0
+) -> list[int]:
     """Join ``count`` players of mixed classes with darts and wands; the
     first ``invisible`` of them are invisible. Returns their actor ids."""
     world = game.world
@@ -25,16 +26,18 @@ def seat_players(game: Game, count: int, rng: np.random.Generator, *, scatter: b
         if i < invisible:
             actor.abilities.add("invisible")
         for key in ("dart", "dart", "wand_of_fire", "wand_of_sleep"):
-            add_to_pack(actor.inventory, new_item(world.content.items[key], world.rng),
-                        world.content)
+            add_to_pack(
+                actor.inventory, new_item(world.content.items[key], world.rng), world.content
+            )
         if scatter:
             room = world.levels[1].rooms[int(rng.integers(len(world.levels[1].rooms)))]
             world.move_actor(actor, *world.free_cell_near(1, *room.center))
     return ids
 
 
-def give_commands(game: Game, ids: list[int], rng: np.random.Generator, tick: int,
-                  seq: int) -> tuple[int, int]:
+def give_commands(
+    game: Game, ids: list[int], rng: np.random.Generator, tick: int, seq: int
+) -> tuple[int, int]:
     """One tick's random commands; returns the next ``seq`` and how many
     throws and zaps were sent."""
     world = game.world
@@ -51,8 +54,9 @@ def give_commands(game: Game, ids: list[int], rng: np.random.Generator, tick: in
             if item.key.startswith("wand"):
                 game.command(pid, seq, "zap", (dx, dy), item=item.letter)
             else:
-                game.command(pid, seq, "throw", item=item.letter,
-                             at=(actor.x + 3 * dx, actor.y + 3 * dy))
+                game.command(
+                    pid, seq, "throw", item=item.letter, at=(actor.x + 3 * dx, actor.y + 3 * dy)
+                )
             seq += 1
             ranged += 1
         elif roll < 0.52 and actor.inventory:

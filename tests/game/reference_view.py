@@ -34,16 +34,21 @@ class ReferenceView:
 
     def _actors(self, game: Game) -> dict[int, list[Any]]:
         world = game.world
-        return {aid: actor_record(world.actors[aid], self.actor_id, world.content)
-                for aid in world.sees.get(self.actor_id, ())
-                if world.actors[aid].alive}
+        return {
+            aid: actor_record(world.actors[aid], self.actor_id, world.content)
+            for aid in world.sees.get(self.actor_id, ())
+            if world.actors[aid].alive
+        }
 
     def _objs(self, game: Game, actor: Actor) -> dict[tuple[int, int], str]:
         if actor.fov is None or not actor.alive:
             return {}
         level = game.world.levels[actor.depth]
-        return {pos: pile[-1].key for pos, pile in level.items.items()
-                if pile and actor.fov.contains(*pos)}
+        return {
+            pos: pile[-1].key
+            for pos, pile in level.items.items()
+            if pile and actor.fov.contains(*pos)
+        }
 
     def messages(self, game: Game, index: TickIndex, snapshot: bool) -> list[ServerMessage]:
         """This tick's messages for the player (``snapshot``: the game sends one)."""
@@ -70,8 +75,11 @@ class ReferenceView:
         self.fov = fov
         rm = sorted(a for a in self.actors if a not in actors)
         add = [actors[a] for a in sorted(actors) if a not in self.actors]
-        upd = [[a, *actors[a][3:]] for a in sorted(actors)
-               if a in self.actors and self.actors[a] != actors[a]]
+        upd = [
+            [a, *actors[a][3:]]
+            for a in sorted(actors)
+            if a in self.actors and self.actors[a] != actors[a]
+        ]
         for key, value in (("rm", rm), ("add", add), ("upd", upd)):
             if value:
                 fields[key] = value
@@ -97,8 +105,7 @@ class ReferenceView:
             fields["me"] = diff
         return [Delta(tick=world.tick, **fields)] if fields else []
 
-    def _events(self, index: TickIndex, actor: Actor, fov: Any,
-                known: set[int]) -> list[list[Any]]:
+    def _events(self, index: TickIndex, actor: Actor, fov: Any, known: set[int]) -> list[list[Any]]:
         """Every event of the tick the player saw or took part in, found by a
         scan of all of them (the index is used only for its event list)."""
         me = self.actor_id
@@ -107,8 +114,7 @@ class ReferenceView:
             concerned = index._concerns(span, me)
             if fov is None and not concerned:
                 continue
-            wire = span_to_wire(span, fov.contains if fov is not None else (lambda x, y: False),
-                                me)
+            wire = span_to_wire(span, fov.contains if fov is not None else (lambda x, y: False), me)
             if wire[3] or concerned:
                 found[order] = wire
         for order, event in index.shared:
@@ -125,8 +131,11 @@ class ReferenceView:
 def _same(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return a is b
-    return bool((a.x0, a.y0) == (b.x0, b.y0) and a.visible.shape == b.visible.shape
-                and (a.visible == b.visible).all())
+    return bool(
+        (a.x0, a.y0) == (b.x0, b.y0)
+        and a.visible.shape == b.visible.shape
+        and (a.visible == b.visible).all()
+    )
 
 
 def event_wire(event: Any) -> list[Any] | None:

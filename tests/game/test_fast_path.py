@@ -36,7 +36,8 @@ def test_fast_views_send_what_the_reference_sends(seed: int, scatter: bool) -> N
             snapshot = any(isinstance(m, Snapshot) for m in fast)
             ref = refs[pid].messages(game, index, snapshot)
             assert [decode_server(encode_server(m)) for m in fast] == [
-                decode_server(encode_server(m)) for m in ref], f"player {pid}, tick {tick}"
+                decode_server(encode_server(m)) for m in ref
+            ], f"player {pid}, tick {tick}"
             compared += 1
             deltas += sum(1 for m in fast if not isinstance(m, Snapshot))
     assert compared == 300 * len(ids) and deltas > 1000

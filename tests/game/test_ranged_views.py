@@ -27,14 +27,16 @@ def _game() -> Game:
     return Game(world, Store(":memory:"))
 
 
-def _two_players(ann_at: tuple[int, int], bob_at: tuple[int, int], item: str
-                 ) -> tuple[Game, Actor, Actor, Item]:
+def _two_players(
+    ann_at: tuple[int, int], bob_at: tuple[int, int], item: str
+) -> tuple[Game, Actor, Actor, Item]:
     """Ann and Bob in the hall at the given cells, Ann holding one ``item``;
     one tick has run so both see what they see."""
     game = _game()
     world = game.world
-    ann, bob = (world.actors[game.join(name, None, "warrior", object())[0].id]
-                for name in ("ann", "bob"))
+    ann, bob = (
+        world.actors[game.join(name, None, "warrior", object())[0].id] for name in ("ann", "bob")
+    )
     world.move_actor(ann, *ann_at)
     world.move_actor(bob, *bob_at)
     held = add_to_pack(ann.inventory, new_item(world.content.items[item]), world.content)

@@ -48,10 +48,25 @@ def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
 
 
 EVENT_ACTOR_FIELDS = {
-    "atk": (1, 2), "die": (1, 2), "door": (1,), "pick": (1,), "wake": (1,), "flee": (1,),
-    "lvl": (1,), "stairs": (1,), "respawn": (1,), "xp": (1,), "drop": (1,), "use": (1,),
-    "throw": (1,), "harm": (1, 2), "boom": (1,), "status": (1,), "poly": (1, 2),
-    "cast": (1,), "ray": (1,),
+    "atk": (1, 2),
+    "die": (1, 2),
+    "door": (1,),
+    "pick": (1,),
+    "wake": (1,),
+    "flee": (1,),
+    "lvl": (1,),
+    "stairs": (1,),
+    "respawn": (1,),
+    "xp": (1,),
+    "drop": (1,),
+    "use": (1,),
+    "throw": (1,),
+    "harm": (1, 2),
+    "boom": (1,),
+    "status": (1,),
+    "poly": (1, 2),
+    "cast": (1,),
+    "ray": (1,),
 }
 """Where docs/protocol.md puts actor ids in each event."""
 
@@ -87,11 +102,13 @@ def _check_in_sync(game: Game, pid: int, model: GameModel) -> None:
         truth = np.zeros_like(model.visible)
         truth[rows, cols] = actor.fov.visible
         assert np.array_equal(model.visible, truth)
-    truth_actors = {a: (world.actors[a].x, world.actors[a].y, world.actors[a].hp)
-                    for a in world.sees[pid]}
+    truth_actors = {
+        a: (world.actors[a].x, world.actors[a].y, world.actors[a].hp) for a in world.sees[pid]
+    }
     assert {a: (v.x, v.y, v.hp) for a, v in model.actors.items()} == truth_actors
     assert {a: v.sts for a, v in model.actors.items()} == {
-        a: status_bits(world.actors[a]) for a in world.sees[pid]}
+        a: status_bits(world.actors[a]) for a in world.sees[pid]
+    }
     assert model.me["hp"] == actor.hp and (model.me["x"], model.me["y"]) == (actor.x, actor.y)
     assert model.me["inv"] == inventory_record(actor)
     assert model.me["food"] == [actor.food.nourishment, actor.food.hunger]
@@ -112,8 +129,7 @@ def test_many_players_stay_in_sync_and_see_only_their_view(scatter: bool) -> Non
     models: dict[int, GameModel] = {}
     for pid in ids:
         models[pid] = GameModel()
-        models[pid].apply(decode_server(encode_server(game._welcome(game.seats[pid], None,
-                                                                      False))))
+        models[pid].apply(decode_server(encode_server(game._welcome(game.seats[pid], None, False))))
     seq = 0
     seen_others = 0
     ranged = 0
@@ -143,9 +159,16 @@ def test_nothing_is_sent_when_nothing_changed() -> None:
     # Only the food bar moves while a player stands still (seed 001 hunger
     # every 5-15 rounds); nothing else may be sent.
     sent = [msg for out in quiet for msg in out.get(welcome.id, [])]
-    assert all(isinstance(m, Delta) and m.me is not None and set(m.me) == {"food"}
-               and m.ev is None and m.add is None and m.upd is None and m.tiles is None
-               for m in sent)
+    assert all(
+        isinstance(m, Delta)
+        and m.me is not None
+        and set(m.me) == {"food"}
+        and m.ev is None
+        and m.add is None
+        and m.upd is None
+        and m.tiles is None
+        for m in sent
+    )
     assert len(sent) <= 50 // (5 * 3) + 1
 
 
@@ -277,8 +300,12 @@ def test_a_restart_finds_each_visited_level_as_it_was_left(tmp_path: Any) -> Non
     welcome, _ = game.join("ann", None, "warrior", "s1")
     ann = game.world.actors[welcome.id]
     level = game.world.levels[1]
-    wall = next((x, y) for y in range(1, level.height - 1) for x in range(1, level.width - 1)
-                if level.terrain_at(x, y) == Terrain.WALL)
+    wall = next(
+        (x, y)
+        for y in range(1, level.height - 1)
+        for x in range(1, level.width - 1)
+        if level.terrain_at(x, y) == Terrain.WALL
+    )
     game.world.set_terrain(1, *wall, Terrain.FLOOR)  # as a digging ray leaves it
     game.world.drop_item(1, ann.x, ann.y, Item("dart", 3))
     game.save_all()

@@ -38,8 +38,14 @@ def node_modules() -> Path:
     if not path.is_dir():
         if NPM is None:
             pytest.skip("npm is not installed, and tests/interop/node_modules is missing")
-        done = subprocess.run([NPM, "ci", "--no-audit", "--no-fund", "--silent"], cwd=HERE,
-                              capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            [NPM, "ci", "--no-audit", "--no-fund", "--silent"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         if done.returncode != 0:
             shutil.rmtree(path, ignore_errors=True)
             pytest.skip(f"npm ci failed: {done.stderr.strip()[-500:]}")
@@ -56,11 +62,18 @@ def test_node_client_plays_against_the_server(tmp_path: Path, node_modules: Path
     home.mkdir()
     env = {**os.environ, "UNDERHALL_HOME": str(home), "PYTHONUNBUFFERED": "1"}
     with running_server(tmp_path, seed=3, tick_rate=20, env=env) as url:
-        run = subprocess.run([NODE, str(HERE / "client.mjs"), url, "interop_node"],
-                             cwd=HERE, capture_output=True, text=True, timeout=30, check=False)
+        run = subprocess.run(
+            [NODE, str(HERE / "client.mjs"), url, "interop_node"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
         assert run.returncode == 0, (
             f"node client failed ({run.returncode}):\n{run.stderr}\n{run.stdout}\n"
-            f"server log:\n{(tmp_path / 'server.log').read_text(errors='replace')[-3000:]}")
+            f"server log:\n{(tmp_path / 'server.log').read_text(errors='replace')[-3000:]}"
+        )
     lines = run.stdout.strip().splitlines()
     assert len(lines) == 1, run.stdout
     s = json.loads(lines[0])

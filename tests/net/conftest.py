@@ -26,8 +26,13 @@ Started = Callable[..., Coroutine[Any, Any, GameServer]]
 async def start_server(tmp_path: Path) -> AsyncIterator[Started]:
     running: list[tuple[GameServer, asyncio.Task[None], Store]] = []
 
-    async def start(seed: int = 1, tick_rate: int = 20, db: Path | None = None,
-                    populate: bool = True, limits: NetLimits | None = None) -> GameServer:
+    async def start(
+        seed: int = 1,
+        tick_rate: int = 20,
+        db: Path | None = None,
+        populate: bool = True,
+        limits: NetLimits | None = None,
+    ) -> GameServer:
         store = Store(db or tmp_path / "world.db")
         game = Game(World(seed, populate=populate), store, tick_rate=tick_rate)
         server = GameServer(game, "127.0.0.1", 0, tick_rate, limits=limits)
@@ -73,8 +78,9 @@ async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
     return out
 
 
-async def recv_until(ws: ClientConnection, pred: Callable[[dict[str, Any]], bool],
-                     timeout: float = 5.0) -> dict[str, Any]:
+async def recv_until(
+    ws: ClientConnection, pred: Callable[[dict[str, Any]], bool], timeout: float = 5.0
+) -> dict[str, Any]:
     """Receive until a message matches ``pred``; fail after ``timeout`` seconds."""
     async with asyncio.timeout(timeout):
         while True:
@@ -83,8 +89,11 @@ async def recv_until(ws: ClientConnection, pred: Callable[[dict[str, Any]], bool
                 return msg
 
 
-async def join(server: GameServer, name: str, token: str | None = None,
-               ) -> tuple[ClientConnection, dict[str, Any], dict[str, Any]]:
+async def join(
+    server: GameServer,
+    name: str,
+    token: str | None = None,
+) -> tuple[ClientConnection, dict[str, Any], dict[str, Any]]:
     """Connect and join; return the socket, the welcome and the first snapshot."""
     ws = await connect(server)
     hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION, "name": name}

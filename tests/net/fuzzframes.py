@@ -144,8 +144,11 @@ def make_frame(kind: str, rng: np.random.Generator, big_max: int = 1 << 20) -> t
         size = int(rng.integers(MAX_FRAME_BYTES + 1, max(top, MAX_FRAME_BYTES + 1) + 1))
         return OP_BINARY, b"\x00" * size
     if kind == "hello":
-        hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION,
-                                 "name": f"fz{int(rng.integers(0, 10**6))}"}
+        hello: dict[str, Any] = {
+            "t": "hello",
+            "v": PROTOCOL_VERSION,
+            "name": f"fz{int(rng.integers(0, 10**6))}",
+        }
         change = int(rng.integers(0, 8))
         if change == 0:
             hello["v"] = _value(rng)
@@ -202,9 +205,13 @@ class RawConnection:
         """
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         key = base64.b64encode(os.urandom(16)).decode()
-        writer.write((f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                      f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                      "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        writer.write(
+            (
+                f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
         head = await reader.readuntil(b"\r\n\r\n")
         if b" 101 " not in head.split(b"\r\n", 1)[0]:
             writer.close()
@@ -252,8 +259,9 @@ class Tally:
         return cls(Counter(), {k: Counter() for k in KINDS})
 
 
-async def _read_until_marker(conn: RawConnection, marker: int, into: Counter[str],
-                             timeout: float) -> None:
+async def _read_until_marker(
+    conn: RawConnection, marker: int, into: Counter[str], timeout: float
+) -> None:
     """Tally server answers until the pong ``marker``, a close, or ``timeout``."""
     try:
         async with asyncio.timeout(timeout):
@@ -279,9 +287,15 @@ async def _read_until_marker(conn: RawConnection, marker: int, into: Counter[str
         into["no answer"] += 1
 
 
-async def fuzz_connection(port: int, kind: str, rng: np.random.Generator, tally: Tally,
-                          hello: dict[str, Any] | None, big_max: int = 1 << 20,
-                          timeout: float = 10.0) -> None:
+async def fuzz_connection(
+    port: int,
+    kind: str,
+    rng: np.random.Generator,
+    tally: Tally,
+    hello: dict[str, Any] | None,
+    big_max: int = 1 << 20,
+    timeout: float = 10.0,
+) -> None:
     """Open one connection, optionally say ``hello`` (as a resume), send one
     batch of ``kind`` frames, then a ping as a marker; tally what came back."""
     try:
@@ -309,9 +323,16 @@ async def fuzz_connection(port: int, kind: str, rng: np.random.Generator, tally:
         conn.close()
 
 
-async def fuzz(port: int, per_kind: int | Callable[[str], int], *, seed: int = 0,
-               workers: int = 4, resume: list[dict[str, Any]] | None = None,
-               big_max: int = 1 << 20, progress: Callable[[Tally], None] | None = None) -> Tally:
+async def fuzz(
+    port: int,
+    per_kind: int | Callable[[str], int],
+    *,
+    seed: int = 0,
+    workers: int = 4,
+    resume: list[dict[str, Any]] | None = None,
+    big_max: int = 1 << 20,
+    progress: Callable[[Tally], None] | None = None,
+) -> Tally:
     """Send ``per_kind`` frames of every kind (a number, or a function of the
     kind) over ``workers`` concurrent connections at a time.
 

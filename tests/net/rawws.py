@@ -60,9 +60,12 @@ class RawClient:
         self.sock.connect(("127.0.0.1", port))
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall(
-            (f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-             "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+            (
+                f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
         self.buf = b""
         while b"\r\n\r\n" not in self.buf:
             chunk = self.sock.recv(4096)
@@ -95,6 +98,7 @@ class RawClient:
             ConnectionError: The server closed the TCP connection.
             TimeoutError: Nothing arrived within the socket timeout.
         """
+
         def need(n: int) -> bytes:
             while len(self.buf) < n:
                 chunk = self.sock.recv(65536)

@@ -18,22 +18,26 @@ def _per_kind(kind: str) -> int:
     return 1000 if kind in ONE_PER_CONNECTION else 2000
 
 
-async def test_fuzzed_frames_break_nothing(start_server: Started,
-                                           caplog: pytest.LogCaptureFixture) -> None:
+async def test_fuzzed_frames_break_nothing(
+    start_server: Started, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     # Failed-token caps off: the fuzzer's wrong tokens would otherwise lock this
     # address out of resuming, and every frame would be sent before hello.
-    server = await start_server(limits=NetLimits(token_failures_per_name=0,
-                                                 token_failures_per_addr=0))
+    server = await start_server(
+        limits=NetLimits(token_failures_per_name=0, token_failures_per_addr=0)
+    )
     honest, _, _ = await join(server, "honest")
     resume = []
     for n in range(4):
         ws, welcome, _ = await join(server, f"fuzz{n}")
-        resume.append({"t": "hello", "v": welcome["v"], "name": welcome["name"],
-                       "token": welcome["token"]})
+        resume.append(
+            {"t": "hello", "v": welcome["v"], "name": welcome["name"], "token": welcome["token"]}
+        )
         await ws.close()
-    task = asyncio.create_task(fuzz(server.port, _per_kind, seed=11, resume=resume,
-                                    big_max=64 * 1024))
+    task = asyncio.create_task(
+        fuzz(server.port, _per_kind, seed=11, resume=resume, big_max=64 * 1024)
+    )
     pings = 0
     while not task.done():
         await send(honest, {"t": "ping", "id": pings})

@@ -47,8 +47,9 @@ class Flooder(threading.Thread):
     """Send pings as fast as the socket takes them, never reading, until the
     server cuts the connection or ``seconds`` pass; ``cut`` says which."""
 
-    def __init__(self, port: int, seconds: float, hello: bytes | None = None,
-                 reads: bool = False) -> None:
+    def __init__(
+        self, port: int, seconds: float, hello: bytes | None = None, reads: bool = False
+    ) -> None:
         super().__init__(daemon=True)
         self.reads = reads
         self.port = port
@@ -90,8 +91,9 @@ async def _ping_rtt(ws: Any, ident: int) -> None:
 
 
 @pytest.mark.parametrize("after_hello, reads", [(False, False), (True, False), (True, True)])
-async def test_a_ping_flood_is_cut_and_bounded(tmp_path: Path, after_hello: bool,
-                                               reads: bool) -> None:
+async def test_a_ping_flood_is_cut_and_bounded(
+    tmp_path: Path, after_hello: bool, reads: bool
+) -> None:
     """Websocket pings spend a budget: a client flooding them, before or after
     hello, reading its pongs or not, is closed; the server's memory stays
     bounded and an honest player's pings are answered throughout."""
@@ -119,13 +121,16 @@ async def test_a_ping_flood_is_cut_and_bounded(tmp_path: Path, after_hello: bool
 
 
 async def test_the_hello_timeout_closes_a_connection_with_a_full_buffer(
-        start_server: Started, monkeypatch: pytest.MonkeyPatch) -> None:
+    start_server: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Even with no control-frame budget and no output cap, a client that never
     says hello and never reads is closed by the hello timeout: the close does
     not wait for its write buffer to drain."""
     monkeypatch.setattr(net_server, "HELLO_TIMEOUT_S", 0.5)
-    server = await start_server(populate=False, limits=NetLimits(
-        control_per_s=1e9, control_burst=10**9, output_cap_bytes=1 << 40))
+    server = await start_server(
+        populate=False,
+        limits=NetLimits(control_per_s=1e9, control_burst=10**9, output_cap_bytes=1 << 40),
+    )
     flooder = Flooder(server.port, 8.0)
     flooder.start()
     await asyncio.to_thread(flooder.join)
@@ -133,8 +138,10 @@ async def test_the_hello_timeout_closes_a_connection_with_a_full_buffer(
 
 
 async def test_output_over_the_cap_closes_the_connection(start_server: Started) -> None:
-    server = await start_server(populate=False, limits=NetLimits(
-        control_per_s=1e9, control_burst=10**9, output_cap_bytes=256 * 1024))
+    server = await start_server(
+        populate=False,
+        limits=NetLimits(control_per_s=1e9, control_burst=10**9, output_cap_bytes=256 * 1024),
+    )
     good, _, _ = await join(server, "good")
     flooder = Flooder(server.port, 8.0)
     flooder.start()
@@ -146,8 +153,9 @@ async def test_output_over_the_cap_closes_the_connection(start_server: Started) 
 async def test_a_silent_character_leaves_after_the_keepalive(tmp_path: Path) -> None:
     """A client that stops answering (as if frozen with SIGSTOP) loses its
     character within keepalive interval + timeout, both ``serve`` options."""
-    with server_process(tmp_path, seed=3, args=[
-            "--keepalive-interval", "0.5", "--keepalive-timeout", "0.5"]) as (url, _proc):
+    with server_process(
+        tmp_path, seed=3, args=["--keepalive-interval", "0.5", "--keepalive-timeout", "0.5"]
+    ) as (url, _proc):
         watcher = await websockets.connect(url, compression=None)
         await send(watcher, {"t": "hello", "v": PROTOCOL_VERSION, "name": "watcher"})
         await recv_until(watcher, lambda m: m["t"] == "snap")
@@ -193,8 +201,7 @@ async def test_new_characters_per_address_are_capped(tmp_path: Path) -> None:
         err = await recv(ws)
         assert (err["code"], err["fatal"]) == ("limited", True)
         ws = await websockets.connect(url, compression=None)  # resuming is still allowed
-        await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "one",
-                        "token": tokens["one"]})
+        await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "one", "token": tokens["one"]})
         assert (await recv(ws))["resumed"] is True
         await ws.close()
     assert "new characters cap" in (tmp_path / "server.log").read_text()
@@ -212,8 +219,9 @@ async def _hello_answer(server_url: str, name: str, token: str | None = None) ->
 
 
 async def test_failed_tokens_are_throttled_per_name_and_per_address(tmp_path: Path) -> None:
-    with server_process(tmp_path, args=["--token-failures-per-name", "3",
-                                        "--token-failures-per-addr", "5"]) as (url, _proc):
+    with server_process(
+        tmp_path, args=["--token-failures-per-name", "3", "--token-failures-per-addr", "5"]
+    ) as (url, _proc):
         token = (await _hello_answer(url, "victim"))["token"]
         codes = [(await _hello_answer(url, "victim", f"guess{n}"))["code"] for n in range(4)]
         assert codes == ["name_taken"] * 3 + ["limited"]
@@ -249,8 +257,10 @@ async def test_the_open_file_limit_leaves_room(tmp_path: Path) -> None:
     refuses connections with HTTP 503 before running out of files; once some
     close, newcomers get in."""
     prefix = ["prlimit", "--nofile=100:160", "--"]
-    with server_process(tmp_path, args=["--max-conns-per-addr", "0"],
-                        prefix=prefix) as (url, _proc):
+    with server_process(tmp_path, args=["--max-conns-per-addr", "0"], prefix=prefix) as (
+        url,
+        _proc,
+    ):
         port = int(url.rsplit(":", 1)[1])
         held: list[RawClient] = []
         refused: HandshakeRefused | None = None
@@ -278,7 +288,10 @@ async def test_the_open_file_limit_leaves_room(tmp_path: Path) -> None:
 
 def test_serve_defaults_are_the_limits_defaults() -> None:
     limits = NetLimits()
-    names = {"keepalive_interval": "keepalive_interval_s", "keepalive_timeout": "keepalive_timeout_s"}
+    names = {
+        "keepalive_interval": "keepalive_interval_s",
+        "keepalive_timeout": "keepalive_timeout_s",
+    }
     known = {f.name for f in fields(NetLimits)}
     for key, value in SERVE_DEFAULTS.items():
         attr = names.get(key, key)

@@ -41,7 +41,11 @@ def _answers(seq: int, msg: dict[str, Any]) -> bool:
 async def test_join_move_and_ack(start_server: Started) -> None:
     server = await start_server(populate=False)
     ws, welcome, snap = await join(server, "ann")
-    assert welcome["v"] == PROTOCOL_VERSION and welcome["token"] and snap["w"] * snap["h"] == len(snap["map"])
+    assert (
+        welcome["v"] == PROTOCOL_VERSION
+        and welcome["token"]
+        and snap["w"] * snap["h"] == len(snap["map"])
+    )
     me = snap["me"]
     for seq, d in enumerate([[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [-1, -1]]):
         await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": d})
@@ -52,18 +56,22 @@ async def test_join_move_and_ack(start_server: Started) -> None:
     await ws.close()
 
 
-@pytest.mark.parametrize("frame, code", [
-    (b"\xc1", "bad_msgpack"),
-    (msgpack.packb([1, 2, 3]), "bad_message"),
-    (msgpack.packb({"t": "teleport"}), "unknown_type"),
-    (msgpack.packb({"t": "cmd", "seq": "one", "c": "move", "d": [1, 0]}), "bad_field"),
-    (msgpack.packb({"t": "cmd", "seq": 1, "c": "move", "d": [2, 0]}), "bad_field"),
-    (msgpack.packb({"t": "cmd", "seq": 1, "c": "wait", "extra": 1}), "bad_field"),
-    (msgpack.packb({"t": "hello", "v": PROTOCOL_VERSION, "name": "again"}), "not_allowed"),
-    ("a text frame", "bad_message"),
-])
+@pytest.mark.parametrize(
+    "frame, code",
+    [
+        (b"\xc1", "bad_msgpack"),
+        (msgpack.packb([1, 2, 3]), "bad_message"),
+        (msgpack.packb({"t": "teleport"}), "unknown_type"),
+        (msgpack.packb({"t": "cmd", "seq": "one", "c": "move", "d": [1, 0]}), "bad_field"),
+        (msgpack.packb({"t": "cmd", "seq": 1, "c": "move", "d": [2, 0]}), "bad_field"),
+        (msgpack.packb({"t": "cmd", "seq": 1, "c": "wait", "extra": 1}), "bad_field"),
+        (msgpack.packb({"t": "hello", "v": PROTOCOL_VERSION, "name": "again"}), "not_allowed"),
+        ("a text frame", "bad_message"),
+    ],
+)
 async def test_bad_input_gets_an_error_and_disturbs_nobody(
-        start_server: Started, frame: bytes | str, code: str) -> None:
+    start_server: Started, frame: bytes | str, code: str
+) -> None:
     server = await start_server(populate=False)
     bad, _, _ = await join(server, "bad")
     good, _, _ = await join(server, "good")
@@ -202,7 +210,8 @@ async def test_characters_survive_a_restart(start_server: Started, tmp_path: Pat
 
 
 async def test_a_client_that_stops_reading_is_skipped_then_dropped(
-        start_server: Started, monkeypatch: pytest.MonkeyPatch) -> None:
+    start_server: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A client that stops reading gets no deltas while it is behind (its next
     message would be a snapshot) and is disconnected once it stays behind;
     the others play on."""
@@ -219,8 +228,9 @@ async def test_a_client_that_stops_reading_is_skipped_then_dropped(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.setblocking(False)
     await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
-    stuck = await websockets.connect(f"ws://127.0.0.1:{server.port}", sock=sock,
-                                     compression=None, max_queue=1)
+    stuck = await websockets.connect(
+        f"ws://127.0.0.1:{server.port}", sock=sock, compression=None, max_queue=1
+    )
     await send(stuck, {"t": "hello", "v": PROTOCOL_VERSION, "name": "stuck"})
     talker, _, _ = await join(server, "talker")
     async with asyncio.timeout(5):
@@ -284,8 +294,11 @@ async def test_sighup_saves_every_character_before_closing(tmp_path: Path) -> No
             if (me["x"], me["y"]) != start:
                 break
         assert (me["x"], me["y"]) != start, "the character moved"
-        pid = int(subprocess.check_output(  # noqa: ASYNC221 -- a quick pgrep
-            ["pgrep", "-f", "--", f"--db {tmp_path / 'world.db'}"]).split()[0])
+        pid = int(
+            subprocess.check_output(  # noqa: ASYNC221 -- a quick pgrep
+                ["pgrep", "-f", "--", f"--db {tmp_path / 'world.db'}"]
+            ).split()[0]
+        )
         os.kill(pid, signal.SIGHUP)
         time.sleep(1.5)  # noqa: ASYNC251 -- on purpose: this client cannot answer the close
         store = Store(tmp_path / "world.db", lock=False)  # the server may still be closing

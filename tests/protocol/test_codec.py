@@ -171,8 +171,14 @@ server_messages: st.SearchStrategy[ServerMessage] = st.one_of(
     st.builds(Error, code=st.text(), msg=st.text(), fatal=st.booleans()),
     st.builds(Pong, id=wire_ints, tick=wire_ints),
     st.builds(ChatOut, sender=st.text(), text=st.text(), tick=wire_ints),
-    st.builds(ChatOut, sender=st.text(), text=st.text(), tick=wire_ints,
-              scope=st.sampled_from(["level", "global", "private"]), to=st.none() | names),
+    st.builds(
+        ChatOut,
+        sender=st.text(),
+        text=st.text(),
+        tick=wire_ints,
+        scope=st.sampled_from(["level", "global", "private"]),
+        to=st.none() | names,
+    ),
     st.builds(Info, id=wire_ints, found=st.booleans(), about=dicts),
 )
 
@@ -190,12 +196,27 @@ near_client_maps = st.fixed_dictionaries(
     optional={k: values | st.sampled_from(_NEAR_CLIENT_VALUES) for k in _NEAR_CLIENT_KEYS},
 )
 near_server_maps = st.fixed_dictionaries(
-    {"t": st.sampled_from(
-        ["welcome", "snap", "delta", "reject", "error", "pong", "chat", "info"])},
+    {"t": st.sampled_from(["welcome", "snap", "delta", "reject", "error", "pong", "chat", "info"])},
     optional={
         k: values | st.sampled_from([0, [0, 0, 1, 1, b"\x01"], b"", [], {}, True])
-        for k in ("tick", "depth", "w", "h", "map", "fov", "ack", "tiles", "seq", "code", "id",
-                  "found", "about", "spells", "statuses", "damage_types")
+        for k in (
+            "tick",
+            "depth",
+            "w",
+            "h",
+            "map",
+            "fov",
+            "ack",
+            "tiles",
+            "seq",
+            "code",
+            "id",
+            "found",
+            "about",
+            "spells",
+            "statuses",
+            "damage_types",
+        )
     },
 )
 
@@ -577,8 +598,16 @@ def test_welcome_without_the_version_2_tables() -> None:
     msg = decode_server(pack(raw))
     assert isinstance(msg, Welcome)
     assert (msg.spells, msg.statuses, msg.damage_types) == ({}, [], [])
-    full = decode_server(pack({**raw, "spells": {"spark": ["spark", 1, "evocation", "dir"]},
-                               "statuses": [["frozen", "frozen"]], "damage_types": ["fire"]}))
+    full = decode_server(
+        pack(
+            {
+                **raw,
+                "spells": {"spark": ["spark", 1, "evocation", "dir"]},
+                "statuses": [["frozen", "frozen"]],
+                "damage_types": ["fire"],
+            }
+        )
+    )
     assert isinstance(full, Welcome) and full.spells["spark"][3] == "dir"
     assert full.statuses == [["frozen", "frozen"]] and full.damage_types == ["fire"]
 
@@ -595,9 +624,25 @@ SERVER_BAD = [
     ({"t": "info", "id": 1, "found": False, "about": []}, ErrorCode.BAD_FIELD),
     ({"t": "info", "id": "1", "found": False, "about": {}}, ErrorCode.BAD_FIELD),
     ({"t": "info", "id": 1, "found": False}, ErrorCode.BAD_FIELD),
-    ({"t": "welcome", "v": 2, "id": 1, "name": "a", "token": "t", "resumed": False, "tick": 0,
-      "tick_rate": 10, "terrain": [], "kinds": {}, "items": {}, "classes": [], "motd": "",
-      "spells": []}, ErrorCode.BAD_FIELD),
+    (
+        {
+            "t": "welcome",
+            "v": 2,
+            "id": 1,
+            "name": "a",
+            "token": "t",
+            "resumed": False,
+            "tick": 0,
+            "tick_rate": 10,
+            "terrain": [],
+            "kinds": {},
+            "items": {},
+            "classes": [],
+            "motd": "",
+            "spells": [],
+        },
+        ErrorCode.BAD_FIELD,
+    ),
     ({"t": "pong", "id": 1}, ErrorCode.BAD_FIELD),
     ({"t": "pong", "id": 1, "tick": "2"}, ErrorCode.BAD_FIELD),
     ({"t": "error", "code": "x", "msg": "y", "fatal": 1}, ErrorCode.BAD_FIELD),
@@ -670,9 +715,16 @@ def test_chat_scopes_on_the_wire() -> None:
     default out, so such a frame is what a version-2 client sent before."""
     assert decode_client(pack({"t": "chat", "text": "hi"})) == Chat("hi", "level")
     assert decode_client(pack({"t": "chat", "text": "hi", "scope": "global"})) == Chat(
-        "hi", "global")
+        "hi", "global"
+    )
     assert decode_client(pack({"t": "chat", "text": "hi", "to": "Bob"})) == Chat("hi", to="Bob")
     assert msgpack.unpackb(encode_client(Chat("hi"))) == {"t": "chat", "text": "hi"}
     raw = msgpack.unpackb(encode_server(ChatOut("ann", "hi", 3, scope="private", to="Bob")))
-    assert raw == {"t": "chat", "from": "ann", "text": "hi", "tick": 3, "scope": "private",
-                   "to": "Bob"}
+    assert raw == {
+        "t": "chat",
+        "from": "ann",
+        "text": "hi",
+        "tick": 3,
+        "scope": "private",
+        "to": "Bob",
+    }

@@ -40,8 +40,9 @@ def make_world(*maps: str, seed: int = 1) -> World:
     return World(seed, levels=levels, populate=False)
 
 
-def spawn(world: World, kind: str, x: int, y: int, mind: Mind = Mind.ASLEEP,
-          depth: int = 1) -> Actor:
+def spawn(
+    world: World, kind: str, x: int, y: int, mind: Mind = Mind.ASLEEP, depth: int = 1
+) -> Actor:
     """Put a monster of ``kind`` at ``(x, y)``."""
     mdef = default_content().monsters[kind]
     return world.add_actor(lambda aid: new_monster(aid, mdef, depth, x, y, mind), depth, x, y)
@@ -90,8 +91,7 @@ def act(world: World, actor_id: int, command: Command, tag: int = 0) -> list[Eve
     return events
 
 
-def submit_and_step(world: World, actor_id: int, command: Command,
-                    tag: int = 0) -> list[Event]:
+def submit_and_step(world: World, actor_id: int, command: Command, tag: int = 0) -> list[Event]:
     """Submit one command at once (it waits in the queue if the actor is busy)
     and step until the actor has carried it out or refused it."""
     actor = world.actors[actor_id]
@@ -104,12 +104,17 @@ def submit_and_step(world: World, actor_id: int, command: Command,
     return events
 
 
-def harms(events: list[Event], actor: Actor | None = None,
-          cause: str | None = None) -> list[Harmed]:
+def harms(
+    events: list[Event], actor: Actor | None = None, cause: str | None = None
+) -> list[Harmed]:
     """The ``Harmed`` events, of ``actor`` only and of ``cause`` only when given."""
-    return [e for e in events if isinstance(e, Harmed)
-            and (actor is None or e.target == actor.id)
-            and (cause is None or e.cause == cause)]
+    return [
+        e
+        for e in events
+        if isinstance(e, Harmed)
+        and (actor is None or e.target == actor.id)
+        and (cause is None or e.cause == cause)
+    ]
 
 
 # --- statistics and purity --------------------------------------------------------------

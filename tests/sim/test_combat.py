@@ -417,8 +417,7 @@ def reference_melee(
             outcome, damage = AttackOutcome.LUCKY, int(rng.integers(1, 4))
         else:
             outcome, damage = AttackOutcome.CRITICAL, damage * 2
-    return MeleeResult(outcome, damage, _seed_energy_cost(outcome, att.level, dfn.level),
-                       surprise)
+    return MeleeResult(outcome, damage, _seed_energy_cost(outcome, att.level, dfn.level), surprise)
 
 
 combatants = st.builds(

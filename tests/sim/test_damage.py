@@ -121,8 +121,21 @@ POSITIVE: dict[str, dict[int, list[Fraction]]] = {
     "ice": ladder(IMMUNE_ELEMENT),
     "storm": ladder(ZERO),
     "magic_missile": ladder(ZERO),  # seed 004: magic resistance stops it entirely
-    **{k: {} for k in ("mana", "holy", "meteor", "disintegration", "rock",
-                       "shot", "spirit", "dispel_good", "dispel_all", "dispel_small")},
+    **{
+        k: {}
+        for k in (
+            "mana",
+            "holy",
+            "meteor",
+            "disintegration",
+            "rock",
+            "shot",
+            "spirit",
+            "dispel_good",
+            "dispel_all",
+            "dispel_small",
+        )
+    },
     **{k: {} for k in NO_DAMAGE | ONLY_HURT | ONLY_FLAGGED},
 }
 # HURT_ (3/2) and Underhall's steeper levels.
@@ -599,18 +612,18 @@ def test_an_item_s_own_hates_list_replaces_its_category_s() -> None:
     rng = np.random.default_rng(3)
     sword, flask = ("acid",), ("cold",)
     for _ in range(50):
-        assert not floor_item_damaged(rng, "fire", 1000, "weapon", proof=NOTHING,
-                                      artifact=False, hates=sword)
+        assert not floor_item_damaged(
+            rng, "fire", 1000, "weapon", proof=NOTHING, artifact=False, hates=sword
+        )
         assert floor_item_damaged(rng, "fire", 1000, "weapon", proof=NOTHING, artifact=False)
-        assert floor_item_damaged(rng, "cold", 1000, "thrown", proof=NOTHING, artifact=False,
-                                  hates=flask)
-        assert not floor_item_damaged(rng, "cold", 1000, "thrown", proof=NOTHING,
-                                      artifact=False)
+        assert floor_item_damaged(
+            rng, "cold", 1000, "thrown", proof=NOTHING, artifact=False, hates=flask
+        )
+        assert not floor_item_damaged(rng, "cold", 1000, "thrown", proof=NOTHING, artifact=False)
     # Mana ("all objects") ignores the list; holy orb takes only cursed objects.
-    assert floor_item_damaged(rng, "mana", 1, "thrown", proof=NOTHING, artifact=False,
-                              hates=())
-    assert floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=False,
-                              cursed=True)
+    assert floor_item_damaged(rng, "mana", 1, "thrown", proof=NOTHING, artifact=False, hates=())
+    assert floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=False, cursed=True)
     assert not floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=False)
-    assert not floor_item_damaged(rng, "holy", 1, "weapon", proof=NOTHING, artifact=True,
-                                  cursed=True)
+    assert not floor_item_damaged(
+        rng, "holy", 1, "weapon", proof=NOTHING, artifact=True, cursed=True
+    )

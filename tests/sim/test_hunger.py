@@ -31,12 +31,26 @@ ALWAYS = dataclasses.replace(HUNGER, modify_chance_monk=1.0, modify_chance_other
 NEVER = dataclasses.replace(HUNGER, modify_chance_monk=0.0, modify_chance_other=0.0)
 
 
-def _amount(hp: int = 20, en: int = 20, statuses: Statuses | None = None, *, fatigue: int = 0,
-            vibrant_warmth: bool = False, hunger_drain: bool = False) -> int:
+def _amount(
+    hp: int = 20,
+    en: int = 20,
+    statuses: Statuses | None = None,
+    *,
+    fatigue: int = 0,
+    vibrant_warmth: bool = False,
+    hunger_drain: bool = False,
+) -> int:
     """Hunger amount for a character with max health and max energy 20."""
-    return hunger_amount(hp=hp, max_hp=20, en=en, max_en=20,
-                         statuses=Statuses() if statuses is None else statuses, fatigue=fatigue,
-                         vibrant_warmth=vibrant_warmth, hunger_drain=hunger_drain)
+    return hunger_amount(
+        hp=hp,
+        max_hp=20,
+        en=en,
+        max_en=20,
+        statuses=Statuses() if statuses is None else statuses,
+        fatigue=fatigue,
+        vibrant_warmth=vibrant_warmth,
+        hunger_drain=hunger_drain,
+    )
 
 
 # --- the bar ----------------------------------------------------------------------------
@@ -86,8 +100,13 @@ def test_hunger_amount_doublings_in_the_seeds_order() -> None:
     assert _amount(hp=10) == 1  # exactly 50% is not "less than 50%"
     assert _amount(en=9) == 2
     assert _amount(hp=9, en=9) == 4
-    for kind in (StatusKind.DISEASED, StatusKind.POISONED, StatusKind.ENRAGED,
-                 StatusKind.ENERVATED, StatusKind.ACID_BURN):
+    for kind in (
+        StatusKind.DISEASED,
+        StatusKind.POISONED,
+        StatusKind.ENRAGED,
+        StatusKind.ENERVATED,
+        StatusKind.ACID_BURN,
+    ):
         assert _amount(statuses=with_statuses(kind)) == 2
     assert _amount(statuses=with_statuses(StatusKind.POISONED, StatusKind.DISEASED)) == 2  # any one
     assert _amount(statuses=with_statuses(StatusKind.CONFUSED, StatusKind.HASTED)) == 1
@@ -148,28 +167,36 @@ def test_apply_hunger_takes_the_excess_from_nourishment() -> None:
 
 def test_eating_sets_the_rating_to_the_nutrition_even_from_150() -> None:
     state = Nourishment(200, 150)
-    result = eat(np.random.default_rng(0), state, nutrition=25, vegetarian=True,
-                 is_monk=False, rules=NEVER)
+    result = eat(
+        np.random.default_rng(0), state, nutrition=25, vegetarian=True, is_monk=False, rules=NEVER
+    )
     assert result == EatResult(25, 25, False, 0)
     assert (state.nourishment, state.hunger) == (225, 25)
 
 
 def test_nourishment_is_not_capped_at_500() -> None:
     state = Nourishment(490, 0)
-    eat(np.random.default_rng(0), state, nutrition=200, vegetarian=False, is_monk=False,
-        rules=NEVER)
+    eat(
+        np.random.default_rng(0), state, nutrition=200, vegetarian=False, is_monk=False, rules=NEVER
+    )
     assert state.nourishment == 690 and not can_eat(state)
     with pytest.raises(ValueError):
         eat(np.random.default_rng(0), state, nutrition=10, vegetarian=True, is_monk=False)
     with pytest.raises(ValueError):
-        eat(np.random.default_rng(0), Nourishment(0, 0), nutrition=-1, vegetarian=True,
-            is_monk=False)
+        eat(
+            np.random.default_rng(0),
+            Nourishment(0, 0),
+            nutrition=-1,
+            vegetarian=True,
+            is_monk=False,
+        )
 
 
 def test_modified_vegetarian_food_raises_the_rating_by_half() -> None:
     state = Nourishment(0, 0)
-    result = eat(np.random.default_rng(0), state, nutrition=10, vegetarian=True, is_monk=True,
-                 rules=ALWAYS)
+    result = eat(
+        np.random.default_rng(0), state, nutrition=10, vegetarian=True, is_monk=True, rules=ALWAYS
+    )
     assert result == EatResult(10, 15, True, 0)
     assert (state.nourishment, state.hunger) == (10, 15)
 
@@ -186,21 +213,31 @@ def test_modified_meat_halves_the_rating_and_may_bring_disease() -> None:
 def test_meat_disease_is_uniform_on_0_to_6() -> None:
     rng = np.random.default_rng(12)
     n = 14_000
-    counts = tally(lambda: eat(rng, Nourishment(0, 0), nutrition=10, vegetarian=False,
-                               is_monk=True, rules=ALWAYS).disease_rounds, n, 8)
+    counts = tally(
+        lambda: (
+            eat(
+                rng, Nourishment(0, 0), nutrition=10, vegetarian=False, is_monk=True, rules=ALWAYS
+            ).disease_rounds
+        ),
+        n,
+        8,
+    )
     assert counts[7] == 0
     assert all(within(counts[k], n, 1 / 7) for k in range(7))
 
 
 @pytest.mark.parametrize(("is_monk", "p"), [(True, 0.95), (False, 0.05)])
-def test_modification_chance_is_95_percent_for_monks_5_for_others(is_monk: bool,
-                                                                   p: float) -> None:
+def test_modification_chance_is_95_percent_for_monks_5_for_others(is_monk: bool, p: float) -> None:
     rng = np.random.default_rng(13 + is_monk)
     n = 12_000
-    veg = sum(eat(rng, Nourishment(0, 0), nutrition=10, vegetarian=True,
-                  is_monk=is_monk).hunger == 15 for _ in range(n))
-    meat = [eat(rng, Nourishment(0, 0), nutrition=10, vegetarian=False, is_monk=is_monk)
-            for _ in range(n)]
+    veg = sum(
+        eat(rng, Nourishment(0, 0), nutrition=10, vegetarian=True, is_monk=is_monk).hunger == 15
+        for _ in range(n)
+    )
+    meat = [
+        eat(rng, Nourishment(0, 0), nutrition=10, vegetarian=False, is_monk=is_monk)
+        for _ in range(n)
+    ]
     assert within(veg, n, p)
     assert within(sum(r.modified for r in meat), n, p)
     assert all(r.hunger == (5 if r.modified else 10) for r in meat)
@@ -236,6 +273,9 @@ def test_death_resets_the_bar_unless_avatar() -> None:
     state = Nourishment(40, 7, countdown=3)
     reset_on_death(state, avatar=True)
     assert (state.nourishment, state.hunger, state.countdown) == (
-        40, 7 + HUNGER.avatar_death_rating, 0)
+        40,
+        7 + HUNGER.avatar_death_rating,
+        0,
+    )
     reset_on_death(state, avatar=False)
     assert (state.nourishment, state.hunger) == (HUNGER.start_nourishment, HUNGER.start_rating)

@@ -42,26 +42,48 @@ letters = st.sampled_from(LETTERS[:12])
 cells = st.tuples(st.integers(-2, 62), st.integers(-2, 24))
 spells = st.sampled_from(sorted(default_spells().spells))
 commands = st.one_of(
-    directed.map(lambda d: Move(*d)), directed.map(lambda d: OpenDoor(*d)),
+    directed.map(lambda d: Move(*d)),
+    directed.map(lambda d: OpenDoor(*d)),
     directed.map(lambda d: CloseDoor(*d)),
     st.sampled_from([Wait(), Rest(), PickUp(), Descend(), Ascend()]),
-    st.builds(Drop, letters), st.builds(Wield, letters), st.builds(Wear, letters),
-    st.builds(TakeOff, letters), st.builds(Eat, letters), st.builds(Quaff, letters),
+    st.builds(Drop, letters),
+    st.builds(Wield, letters),
+    st.builds(Wear, letters),
+    st.builds(TakeOff, letters),
+    st.builds(Eat, letters),
+    st.builds(Quaff, letters),
     st.builds(Read, letters),
     st.builds(lambda item, at: Throw(item, *at), letters, cells),
     st.builds(lambda item, d: Zap(item, *d), letters, directed),
-    st.builds(lambda s, d, at, which: Cast(s, d if which == 1 else None,
-                                           at if which == 2 else None),
-              spells, directed, cells, st.integers(0, 2)),
+    st.builds(
+        lambda s, d, at, which: Cast(s, d if which == 1 else None, at if which == 2 else None),
+        spells,
+        directed,
+        cells,
+        st.integers(0, 2),
+    ),
     st.builds(Choose, st.sampled_from(["health", "power", "resist_fire", "marksman", "x"])),
     st.builds(Upgrade, spells),
 )
-KIT = ("dart", "dart", "wand_of_fire", "wand_of_sleep", "wand_of_digging", "wand_of_sparks",
-       "potion_of_healing", "flask_of_oil", "scroll_of_teleportation", "fire_horn")
+KIT = (
+    "dart",
+    "dart",
+    "wand_of_fire",
+    "wand_of_sleep",
+    "wand_of_digging",
+    "wand_of_sparks",
+    "potion_of_healing",
+    "flask_of_oil",
+    "scroll_of_teleportation",
+    "fire_horn",
+)
 """Extra items every player carries, so the item commands have things to act on."""
 # (tick offset, player index, command, leave-and-rejoin?)
-plays = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), commands, st.booleans()),
-                 min_size=1, max_size=120)
+plays = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, 3), commands, st.booleans()),
+    min_size=1,
+    max_size=120,
+)
 
 
 def check(world: World) -> None:
@@ -89,13 +111,15 @@ def check(world: World) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**16), play=plays)
 def test_any_commands_keep_the_world_consistent(
-        seed: int, play: list[tuple[int, int, Command, bool]]) -> None:
+    seed: int, play: list[tuple[int, int, Command, bool]]
+) -> None:
     world = World(seed, size=(60, 22))
     players = [world.join(f"p{i}", ["warrior", "mage", "monk"][i % 3]) for i in range(4)]
     for player in players:
         for key in KIT:
-            add_to_pack(player.inventory, new_item(world.content.items[key], world.rng),
-                        world.content)
+            add_to_pack(
+                player.inventory, new_item(world.content.items[key], world.rng), world.content
+            )
         player.known_spells = dict.fromkeys(default_spells().spells, 0)
         player.en = player.max_en = 200
         player.choices_owed = 2

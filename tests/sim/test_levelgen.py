@@ -82,7 +82,8 @@ def test_same_rng_state_gives_the_same_level() -> None:
     assert np.array_equal(a.terrain, b.terrain)
     assert a.rooms == b.rooms
     assert {c: [i.to_record() for i in p] for c, p in a.items.items()} == {
-        c: [i.to_record() for i in p] for c, p in b.items.items()}
+        c: [i.to_record() for i in p] for c, p in b.items.items()
+    }
     c = generate_level(np.random.default_rng(43), 5)
     assert not np.array_equal(a.terrain, c.terrain)
 
@@ -198,8 +199,7 @@ def test_content_argument_chooses_the_items() -> None:
     only = ItemDef("pebble", "pebble", "*", "white", "misc", 1, 0, 1, 50, 1)
     content = dataclasses.replace(default_content(), items={"pebble": only})
     level = generate_level(np.random.default_rng(3), 7, content=content)
-    assert level.items and all([i.key for i in pile] == ["pebble"]
-                               for pile in level.items.values())
+    assert level.items and all([i.key for i in pile] == ["pebble"] for pile in level.items.values())
 
 
 def test_generated_levels_round_trip_through_ascii() -> None:

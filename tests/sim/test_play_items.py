@@ -189,8 +189,9 @@ def test_cursed_worn_armour_refuses_take_off_and_drop() -> None:
     events = act(world, p.id, Wear("b"), tag=4)
     assert Rejected(p.id, 4, RejectReason.CURSED) in events
     assert p.equipment["body"] is mail
-    assert p.bonus.defence == CONTENT.items["chain_mail"].defence + CONTENT.items[
-        "long_sword"].defence
+    assert (
+        p.bonus.defence == CONTENT.items["chain_mail"].defence + CONTENT.items["long_sword"].defence
+    )
 
 
 # --- records ---------------------------------------------------------------------------

@@ -75,7 +75,6 @@ def casts(events: list[Event]) -> list[CastEvent]:
     return [e for e in events if isinstance(e, CastEvent)]
 
 
-
 # --- learning -----------------------------------------------------------------------------
 
 
@@ -91,7 +90,8 @@ def test_reading_a_spell_scroll_teaches_the_spell_for_the_menu() -> None:
     menu = casting.spell_menu(p, world.content, world.tick)
     spark = SPELLS["spark"]
     assert [(key, cost, forgotten) for _, key, _, cost, forgotten in menu] == [
-        ("spark", 5 * spark.level, False)]
+        ("spark", 5 * spark.level, False)
+    ]
     # Without the spellbook equipped nothing can be cast.
     act(world, p.id, TakeOff(p.equipment["book"].letter), tag=2)
     assert casting.spell_menu(p, world.content, world.tick) == []
@@ -268,8 +268,12 @@ def test_fireball_harms_each_ring_with_one_attenuated_roll() -> None:
     fireball = SPELLS["fireball"]
     assert fireball.radius == 3
     centre = (8, 4)
-    by_ring = [hardy_monster(world, "orc", 8, 4), hardy_monster(world, "orc", 9, 5),
-               hardy_monster(world, "orc", 6, 4), hardy_monster(world, "orc", 11, 4)]
+    by_ring = [
+        hardy_monster(world, "orc", 8, 4),
+        hardy_monster(world, "orc", 9, 5),
+        hardy_monster(world, "orc", 6, 4),
+        hardy_monster(world, "orc", 11, 4),
+    ]
     events = act(world, p.id, Cast("fireball", target=centre), tag=1)
     assert casts(events)[0].success
     assert Exploded(1, *centre, p.id, "fire", fireball.radius) in events
@@ -300,8 +304,8 @@ def test_lightning_bolt_chains_to_three_creatures_with_fewer_dice_each_time() ->
     bolt = SPELLS["lightning_bolt"]
     assert (bolt.chain, bolt.radius) == (3, 3)
     first = hardy_monster(world, "orc", 6, 3)
-    second = hardy_monster(world, "orc", 8, 3)   # 2 from the first
-    third = hardy_monster(world, "orc", 9, 5)    # 3 from the first, 2 from the second
+    second = hardy_monster(world, "orc", 8, 3)  # 2 from the first
+    third = hardy_monster(world, "orc", 9, 5)  # 3 from the first, 2 from the second
     fourth = hardy_monster(world, "orc", 13, 3)  # 4 from the third: out of reach
     events = act(world, p.id, Cast("lightning_bolt", target=(6, 3)), tag=1)
     assert casts(events)[0].success
@@ -339,9 +343,13 @@ def _scenario(seed: int) -> list[Event]:
     dart = add_to_pack(p.inventory, Item("dart", 2), CONTENT)
     wand = next(i for i in p.inventory if i.key == "wand_of_magic_missile")
     assert dart is not None
-    log: list[Command] = [Throw(dart.letter, 6, 1), Zap(wand.letter, 1, 0),
-                          Cast("spark", direction=(1, 1)), Cast("fireball", target=(7, 4)),
-                          Throw(dart.letter, 7, 4)]
+    log: list[Command] = [
+        Throw(dart.letter, 6, 1),
+        Zap(wand.letter, 1, 0),
+        Cast("spark", direction=(1, 1)),
+        Cast("fireball", target=(7, 4)),
+        Throw(dart.letter, 7, 4),
+    ]
     for tag, command in enumerate(log):
         world.submit(p.id, command, tag)
     events: list[Event] = []
@@ -352,8 +360,14 @@ def _scenario(seed: int) -> list[Event]:
 
 def test_the_same_seed_and_commands_give_the_same_events() -> None:
     first = _scenario(21)
-    assert {type(e).__name__ for e in first} >= {"Thrown", "Flew", "RayFired", "Cast",
-                                                 "Exploded", "Harmed"}
+    assert {type(e).__name__ for e in first} >= {
+        "Thrown",
+        "Flew",
+        "RayFired",
+        "Cast",
+        "Exploded",
+        "Harmed",
+    }
     assert first == _scenario(21)
 
 
@@ -375,8 +389,8 @@ def test_a_fireball_does_not_burn_through_a_wall() -> None:
     world = make_world(WALLED, seed=3)
     p = mage(world, "fireball", adept=True)
     centre = hardy_monster(world, "orc", 6, 3)
-    behind = hardy_monster(world, "orc", 8, 3)   # 2 cells away, past the wall at (7, 3)
-    open_ = hardy_monster(world, "orc", 6, 5)    # 2 cells away in the open
+    behind = hardy_monster(world, "orc", 8, 3)  # 2 cells away, past the wall at (7, 3)
+    open_ = hardy_monster(world, "orc", 6, 5)  # 2 cells away in the open
     events = act(world, p.id, Cast("fireball", target=(6, 3)), tag=1)
     assert casts(events)[0].success
     assert len(harms(events, centre)) == 1 and len(harms(events, open_)) == 1
@@ -387,8 +401,8 @@ def test_lightning_does_not_jump_through_a_wall() -> None:
     world = make_world(WALLED, seed=3)
     p = mage(world, "lightning_bolt", adept=True)
     first = hardy_monster(world, "orc", 6, 3)
-    behind = hardy_monster(world, "orc", 8, 3)   # 2 from the first, past the wall
-    beside = hardy_monster(world, "orc", 6, 5)   # 2 from the first, in the open
+    behind = hardy_monster(world, "orc", 8, 3)  # 2 from the first, past the wall
+    beside = hardy_monster(world, "orc", 6, 5)  # 2 from the first, in the open
     events = act(world, p.id, Cast("lightning_bolt", target=(6, 3)), tag=1)
     assert casts(events)[0].success
     assert [h.target for h in harms(events)] == [first.id, beside.id]
@@ -463,6 +477,7 @@ ALTAR_ROOM = """
 
 def test_an_altar_upgrade_doubles_a_spells_numbers_once() -> None:
     from server.sim.commands import Upgrade
+
     world = make_world(ALTAR_ROOM, seed=3)
     p = world.join("ann", "mage")
     casting.learn(world, p, "fireball", [])

@@ -41,8 +41,9 @@ def give(world: World, actor: Actor, item: Item) -> str:
     return held.letter
 
 
-def throw_and_fly(world: World, actor: Actor, letter: str, target: tuple[int, int],
-                  ticks: int = 8) -> list[list[Event]]:
+def throw_and_fly(
+    world: World, actor: Actor, letter: str, target: tuple[int, int], ticks: int = 8
+) -> list[list[Event]]:
     """Submit a throw and step ``ticks`` ticks; the events of each tick."""
     world.submit(actor.id, Throw(letter, *target), 1)
     return [world.step() for _ in range(ticks)]
@@ -67,7 +68,7 @@ def test_a_dart_flies_two_cells_a_tick_along_the_bolt_path_and_lands() -> None:
     letter = give(world, p, Item("dart"))
     target = (7, 4)
     expected = bolt_path((p.x, p.y), target, world.flight_blocked(1), past_target=True)
-    expected = expected[:CONTENT.items["dart"].throw_range or 4]
+    expected = expected[: CONTENT.items["dart"].throw_range or 4]
     ticks = throw_and_fly(world, p, letter, target, ticks=1)
     assert Thrown(1, p.x, p.y, p.id, "dart", target) in ticks[0]
     assert len(world.projectiles) == 1, "the dart is in the air after the first tick"
@@ -121,8 +122,9 @@ def test_throwing_refuses_an_unknown_letter_and_ones_own_cell() -> None:
 # --- hits and misses ----------------------------------------------------------------------
 
 
-def _throw_at_rats(seed: int, rats: tuple[int, ...], item: str = "dart"
-                   ) -> tuple[World, Actor, list[Actor], list[Event]]:
+def _throw_at_rats(
+    seed: int, rats: tuple[int, ...], item: str = "dart"
+) -> tuple[World, Actor, list[Actor], list[Event]]:
     world = make_world(CORRIDOR, seed=seed)
     p = world.join("ann")
     victims = [sturdy(spawn(world, "rat", x, 1, Mind.HUNTING)) for x in rats]
@@ -143,8 +145,9 @@ def _alert(world: World, thrower: Actor, victims: list[Actor]) -> None:
 
 
 def _throw_harms(events: list[Event], target: int) -> list[Harmed]:
-    return [e for e in events if isinstance(e, Harmed) and e.target == target
-            and e.cause == "throw"]
+    return [
+        e for e in events if isinstance(e, Harmed) and e.target == target and e.cause == "throw"
+    ]
 
 
 def test_a_hit_harms_the_victim_and_the_dart_lands_under_it() -> None:
@@ -299,11 +302,14 @@ def test_throwing_the_wielded_dagger_unwields_it() -> None:
 def _miss_rate(class_key: str, level: int, trials: int, *, marksman: bool = False) -> float:
     """Throw ``trials`` darts at an adjacent, awake rat in front of a wall;
     the fraction that missed it."""
-    world = make_world("""
+    world = make_world(
+        """
         #####
         #<..#
         #####
-    """, seed=level + 100)
+    """,
+        seed=level + 100,
+    )
     p = world.join("ann", class_key)
     p.level = level
     if marksman:
@@ -332,8 +338,11 @@ def _seed_001_miss_chance(melee_miss: float, level: int, marksman: bool) -> floa
 
 def test_thrown_miss_rate_matches_seed_001() -> None:
     trials = 2500
-    for class_key, level, marksman in (("warrior", 5, False), ("monk", 0, False),
-                                       ("warrior", 8, True)):
+    for class_key, level, marksman in (
+        ("warrior", 5, False),
+        ("monk", 0, False),
+        ("warrior", 8, True),
+    ):
         p = _seed_001_miss_chance(CONTENT.classes[class_key].miss_chance, level, marksman)
         observed = _miss_rate(class_key, level, trials, marksman=marksman)
         tolerance = 4.5 * math.sqrt(p * (1 - p) / trials)
@@ -341,7 +350,6 @@ def test_thrown_miss_rate_matches_seed_001() -> None:
     # The seed's own examples with M = 10%: level 0 misses 1 in 2, level 5 1 in 6.
     assert _seed_001_miss_chance(0.1, 0, False) == 0.5
     assert math.isclose(_seed_001_miss_chance(0.1, 5, False), 1 / 6)
-
 
 
 def test_a_thrown_dart_always_hits_a_sleeping_monster() -> None:

@@ -43,8 +43,9 @@ def wand(world: World, actor: Actor, key: str, charges: int = 3) -> Item:
     return held
 
 
-def zap(world: World, actor: Actor, item: Item, direction: tuple[int, int],
-        tag: int = 1) -> list[Event]:
+def zap(
+    world: World, actor: Actor, item: Item, direction: tuple[int, int], tag: int = 1
+) -> list[Event]:
     """Zap once the actor is ready; the events of the tick it zapped in."""
     while actor.next_act > world.tick:
         world.step()
@@ -56,7 +57,6 @@ def zap(world: World, actor: Actor, item: Item, direction: tuple[int, int],
 
 def rays(events: list[Event]) -> list[RayFired]:
     return [e for e in events if isinstance(e, RayFired)]
-
 
 
 # --- zapping a wand ------------------------------------------------------------------------
@@ -236,8 +236,7 @@ def test_a_monster_with_reflection_sends_the_ray_back() -> None:
     hardy(p)
     mdef = CONTENT.monsters["young_silver_dragon"]
     assert "reflection" in mdef.abilities
-    dragon = world.add_actor(
-        lambda aid: new_monster(aid, mdef, 1, 4, 1, Mind.HUNTING), 1, 4, 1)
+    dragon = world.add_actor(lambda aid: new_monster(aid, mdef, 1, 4, 1, Mind.HUNTING), 1, 4, 1)
     dragon.dodge = 0.0
     events = zap(world, p, wand(world, p, "wand_of_magic_missile"), (1, 0))
     (ray,) = rays(events)
@@ -340,6 +339,7 @@ def test_a_wand_of_striking_beam_stops_at_the_first_creature_it_hits() -> None:
 
 def test_a_wand_of_sparks_fires_a_bolt_along_the_targeting_path() -> None:
     from server.sim.events import Flew
+
     world = make_world(CORRIDOR, seed=9)
     p = world.join("ann")
     orc = spawn(world, "rat", 5, 1, Mind.ASLEEP)
@@ -367,8 +367,7 @@ def test_a_zapper_killed_by_its_own_ray_still_answers_every_queued_command() -> 
     p = world.join("ann")
     p.dodge = 0.0
     p.hp = 1
-    wand = add_to_pack(p.inventory, new_item(world.content.items["wand_of_fire"]),
-                       world.content)
+    wand = add_to_pack(p.inventory, new_item(world.content.items["wand_of_fire"]), world.content)
     assert wand is not None
     world.submit(p.id, Zap(wand.letter, -1, 0), 1)  # into the wall beside the stairs
     world.submit(p.id, Zap(wand.letter, -1, 0), 2)

@@ -35,8 +35,11 @@ def round_ticks(world: World) -> int:
 
 
 def status_events(events: list[Event], actor: Actor, kind: StatusKind) -> list[bool]:
-    return [e.on for e in events if isinstance(e, StatusChanged) and e.actor == actor.id
-            and e.status == kind]
+    return [
+        e.on
+        for e in events
+        if isinstance(e, StatusChanged) and e.actor == actor.id and e.status == kind
+    ]
 
 
 # --- statuses that hurt and run out ------------------------------------------------------------
@@ -117,8 +120,7 @@ def test_hitting_a_sleeping_monster_is_a_surprise_that_always_lands() -> None:
         p = world.join("ann")
         orc = spawn(world, "orc", p.x + 1, p.y, Mind.ASLEEP)
         orc.hp = orc.max_hp = 1000
-        (attack,) = [e for e in act(world, p.id, Move(1, 0), tag=1)
-                     if isinstance(e, Attacked)]
+        (attack,) = [e for e in act(world, p.id, Move(1, 0), tag=1) if isinstance(e, Attacked)]
         assert attack.surprise and attack.outcome != AttackOutcome.MISS
 
 
@@ -130,8 +132,11 @@ def test_hitting_an_awake_monster_in_view_is_no_surprise() -> None:
     orc.hp = orc.max_hp = 1000
     run(world, 2 * orc.speed)  # it notices the player in view and hunts it
     assert orc.mind == Mind.HUNTING and orc.target == p.id
-    attacks = [e for e in act(world, p.id, Move(1, 0), tag=1)
-               if isinstance(e, Attacked) and e.attacker == p.id]
+    attacks = [
+        e
+        for e in act(world, p.id, Move(1, 0), tag=1)
+        if isinstance(e, Attacked) and e.attacker == p.id
+    ]
     assert [a.surprise for a in attacks] == [False]
 
 
@@ -280,6 +285,7 @@ def test_growing_hungry_is_announced() -> None:
 def test_statuses_are_kept_when_a_player_leaves_and_comes_back() -> None:
     from server.content.statuses import StatusKind
     from server.sim.actors import player_from_record
+
     world = make_world(ROOM)
     p = world.join("ann")
     world.add_status(p, StatusKind.POISONED, 7, [])

@@ -64,18 +64,31 @@ def _seed_min_fail(penalty: int) -> tuple[int, int, int]:
     return SEED_MIN_FAIL[penalty]
 
 
-def _seed_penalty(role: str, suit: str, helm: bool, gloves: bool, boots: bool,
-                  emergency: bool, special: bool, shield: bool) -> int:
+def _seed_penalty(
+    role: str,
+    suit: str,
+    helm: bool,
+    gloves: bool,
+    boots: bool,
+    emergency: bool,
+    special: bool,
+    shield: bool,
+) -> int:
     """The penalty as seed 004's list states it (uncapped; the cap is >= 18 -> 100%)."""
     base, heal, shield_pen, suit_pen = SEED_ROLES[role]
-    penalty = base + {"none": 0, "metal": suit_pen, "metal+robe": suit_pen // 2,
-                      "robe": -suit_pen}[suit]
+    penalty = (
+        base + {"none": 0, "metal": suit_pen, "metal+robe": suit_pen // 2, "robe": -suit_pen}[suit]
+    )
     penalty += shield_pen * shield + 4 * helm + 6 * gloves + 2 * boots
     return penalty + heal * emergency - 4 * special
 
 
-SUITS = {"none": (False, False), "metal": (True, False), "metal+robe": (True, True),
-         "robe": (False, True)}
+SUITS = {
+    "none": (False, False),
+    "metal": (True, False),
+    "metal+robe": (True, True),
+    "robe": (False, True),
+}
 
 
 @pytest.mark.parametrize("column", ["plain", "large", "large_special"])
@@ -90,8 +103,9 @@ def test_minimum_failure_table_for_every_penalty(column: str) -> None:
         SEED_ROLES, SUITS, flags, flags, flags, flags
     ):
         metal_suit, robe = SUITS[suit]
-        penalty = _seed_penalty(role, suit, helm, gloves, boots, emergency, special,
-                                shield != "none")
+        penalty = _seed_penalty(
+            role, suit, helm, gloves, boots, emergency, special, shield != "none"
+        )
         success = spell_success_percent(
             role=role, stat=25, xl=30, skill=3, spell_level=1, emergency=emergency,
             special=special, shield=shield, metal_suit=metal_suit, robe=robe,
@@ -104,15 +118,25 @@ def test_minimum_failure_table_for_every_penalty(column: str) -> None:
 
 def test_success_clamps_chance_at_120() -> None:
     # stat 25 gives 137 + 20, clamped to 120: the same result as stat 19 (104 + 20).
-    args: dict[str, Any] = {"role": "Wizard", "xl": 30, "skill": 3, "spell_level": 1, "metal_suit": True}
+    args: dict[str, Any] = {
+        "role": "Wizard",
+        "xl": 30,
+        "skill": 3,
+        "spell_level": 1,
+        "metal_suit": True,
+    }
     assert spell_success_percent(stat=25, **args) == spell_success_percent(stat=19, **args)
     assert spell_success_percent(stat=18, **args) < spell_success_percent(stat=19, **args)
 
 
 # Seed 004 "Highest easy spell level": XL range -> (unskilled, basic, skilled, expert).
 HIGHEST_EASY = {
-    (1, 2): (1, 2, 4, 5), (3, 8): (1, 3, 4, 6), (9, 14): (2, 3, 5, 6),
-    (15, 20): (2, 4, 5, 7), (21, 26): (3, 4, 6, 7), (27, 30): (3, 5, 6, 7),
+    (1, 2): (1, 2, 4, 5),
+    (3, 8): (1, 3, 4, 6),
+    (9, 14): (2, 3, 5, 6),
+    (15, 20): (2, 4, 5, 7),
+    (21, 26): (3, 4, 6, 7),
+    (27, 30): (3, 5, 6, 7),
 }
 
 
@@ -156,9 +180,12 @@ def test_seed_worked_numbers_of_the_formula() -> None:
 
 def test_roles_that_reach_100_percent_without_a_robe() -> None:
     """Seed 004's role and attribute strategy paragraph, at the 120% chance."""
+
     def sure(role: str, **kwargs: Any) -> bool:
-        return spell_success_percent(role=role, stat=25, xl=30, skill=3, spell_level=1,
-                                     **kwargs) == 100
+        return (
+            spell_success_percent(role=role, stat=25, xl=30, skill=3, spell_level=1, **kwargs)
+            == 100
+        )
 
     plain = {r for r in SEED_ROLES if sure(r)}
     emergency = {r for r in SEED_ROLES if sure(r, emergency=True)}
@@ -173,8 +200,9 @@ def test_robed_monk_casts_difficult_spells_surely() -> None:
     # Seed 004: a robed high-level Monk casts difficult spells up to level 5
     # surely; level 6 needs 22 Wisdom.
     assert spell_difficulty(5, 1, 24) == 1
-    assert spell_success_percent(role="Monk", stat=18, xl=24, skill=1, spell_level=5,
-                                 robe=True) == 100
+    assert (
+        spell_success_percent(role="Monk", stat=18, xl=24, skill=1, spell_level=5, robe=True) == 100
+    )
     assert spell_difficulty(6, 1, 30) > 0
     kwargs: dict[str, Any] = {"role": "Monk", "xl": 30, "skill": 1, "spell_level": 6, "robe": True}
     assert spell_success_percent(stat=18, **kwargs) < 100
@@ -203,12 +231,20 @@ def test_large_shield_quarters_and_special_halves() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [{"role": "Necromancer"}, {"shield": "tower"}, {"skill": 4}, {"skill": -1},
-     {"spell_level": 0}, {"spell_level": 8}, {"stat": 2}, {"stat": 26}, {"xl": 0}],
+    [
+        {"role": "Necromancer"},
+        {"shield": "tower"},
+        {"skill": 4},
+        {"skill": -1},
+        {"spell_level": 0},
+        {"spell_level": 8},
+        {"stat": 2},
+        {"stat": 26},
+        {"xl": 0},
+    ],
 )
 def test_success_rejects_bad_arguments(bad: dict[str, object]) -> None:
-    args: dict[str, Any] = {"role": "Wizard", "stat": 18, "xl": 1, "skill": 0,
-                               "spell_level": 1}
+    args: dict[str, Any] = {"role": "Wizard", "stat": 18, "xl": 1, "skill": 0, "spell_level": 1}
     args.update(bad)
     with pytest.raises(ValueError):
         spell_success_percent(**args)
@@ -227,12 +263,24 @@ def test_costs_worked_example() -> None:
 
 
 def test_can_cast_refusals_in_order() -> None:
-    ok: dict[str, Any] = {"energy": 15, "cost": 15, "stunned": False, "strength": 4, "free_hand": True}
+    ok: dict[str, Any] = {
+        "energy": 15,
+        "cost": 15,
+        "stunned": False,
+        "strength": 4,
+        "free_hand": True,
+    }
     assert can_cast(**ok) is None
     assert can_cast(**{**ok, "energy": 14}) is CastRefusal.NOT_ENOUGH_ENERGY
     assert can_cast(**{**ok, "strength": 3}) is CastRefusal.TOO_WEAK
     assert can_cast(**{**ok, "free_hand": False}) is CastRefusal.NO_FREE_HAND
-    everything: dict[str, Any] = {"energy": 0, "cost": 15, "stunned": True, "strength": 1, "free_hand": False}
+    everything: dict[str, Any] = {
+        "energy": 0,
+        "cost": 15,
+        "stunned": True,
+        "strength": 1,
+        "free_hand": False,
+    }
     assert can_cast(**everything) is CastRefusal.STUNNED
     # A forgotten spell backfires even for a weak, drained caster.
     weak = {**ok, "energy": 0, "strength": 1}
@@ -306,8 +354,17 @@ def test_spell_hit_bonus() -> None:
 
 
 def test_spell_damage_bonus_table() -> None:
-    cases = {(9, 30): -3, (13, 30): 0, (18, 4): 0, (18, 5): 1, (14, 20): 1, (19, 13): 2,
-             (24, 30): 2, (25, 13): 2, (25, 14): 3}
+    cases = {
+        (9, 30): -3,
+        (13, 30): 0,
+        (18, 4): 0,
+        (18, 5): 1,
+        (14, 20): 1,
+        (19, 13): 2,
+        (24, 30): 2,
+        (25, 13): 2,
+        (25, 14): 3,
+    }
     for (intelligence, xl), bonus in cases.items():
         assert spell_damage_bonus(intelligence, xl) == bonus, (intelligence, xl)
     assert apply_spell_damage_bonus(10, 8, 1) == 7
@@ -318,7 +375,10 @@ def test_spell_damage_bonus_table() -> None:
 
 def test_spell_ranges() -> None:
     rng = np.random.default_rng(9)
-    for roll, low, high in ((beam_spell_range, 6, 13), (dig_spell_range, 8, 25),
-                            (ray_spell_range, 7, 13)):
+    for roll, low, high in (
+        (beam_spell_range, 6, 13),
+        (dig_spell_range, 8, 25),
+        (ray_spell_range, 7, 13),
+    ):
         seen = {roll(rng) for _ in range(2_000)}
         assert seen == set(range(low, high + 1))

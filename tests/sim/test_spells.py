@@ -47,8 +47,9 @@ def _lines(*rows: str) -> str:
     return "\n".join(rows)
 
 
-def _shape(width: int, height: int, origin: tuple[int, int], cells: Iterable[tuple[int, int]]
-           ) -> str:
+def _shape(
+    width: int, height: int, origin: tuple[int, int], cells: Iterable[tuple[int, int]]
+) -> str:
     marks = dict.fromkeys(cells, "*")
     marks[origin] = "@"
     return _picture(width, height, marks)
@@ -200,8 +201,9 @@ def test_confusion_rounds_1d10() -> None:
 
 def test_poison_cloud_rounds_4_to_8() -> None:
     rng = np.random.default_rng(3)
-    _uniform_check(lambda: cloud_rounds(rng, default_spells().spell("poison_cloud").power),
-                   range(4, 9))
+    _uniform_check(
+        lambda: cloud_rounds(rng, default_spells().spell("poison_cloud").power), range(4, 9)
+    )
 
 
 def test_plague_rounds_2d7() -> None:

@@ -237,7 +237,8 @@ def test_haste_and_slow_cancel() -> None:
 def test_one_elemental_shield_replaces_the_other() -> None:
     s = with_statuses(K.FIRE_SHIELD)
     assert s.add(K.ICE_SHIELD, 6) == [
-        StatusEffect(K.FIRE_SHIELD, C.REMOVED), StatusEffect(K.ICE_SHIELD, C.APPLIED, 6)
+        StatusEffect(K.FIRE_SHIELD, C.REMOVED),
+        StatusEffect(K.ICE_SHIELD, C.APPLIED, 6),
     ]
     assert elemental_shield(s) == K.ICE_SHIELD
     assert elemental_shield(with_statuses(K.STONESKIN)) is None
@@ -332,10 +333,12 @@ def test_confused_moves_go_astray_with_probability_7p_over_8() -> None:
 # --- regeneration ---------------------------------------------------------------------
 
 
-def _regen(statuses: Statuses, *, attacked: bool = False, missed: bool = False,
-           nourishment: int = 300) -> bool:
-    return regenerates(statuses, attacked_this_turn=attacked, missed=missed,
-                       nourishment=nourishment)
+def _regen(
+    statuses: Statuses, *, attacked: bool = False, missed: bool = False, nourishment: int = 300
+) -> bool:
+    return regenerates(
+        statuses, attacked_this_turn=attacked, missed=missed, nourishment=nourishment
+    )
 
 
 def test_regeneration_rules() -> None:

@@ -95,9 +95,7 @@ def test_monk_melee_miss() -> None:
 @pytest.mark.parametrize(
     ("level", "divisor"), [(0, 1), (1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (10, 6), (11, 6)]
 )
-def test_miss_chance_divisor_is_one_plus_half_level_rounded_down(
-    level: int, divisor: int
-) -> None:
+def test_miss_chance_divisor_is_one_plus_half_level_rounded_down(level: int, divisor: int) -> None:
     assert throw_miss_chance(0.2, level) == pytest.approx(0.6 / divisor, rel=1e-15)
 
 
@@ -159,7 +157,9 @@ def test_resolve_throw_charges_energy_on_hit_and_miss() -> None:
 # --- damage roll ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("level", "dice"), [(0, 1), (1, 1), (2, 1), (3, 1), (4, 2), (5, 2), (10, 5)])
+@pytest.mark.parametrize(
+    ("level", "dice"), [(0, 1), (1, 1), (2, 1), (3, 1), (4, 2), (5, 2), (10, 5)]
+)
 def test_throw_dice_half_level_at_least_one(level: int, dice: int) -> None:
     assert throw_dice(level) == dice
 
@@ -270,9 +270,7 @@ def test_damage_roll_rejects_negative_energy() -> None:
 def test_resolve_throw_miss_frequency(level: int, expected: float) -> None:
     n = 20_000
     rng = np.random.default_rng(4_000 + level)
-    misses = sum(
-        throw(rng, thrower_level=level).outcome == AttackOutcome.MISS for _ in range(n)
-    )
+    misses = sum(throw(rng, thrower_level=level).outcome == AttackOutcome.MISS for _ in range(n))
     assert abs(misses / n - expected) <= binomial_tolerance(expected, n)
 
 
@@ -303,7 +301,9 @@ def test_zero_damage_critical_deals_1() -> None:
     # Seed 001: "if you score a critical hit where the damage would have been
     # 0, you deal 1 damage instead".
     rng = np.random.default_rng(32)
-    results = [throw(rng, melee_miss=0.0, thrower_level=40, victim_defence=100) for _ in range(3000)]
+    results = [
+        throw(rng, melee_miss=0.0, thrower_level=40, victim_defence=100) for _ in range(3000)
+    ]
     assert {r.damage for r in results if r.outcome == AttackOutcome.HIT} == {0}
     assert {r.damage for r in results if r.outcome == AttackOutcome.CRITICAL} == {1}
     assert all(r.outcome != AttackOutcome.LUCKY for r in results)

@@ -136,18 +136,22 @@ def test_killing_a_monster_gives_experience_and_frees_the_cell() -> None:
 
 
 def test_wandering_monster_notices_hunts_and_attacks() -> None:
-    world = make_world("""
+    world = make_world(
+        """
         ###########
         #<........#
         ###########
-    """, seed=5)
+    """,
+        seed=5,
+    )
     p = world.join("ann")
     jackal = spawn(world, "jackal", 8, 1, Mind.WANDERING)
     events = run(world, 40)
     assert any(isinstance(e, Noticed) and e.actor == jackal.id for e in events)
     assert jackal.mind in (Mind.HUNTING, Mind.FLEEING) or not jackal.alive
-    assert any(isinstance(e, Attacked) and e.attacker == jackal.id and e.target == p.id
-               for e in events)
+    assert any(
+        isinstance(e, Attacked) and e.attacker == jackal.id and e.target == p.id for e in events
+    )
 
 
 def test_monster_flees_below_its_courage() -> None:
@@ -196,11 +200,14 @@ def test_player_death_and_respawn_at_the_top() -> None:
 
 
 def test_stairs_move_between_levels_and_up_from_depth_one_is_sealed() -> None:
-    world = make_world(ROOM, """
+    world = make_world(
+        ROOM,
+        """
         #######
         #<...>#
         #######
-    """)
+    """,
+    )
     p = world.join("ann")
     events = act(world, p.id, Ascend(), tag=1)
     assert Rejected(p.id, 1, RejectReason.SEALED) in events
@@ -279,13 +286,16 @@ def test_players_see_each_other_and_leave_cleanly() -> None:
 def test_surprise_when_the_attacker_just_came_into_view() -> None:
     """Seed 002: an attacker that was not in view at the end of the last tick
     surprises; the door trick is closing a door to drop out of view."""
-    world = make_world("""
+    world = make_world(
+        """
         #########
         #<......#
         ####+####
         #.......#
         #########
-    """, seed=8)
+    """,
+        seed=8,
+    )
     p = world.join("ann")
     orc = spawn(world, "kobold", 4, 3, Mind.HUNTING)
     world.move_actor(p, 4, 1)
@@ -309,8 +319,12 @@ def test_sleeping_and_wandering_defenders_are_surprised() -> None:
     p = world.join("ann")
     rat = spawn(world, "rat", 3, 1, Mind.HUNTING)
     world.step()
-    for mind, expected in [(Mind.ASLEEP, True), (Mind.WANDERING, True),
-                           (Mind.HUNTING, False), (Mind.FLEEING, False)]:
+    for mind, expected in [
+        (Mind.ASLEEP, True),
+        (Mind.WANDERING, True),
+        (Mind.HUNTING, False),
+        (Mind.FLEEING, False),
+    ]:
         rat.mind = mind
         assert world.is_surprise(p, rat) is expected, mind
 
@@ -353,15 +367,18 @@ def test_a_crowd_spills_out_of_the_entrance_room_until_the_level_is_full_then_be
 
 
 def test_taking_stairs_into_a_full_arrival_is_refused_without_side_effects() -> None:
-    world = make_world("""
+    world = make_world(
+        """
         #####
         #<.>#
         #####
-    """, """
+    """,
+        """
         ###
         #<#
         ###
-    """)
+    """,
+    )
     p = world.join("ann")
     q = world.join("bob")
     world.move_actor(q, 3, 1)
@@ -374,11 +391,14 @@ def test_taking_stairs_into_a_full_arrival_is_refused_without_side_effects() -> 
 
 
 def test_a_character_saved_while_dead_comes_back_like_a_respawn() -> None:
-    world = make_world(ROOM, """
+    world = make_world(
+        ROOM,
+        """
         #######
         #<...>#
         #######
-    """)
+    """,
+    )
     p = world.join("ann")
     world.levels[1].set_terrain(2, 1, Terrain.STAIRS_DOWN)
     world.move_actor(p, 2, 1)
