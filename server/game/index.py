@@ -123,18 +123,15 @@ class TickIndex:
 
         self.states: dict[int, ActorState] = {}
         """Wire state of every living actor on a level with players."""
-        self.where: dict[int, tuple[int, int, int]] = {}
-        """``(depth, x, y)`` of the same actors."""
         self.records: dict[int, list[Any]] = {}
         """Actor records (``add``) built so far this tick, by id, without the
         "you" flag: each is built once however many players see it."""
         players_on = world.players_on
         active = [d for d in world.levels if players_on(d) > 0]
-        states, where = self.states, self.where
+        states = self.states
         for a in world.actors.values():
             if a.alive and players_on(a.depth) > 0:
                 states[a.id] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1), status_bits(a))
-                where[a.id] = (a.depth, a.x, a.y)
         self.tops: dict[int, dict[tuple[int, int], str]] = {
             d: {pos: pile[-1].key for pos, pile in world.levels[d].items.items() if pile}
             for d in active
@@ -144,13 +141,11 @@ class TickIndex:
         self.all_changed = previous is None
         """True on the first tick: every view must look at everything."""
         self.changed: set[int] = set()
-        """Ids of the actors whose wire state or place differs from the
-        previous tick's (new ones included)."""
+        """Ids of the actors whose wire state differs from the previous
+        tick's (new ones included)."""
         self.item_changes: dict[int, list[tuple[int, int]]] = {}
         """Per depth, the cells whose top floor item appeared, changed or
         went since the previous tick."""
-        for level in world.levels.values():
-            level.clear_changes()
         if previous is None:
             self.changed = set(states)
             return

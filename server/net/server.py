@@ -466,11 +466,16 @@ class GameServer:
     # ----------------------------------------------------------- sending
 
     def _send(self, client: Client, msg: ServerMessage) -> None:
-        self._send_raw(client, encode_server(msg))
+        """Send a tick's message: :meth:`_tick` checked every client's output
+        cap just before the step and left out those over it."""
+        self._write(client, encode_server(msg))
 
     def _send_raw(self, client: Client, data: bytes) -> None:
         if _over_cap(client.ws):
             return
+        self._write(client, data)
+
+    def _write(self, client: Client, data: bytes) -> None:
         client.sent_bytes += len(data)
         self.metrics.sent(len(data))
         broadcast([client.ws], data)

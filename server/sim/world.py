@@ -175,9 +175,6 @@ class World:
             tuple[int, int, int], tuple[NDArray[np.bool_], NDArray[np.intp]]
         ] = {}
         """Breadth-first search orders by ``(depth, x, y)`` (:meth:`free_cell_near`)."""
-        self._terrain_log: dict[int, list[tuple[int, int]]] = {}
-        """Per depth, the cells whose terrain changed since the fields of view
-        were last brought up to date."""
         self.saved_levels: dict[int, dict[str, Any]] = {}
         """Saved :meth:`level_record` s by depth, laid over each level when it is
         first generated (a restarted server; set before play begins)."""
@@ -261,7 +258,6 @@ class World:
         """Change one cell and invalidate the fields of view on that level."""
         self.level(depth).set_terrain(x, y, terrain)
         self._version[depth] += 1
-        self._terrain_log.setdefault(depth, []).append((x, y))
 
     def flight_blocked(self, depth: int) -> NDArray[np.bool_]:
         """``bool[H, W]``: cells a projectile cannot enter on ``depth`` (rock,
@@ -886,7 +882,7 @@ class World:
                 and actor.fov is not None
                 and actor.fov_key is not None
                 and key[:3] == actor.fov_key[:3]
-                and not _touches(actor.fov, self._terrain_log.get(actor.depth, ()))
+                and not _touches(actor.fov, level.changed)
             ):
                 actor.fov_key = key  # terrain changed elsewhere on the level only
             if key != actor.fov_key or actor.fov is None:
@@ -913,7 +909,8 @@ class World:
                 visible -= unseen - {actor.id}
             self.sees[actor.id] = visible
         self.seen_by = seen_by
-        self._terrain_log.clear()  # every living player's view is now up to date
+        for lv in self.levels.values():  # every living player's view is now up to date
+            lv.clear_changes()
 
     def _reveal(self, actor: Actor, level: Level) -> list[int]:
         """Write the terrain within ``actor.reveal`` cells into its memory; return

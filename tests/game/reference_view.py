@@ -15,7 +15,7 @@ from protocol.messages import Delta, ServerMessage
 from server.game.game import Game
 from server.game.index import TickIndex, anonymise
 from server.game.views import PlayerView
-from server.game.wire import actor_record, event_to_wire, me_fields, span_to_wire
+from server.game.wire import actor_record, me_fields, span_to_wire
 from server.sim.actors import Actor, xp_for_level
 from server.sim.events import Joined
 
@@ -136,8 +136,3 @@ def _same(a: Any, b: Any) -> bool:
         and a.visible.shape == b.visible.shape
         and (a.visible == b.visible).all()
     )
-
-
-def event_wire(event: Any) -> list[Any] | None:
-    """Re-exported for tests that build expectations from events."""
-    return event_to_wire(event)

@@ -455,3 +455,27 @@ def test_free_cell_near_follows_the_search_order_after_digging() -> None:
     world.set_terrain(1, 3, 1, Terrain.FLOOR)
     d = world.join("d")
     assert (d.depth, d.x, d.y) == (1, 3, 1)
+
+
+def test_a_field_of_view_is_kept_unless_terrain_changes_in_its_window() -> None:
+    """Terrain changing far away keeps a player's field of view (the same
+    object, nothing recomputed); a door opening in its window recomputes it
+    and writes the door into its map memory (issue 10)."""
+    world = make_world("""
+        ##############################
+        #<...+......................+#
+        ##############################
+    """)
+    player = world.join("p")
+    world.step()
+    kept = player.fov
+    assert kept is not None and not kept.contains(28, 1)
+    world.set_terrain(1, 28, 1, Terrain.DOOR_OPEN)  # outside the 17-cell window
+    world.step()
+    assert player.fov is kept and player.seen_tiles == []
+    world.set_terrain(1, 5, 1, Terrain.DOOR_OPEN)  # in view
+    world.step()
+    assert player.fov is not kept and player.fov.contains(6, 1)
+    assert player.memory[1][1, 5] == Terrain.DOOR_OPEN
+    tiles = player.seen_tiles
+    assert [5, 1, int(Terrain.DOOR_OPEN)] in [tiles[i : i + 3] for i in range(0, len(tiles), 3)]
