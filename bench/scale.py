@@ -14,7 +14,11 @@ measures a fixed window:
 - payload bytes/s per client and the mean frame size;
 - command→effect p50 / p99 (the load generator's histogram over the window);
 - server RSS at the end of the window, and the load generator's own CPU (as
-  % of one core, as clients per core at that load, and µs per frame received).
+  % of one core, as clients per core at that load, and µs per frame received);
+- join latency p50 / p99 / max: from the start of each client's TCP connect
+  to its ``welcome``, and to its first ``snap`` (the table's "join" columns),
+  over every join up to the end of the window; refused joins and failed
+  connections are counted by reason below the table.
 
 Scenes:
 
@@ -70,6 +74,12 @@ class Row:
     joins_refused: dict[str, int] = field(default_factory=dict)
     connect_failures: dict[str, int] = field(default_factory=dict)
     join_s: float = 0.0
+    join_welcome_p50_ms: float | None = None
+    join_welcome_p99_ms: float | None = None
+    join_welcome_max_ms: float | None = None
+    join_snap_p50_ms: float | None = None
+    join_snap_p99_ms: float | None = None
+    join_snap_max_ms: float | None = None
     settled: int = 0
     window_s: float = 0.0
     cpu_user_pct: float = 0.0
@@ -122,9 +132,12 @@ def pinned(core: int | None, cmd: list[str]) -> list[str]:
 
 
 def start_server(
-    tmp: Path, port: int, tick_rate: int, seed: int, core: int | None
+    tmp: Path, port: int, tick_rate: int, seed: int, core: int | None, tree: Path | None = None
 ) -> subprocess.Popen[bytes]:
     """Start ``underhall serve`` and return once it listens.
+
+    ``tree``: run the server from that source tree instead (its modules come
+    first on the path; for A/B runs against another commit of the server).
 
     Raises:
         RuntimeError: it exited or did not listen within :data:`READY_TIMEOUT_S`.
@@ -139,8 +152,12 @@ def start_server(
         "--token-failures-per-name", "0", "--token-failures-per-addr", "0",
     ])  # fmt: skip
     env = dict(os.environ, UNDERHALL_TICK_LOG=str(tmp / "ticks.log"))
+    cwd = None
+    if tree is not None:  # ``-m`` puts the working directory first on the path
+        cwd = str(tree.resolve())
+        env["PYTHONPATH"] = cwd
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     expected = f"listening on ws://127.0.0.1:{port}".encode()
     deadline = time.monotonic() + READY_TIMEOUT_S
     while expected not in log_path.read_bytes():
@@ -269,10 +286,21 @@ def measure(args: argparse.Namespace, scene: str, n: int) -> Row:
         env = dict(os.environ)
         resume: list[str] = ["--forget"]
         if depths > 1:  # characters saved at their depths resume there
-            seat_spread(tmp / "bench.db", url, n, depths, args.seed, tmp / "home")
+            seat = [str(tmp / "bench.db"), url, n, depths, args.seed, str(tmp / "home")]
+            tree = Path(args.server_tree) if args.server_tree else None
+            if tree is None:
+                seat_spread(Path(seat[0]), url, n, depths, args.seed, Path(seat[5]))
+            else:  # the other tree's store and records, so its server can open them
+                subprocess.run(
+                    [sys.executable, __file__, "--seat", json.dumps(seat)],
+                    env={**env, "PYTHONPATH": str(tree.resolve())},
+                    cwd=tree,
+                    check=True,
+                )
             env["UNDERHALL_HOME"] = str(tmp / "home")
             resume = []
-        server = start_server(tmp, port, args.tick_rate, args.seed, cores[0])
+        tree = Path(args.server_tree) if args.server_tree else None
+        server = start_server(tmp, port, args.tick_rate, args.seed, cores[0], tree)
         gen_cmd = pinned(cores[1], [
             sys.executable, "-m", "client.loadgen", "--url", url,
             "-n", str(n), "--duration", "0", "--rate", str(args.rate), "--procs", str(args.procs),
@@ -381,6 +409,17 @@ def _fill(
         row.loadgen_us_per_frame = round(1e6 * d["cpu_s"] / d["frames"], 1)
     row.rejects = d["rejects"]
     row.errors = s1["errors"]
+    fill_joins(row, s1)
+
+
+def fill_joins(row: Row, snap: dict[str, Any]) -> None:
+    """Join latency p50 / p99 / max (ms, from the start of the TCP connect) to
+    ``welcome`` and to the first ``snap``, over every join up to ``snap``."""
+    for what in ("welcome", "snap"):
+        hist = snap.get(f"join_{what}", {})
+        setattr(row, f"join_{what}_p50_ms", percentile(hist, 0.5))
+        setattr(row, f"join_{what}_p99_ms", percentile(hist, 0.99))
+        setattr(row, f"join_{what}_max_ms", max((int(k) + 0.5 for k in hist), default=None))
 
 
 def _round(v: float | None) -> float | None:
@@ -399,6 +438,8 @@ COLUMNS = (
     ("cmd_p99_ms", "p99 ms", "{:.0f}"), ("rss_mb", "RSS MB", "{:.0f}"),
     ("loadgen_cpu_pct", "gen CPU%", "{:.0f}"),
     ("loadgen_clients_per_core", "gen cl/core", "{:,.0f}"),
+    ("join_snap_p50_ms", "join p50", "{:.0f}"), ("join_snap_p99_ms", "p99", "{:.0f}"),
+    ("join_snap_max_ms", "max ms", "{:.0f}"),
 )  # fmt: skip
 
 
@@ -412,6 +453,11 @@ def format_table(rows: list[Row]) -> str:
     out = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
     for r in rows:
         extra = [f"{r.scene} {r.requested}: joined in {r.join_s} s"]
+        if r.join_welcome_p50_ms is not None:
+            extra.append(
+                f"connect to welcome p50 {r.join_welcome_p50_ms:.0f} / "
+                f"p99 {r.join_welcome_p99_ms:.0f} / max {r.join_welcome_max_ms:.0f} ms"
+            )
         if r.rejects:
             extra.append(
                 "rejects "
@@ -467,8 +513,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tick-rate", type=int, default=10, help="server ticks/s (default 10)")
     p.add_argument("--seed", type=int, default=7, help="world and client seed (default 7)")
     p.add_argument("--no-pin", action="store_true", help="do not pin with taskset")
+    p.add_argument(
+        "--server-tree",
+        default="",
+        help="run the server from this source tree (A/B against another commit)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object per run")
+    p.add_argument("--seat", help=argparse.SUPPRESS)  # internal: seat_spread's arguments, JSON
     args = p.parse_args(argv)
+    if args.seat:  # run by measure() under another --server-tree's PYTHONPATH
+        db, url, n, depths, seed, home = json.loads(args.seat)
+        seat_spread(Path(db), url, n, depths, seed, Path(home))
+        return 0
     try:
         counts = [int(v) for v in args.n.split(",") if v.strip()]
     except ValueError:

@@ -2,11 +2,18 @@
 
 Joins N players to a fresh world, gives each a random walk (a command
 whenever its queue is empty), runs the game's tick and encodes every message
-as the server would, and prints the cost per tick and per player per tick.
+as the server would, and prints the cost per tick and per player per tick
+(CPU time of this process, ``time.process_time``).
 
     python bench/tick.py -n 200 --ticks 300
     python bench/tick.py -n 2000 --ticks 100 --spread
+    python bench/tick.py -n 4000 --ticks 100 --spread --depths 10 --split
     python bench/tick.py -n 2000 --ticks 100 --profile
+
+``--split`` times the parts of :meth:`World.step` (fields of view, map
+memory, the visible sets, monsters, projectiles, upkeep) by wrapping them
+with CPU-time counters; the wrappers cost about a microsecond a call, so
+totals run a little higher than without it.
 """
 
 from __future__ import annotations
@@ -15,36 +22,113 @@ import argparse
 import cProfile
 import pstats
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
 from protocol.codec import encode_server
 from server.game.game import Game
 from server.game.store import Store
+from server.sim import monsters, projectiles, upkeep
+from server.sim import world as world_module
 from server.sim.commands import DIRECTIONS
 from server.sim.world import World
 
+SPLIT_PARTS: tuple[tuple[str, Any, str], ...] = (
+    ("world_step", World, "step"),
+    ("update_views", World, "_update_views"),
+    ("fov_compute", world_module, "field_of_view"),
+    ("remember", world_module, "_remember"),
+    ("monsters_act", monsters, "act"),
+    ("visible_players", monsters, "visible_players"),
+    ("monster_paths", monsters, "_step_towards"),
+    ("projectiles", projectiles, "advance"),
+    ("upkeep_round", upkeep, "run_round"),
+    ("regenerate", upkeep, "regenerate"),
+    ("restock", monsters, "restock"),
+)
+"""Name, owner and attribute of each part ``--split`` times. Parts nest:
+``update_views`` holds ``fov_compute`` and ``remember``; ``monsters_act``
+holds ``visible_players`` and ``monster_paths``. An attribute the code
+does not have (an older or newer version) is left out."""
 
-def run(n: int, ticks: int, seed: int, spread: bool = False) -> dict[str, float]:
+
+@contextmanager
+def split_timers(totals: dict[str, float], calls: dict[str, int]) -> Iterator[None]:
+    """Wrap the :data:`SPLIT_PARTS` with CPU-time counters while in the block,
+    adding seconds to ``totals`` and call counts to ``calls``."""
+    saved: list[tuple[Any, str, Any]] = []
+
+    def wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        clock = time.process_time
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                totals[name] = totals.get(name, 0.0) + clock() - t0
+                calls[name] = calls.get(name, 0) + 1
+
+        return timed
+
+    for name, owner, attr in SPLIT_PARTS:
+        fn = getattr(owner, attr, None)
+        if fn is None:
+            continue
+        saved.append((owner, attr, fn))
+        setattr(owner, attr, wrap(name, fn))
+    try:
+        yield
+    finally:
+        for owner, attr, fn in saved:
+            setattr(owner, attr, fn)
+
+
+def run(
+    n: int,
+    ticks: int,
+    seed: int,
+    spread: bool = False,
+    depths: int = 1,
+    split: dict[str, float] | None = None,
+) -> dict[str, float]:
     """Run the benchmark; return timings in ms and µs and bytes per tick.
 
-    With ``spread``, players are scattered over the rooms of depth 1 instead
-    of crowding the entrance, and only a quarter of them walk (the others
-    stand, as idle players do).
+    With ``spread``, players are scattered over the rooms of depths
+    ``1..depths`` (player ``i`` on depth ``1 + i % depths``, with health and
+    defence raised for its depth as ``bench/scale.py`` does, so that play
+    there is not a stream of respawns) instead of crowding the entrance, and
+    only a quarter of them walk (the others stand, as idle players do).
+
+    With ``split`` (a dict), the measured ticks' CPU seconds per part of the
+    world's step (:data:`SPLIT_PARTS`) are added to it, and call counts under
+    ``"calls:" + part``.
     """
     world = World(seed)
     game = Game(world, Store(":memory:"), max_players=n + 1)
-    ids = [game.join(f"p{i}", None, None, object())[0].id for i in range(n)]
     rng = np.random.default_rng(seed)
-    walkers = ids
-    if spread:
-        rooms = world.levels[1].rooms
-        for aid in ids:
+    ids = []
+    for i in range(n):
+        aid = game.join(f"p{i}", None, None, object())[0].id
+        ids.append(aid)
+        if spread:  # each one leaves the entrance before the next arrives
+            actor = world.actors[aid]
+            depth = 1 + i % depths
+            rooms = world.level(depth).rooms
             room = rooms[int(rng.integers(len(rooms)))]
             cx = room.x + int(rng.integers(room.w))
             cy = room.y + int(rng.integers(room.h))
-            world.move_actor(world.actors[aid], *world.free_cell_near(1, cx, cy))
-        walkers = ids[: n // 4]
+            x, y = world.free_cell_near(depth, cx, cy)
+            if depth == actor.depth:
+                world.move_actor(actor, x, y)
+            else:
+                world._relocate(actor, depth, x, y)
+                actor.max_hp = actor.hp = actor.max_hp * 10 * depth
+                actor.defence += 2 * depth
+    walkers = ids[: n // 4] if spread else ids
     seq = 0
     step_s = enc_s = 0.0
     out_bytes = messages = 0
@@ -52,22 +136,28 @@ def run(n: int, ticks: int, seed: int, spread: bool = False) -> dict[str, float]
         for msgs in game.step().values():
             for m in msgs:
                 encode_server(m)
-    for _ in range(ticks):
-        for aid in walkers:
-            actor = world.actors[aid]
-            if not actor.queue:
-                dx, dy = DIRECTIONS[int(rng.integers(8))]
-                game.command(aid, seq, "move", (dx, dy))
-                seq += 1
-        t0 = time.process_time()
-        out = game.step()
-        t1 = time.process_time()
-        for msgs in out.values():
-            for m in msgs:
-                out_bytes += len(encode_server(m))
-                messages += 1
-        enc_s += time.process_time() - t1
-        step_s += t1 - t0
+    totals: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    with split_timers(totals, calls) if split is not None else _nothing():
+        for _ in range(ticks):
+            for aid in walkers:
+                actor = world.actors[aid]
+                if not actor.queue:
+                    dx, dy = DIRECTIONS[int(rng.integers(8))]
+                    game.command(aid, seq, "move", (dx, dy))
+                    seq += 1
+            t0 = time.process_time()
+            out = game.step()
+            t1 = time.process_time()
+            for msgs in out.values():
+                for m in msgs:
+                    out_bytes += len(encode_server(m))
+                    messages += 1
+            enc_s += time.process_time() - t1
+            step_s += t1 - t0
+    if split is not None:
+        split.update(totals)
+        split.update({f"calls:{k}": float(v) for k, v in calls.items()})
     return {
         "players": n,
         "ticks": ticks,
@@ -80,6 +170,11 @@ def run(n: int, ticks: int, seed: int, spread: bool = False) -> dict[str, float]
     }
 
 
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=200, help="players (default 200)")
@@ -88,19 +183,37 @@ def main() -> None:
     parser.add_argument(
         "--spread",
         action="store_true",
-        help="scatter players over the level; a quarter of them walk",
+        help="scatter players over the level(s); a quarter of them walk",
+    )
+    parser.add_argument(
+        "--depths",
+        type=int,
+        default=1,
+        help="with --spread, scatter players over depths 1..DEPTHS (default 1)",
+    )
+    parser.add_argument(
+        "--split", action="store_true", help="print the CPU time of each part of the world's step"
     )
     parser.add_argument("--profile", action="store_true", help="print the top functions")
     args = parser.parse_args()
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()
-    result = run(args.n, args.ticks, args.seed, args.spread)
+    split: dict[str, float] | None = {} if args.split else None
+    result = run(args.n, args.ticks, args.seed, args.spread, max(1, args.depths), split)
     if args.profile:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(18)
     for key, value in result.items():
         print(f"{key:22} {value:,.2f}" if isinstance(value, float) else f"{key:22} {value}")
+    if split is not None:
+        ticks = args.ticks
+        for name, _, _ in SPLIT_PARTS:
+            if name in split:
+                print(
+                    f"  {name:20} {split[name] / ticks * 1e3:9.2f} ms/tick"
+                    f"  {split['calls:' + name] / ticks:9.1f} calls/tick"
+                )
 
 
 if __name__ == "__main__":

@@ -84,11 +84,22 @@ class LeanClient(asyncio.Protocol):
         self.d = DIRECTIONS[index % 8]
         self.path: list[tuple[int, int]] = []
         self.parts: list[bytes] = []
+        self.connect_t = 0.0
+        """``time.perf_counter()`` when the TCP connect started (join latency's origin)."""
+        self.open_t: float | None = None
+        """``time.perf_counter()`` when the TCP connection was made (None before)."""
+        self.upgraded_t: float | None = None
+        """``time.perf_counter()`` when the opening handshake's answer arrived."""
+        self.welcome_t: float | None = None
+        """``time.perf_counter()`` when ``welcome`` arrived (None before)."""
+        self.snap_t: float | None = None
+        """``time.perf_counter()`` when the first ``snap`` arrived (None before)."""
 
     # transport callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is no subclass
+        self.open_t = time.perf_counter()
         self.gen.counters.connected += 1
         self.ws.send_request(self.ws.connect())
         self._flush()
@@ -117,6 +128,7 @@ class LeanClient(asyncio.Protocol):
                 elif ev.opcode is Opcode.TEXT:
                     self.gen.counters.errors["text_frame"] += 1
             elif isinstance(ev, Response):
+                self.upgraded_t = time.perf_counter()
                 if ws.handshake_exc is not None:
                     self.answered_join = True
                     self.gen.counters.connect_failures[f"handshake: {ws.handshake_exc}"] += 1
@@ -214,12 +226,17 @@ class LeanClient(asyncio.Protocol):
             self._on_view(msg, snap=False)
         elif t == "snap":
             counters.snaps += 1
+            if self.snap_t is None:
+                self.snap_t = time.perf_counter()
+                counters.joined(self.connect_t, self.snap_t, snap=True)
             self._on_view(msg, snap=True)
         elif t == "reject":  # protocol 2; protocol 3 sends refusals in the frame's rej
             self._refused(msg.get("seq"), str(msg.get("reason", "?")))
         elif t == "welcome":
             self.playing = self.answered_join = True
             counters.welcomed += 1
+            self.welcome_t = time.perf_counter()
+            counters.joined(self.connect_t, self.welcome_t, snap=False)
             self.tick_rate = int(msg.get("tick_rate", 10))
             token = msg.get("token")
             if token:

@@ -27,7 +27,9 @@ The clients are :class:`client.leanclient.LeanClient`; what is measured,
 per process and cumulatively (:class:`client.loadstats.Counters`): frames
 and payload bytes received, commands sent and answered, command→effect
 latency (from sending a ``cmd`` to the first ``snap``/``delta`` whose ``ack``
-reaches its ``seq``) as a 1 ms histogram, rejects by reason, ``error`` codes,
+reaches its ``seq``) as a 1 ms histogram, join latency (from the start of the
+TCP connect to ``welcome`` and to the first ``snap``, also 1 ms histograms;
+each client keeps its own times too), rejects by reason, ``error`` codes,
 join refusals and connection failures, the depths clients stand on, and the
 process's CPU time. ``procs`` > 1 runs the clients in that many worker
 processes (multiprocessing, ``spawn``) and merges their counters.
@@ -191,6 +193,7 @@ class Generator:
             await asyncio.gather(*tasks)
 
     async def _connect(self, client: LeanClient, host: str, port: int) -> None:
+        client.connect_t = time.perf_counter()
         try:
             await self.loop.create_connection(lambda: client, host, port)
         except OSError as exc:

@@ -53,12 +53,22 @@ class Counters:
     errors: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     connect_failures: Counter[str] = field(default_factory=Counter)
+    join_welcome: Counter[str] = field(default_factory=Counter)
+    """Join latency histogram: ms (key ``str(int(ms))``) from starting the TCP
+    connect to receiving ``welcome``, one count per welcomed client."""
+    join_snap: Counter[str] = field(default_factory=Counter)
+    """The same, from starting the TCP connect to the first ``snap``."""
+
+    def joined(self, since: float, now: float, *, snap: bool) -> None:
+        """Count one client's join latency (``time.perf_counter()`` seconds):
+        ``welcome`` received (``snap`` False) or the first ``snap``."""
+        (self.join_snap if snap else self.join_welcome)[str(int((now - since) * 1000.0))] += 1
 
     def snapshot(self, clients: Iterable[Placed] = ()) -> dict[str, Any]:
         """The counters now, as a JSON-able dict.
 
-        Keys: ``t`` (Unix time, s), the counters above, ``lat`` as a sparse
-        ``{bucket: count}``, ``depths`` ``{depth: clients}`` and ``settled``
+        Keys: ``t`` (Unix time, s), the counters above, ``lat``,
+        ``join_welcome`` and ``join_snap`` as sparse ``{ms bucket: count}``, ``depths`` ``{depth: clients}`` and ``settled``
         (clients at their target depth) over ``clients`` that are playing,
         ``cpu_s`` this process's CPU seconds, ``procs`` 1.
         """
@@ -76,6 +86,7 @@ class Counters:
             "lat": {str(k): v for k, v in enumerate(self.lat) if v},
             "rejects": dict(self.rejects), "errors": dict(self.errors),
             "refused": dict(self.refused), "connect_failures": dict(self.connect_failures),
+            "join_welcome": dict(self.join_welcome), "join_snap": dict(self.join_snap),
             "depths": dict(depths), "settled": settled,
             "cpu_s": time.process_time(), "procs": 1,
         }  # fmt: skip
@@ -96,7 +107,16 @@ _SUMMED = (
     "cpu_s",
     "procs",
 )
-_COUNTED = ("lat", "rejects", "errors", "refused", "connect_failures", "depths")
+_COUNTED = (
+    "lat",
+    "rejects",
+    "errors",
+    "refused",
+    "connect_failures",
+    "join_welcome",
+    "join_snap",
+    "depths",
+)
 
 
 def merge(snaps: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -126,9 +146,11 @@ def diff(later: Mapping[str, Any], earlier: Mapping[str, Any]) -> dict[str, Any]
             out[k] = later[k] - earlier[k]
     for k in _COUNTED:
         if k != "depths":
-            before = earlier[k]
+            before = earlier.get(k, {})
             out[k] = {
-                key: v - before.get(key, 0) for key, v in later[k].items() if v - before.get(key, 0)
+                key: v - before.get(key, 0)
+                for key, v in later.get(k, {}).items()
+                if v - before.get(key, 0)
             }
     return out
 
@@ -204,6 +226,14 @@ def format_report(final: Mapping[str, Any], first: Mapping[str, Any] | None, n: 
         (
             f"cmd->effect    p50 {ms(percentile(lat, 0.5))} ms, "
             f"p99 {ms(percentile(lat, 0.99))} ms, max {ms(_max(lat))} ms"
+        ),
+        (
+            f"join           welcome p50 {ms(percentile(final['join_welcome'], 0.5))} ms, "
+            f"p99 {ms(percentile(final['join_welcome'], 0.99))} ms, "
+            f"max {ms(_max(final['join_welcome']))} ms; first snap "
+            f"p50 {ms(percentile(final['join_snap'], 0.5))} ms, "
+            f"p99 {ms(percentile(final['join_snap'], 0.99))} ms, "
+            f"max {ms(_max(final['join_snap']))} ms"
         ),
         f"depths         {counted(final['depths'])}",
         f"own CPU        {final['cpu_s']:.1f} s in {final['procs']} process(es)",

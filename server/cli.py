@@ -1,4 +1,5 @@
-"""The ``underhall`` command: ``serve``, ``play``, ``bots``, ``db`` and ``admin``.
+"""The ``underhall`` command: ``serve``, ``play``, ``bots``, ``db`` and ``admin``;
+``worker`` and ``gateway`` for a cluster (:mod:`server.cluster`).
 
 This module is the composition root: it wires the server's layers together
 and, for ``play`` and ``bots``, hands over to the client package.
@@ -678,7 +679,104 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds of play left to the players (default: the server's drain)",
     )
     p.set_defaults(func=admin_main)
+    _cluster_parsers(sub)
     return parser
+
+
+def _cluster_parsers(sub: Any) -> None:
+    """The ``worker`` and ``gateway`` subcommands (docs/cluster.md)."""
+    p = sub.add_parser(
+        "worker",
+        help="run dungeon levels for a cluster (NATS + PostgreSQL)",
+        description="Tick the levels this worker holds a lease on; see docs/cluster.md.",
+    )
+    p.add_argument("--nats", default="nats://127.0.0.1:4222", help="NATS server URL")
+    p.add_argument("--db", required=True, help="postgresql://USER@HOST/DB of the world")
+    p.add_argument("--id", default=None, help="worker id (default: worker-<pid>)")
+    p.add_argument("--prefix", default="uh", help="subject and bucket prefix of the cluster")
+    p.add_argument("--seed", type=int, default=None, help="world seed for a new world")
+    p.add_argument("--levels", default="", help="depths to claim at start and when free, e.g. 1,2")
+    p.add_argument("--tick-rate", type=int, default=10, help="ticks per second")
+    p.add_argument("--lease", type=float, default=6.0, help="lease time in seconds")
+    p.add_argument(
+        "--save-interval", type=float, default=3.0, help="seconds between two checkpoints"
+    )
+    p.add_argument(
+        "--no-monsters", action="store_true", help="levels without monsters (tests, benches)"
+    )
+    p.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    p.set_defaults(func=worker_main)
+
+    p = sub.add_parser(
+        "gateway",
+        help="serve players' websockets for a cluster",
+        description="Speak the client protocol and route players to the workers; "
+        "see docs/cluster.md.",
+    )
+    p.add_argument("--nats", default="nats://127.0.0.1:4222", help="NATS server URL")
+    p.add_argument("--host", default="127.0.0.1", help="interface to bind")
+    p.add_argument("--port", type=int, default=8765, help="TCP port (0: any free one)")
+    p.add_argument("--id", default=None, help="gateway id (default: gateway-<pid>)")
+    p.add_argument("--prefix", default="uh", help="subject prefix of the cluster")
+    p.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    p.set_defaults(func=gateway_main)
+
+
+def worker_main(args: argparse.Namespace) -> int:
+    """``underhall worker``: run until SIGTERM, then drain."""
+    from server.cluster.worker import Worker
+    from server.net.logs import setup_logging
+
+    setup_logging(args.log_level, "text")
+    if not str(args.db).startswith(("postgresql://", "postgres://")):
+        raise SystemExit("underhall worker: --db must be a postgresql:// URL")
+    worker = Worker(
+        args.nats,
+        args.db,
+        worker_id=args.id or f"worker-{os.getpid()}",
+        prefix=args.prefix,
+        seed=args.seed,
+        levels=tuple(int(d) for d in args.levels.split(",") if d.strip()),
+        tick_rate=args.tick_rate,
+        lease_s=args.lease,
+        monsters=not args.no_monsters,
+        save_interval_s=args.save_interval,
+    )
+    _use_uvloop()
+
+    async def main() -> None:
+        ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        ready.add_done_callback(lambda f: print(f"worker {f.result()} ready", flush=True))
+        await worker.run(ready)
+
+    asyncio.run(main())
+    return 0
+
+
+def gateway_main(args: argparse.Namespace) -> int:
+    """``underhall gateway``: serve until SIGTERM."""
+    from server.cluster.gateway import Gateway
+    from server.net.logs import setup_logging
+
+    setup_logging(args.log_level, "text")
+    gateway = Gateway(
+        args.nats,
+        gateway_id=args.id or f"gateway-{os.getpid()}",
+        host=args.host,
+        port=args.port,
+        prefix=args.prefix,
+    )
+    _use_uvloop()
+
+    async def main() -> None:
+        ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        ready.add_done_callback(
+            lambda f: print(f"listening on ws://{args.host}:{f.result()}", flush=True)
+        )
+        await gateway.run(ready)
+
+    asyncio.run(main())
+    return 0
 
 
 def _version() -> str:

@@ -3,6 +3,7 @@
     client/  ->  protocol/
     server/net  ->  server/game  ->  server/sim  ->  server/content
     server/game ->  protocol/        server/net -> protocol/
+    server/cluster  ->  server/game, server/store, server/net, protocol/
 
 Dependencies point down only; ``server/sim`` is pure (no clock, no global
 random, no I/O); ``server/cli.py`` is the composition root and may import
@@ -26,6 +27,15 @@ ALLOWED = {
     "server.game": {"server.game", "server.sim", "server.content", "server.store", "protocol"},
     "server.store": {"server.store"},
     "server.net": {"server.net", "server.game", "protocol"},
+    "server.cluster": {
+        "server.cluster",
+        "server.net",
+        "server.game",
+        "server.sim",
+        "server.content",
+        "server.store",
+        "protocol",
+    },
     "protocol": {"protocol"},
     "client": {"client", "protocol"},
 }

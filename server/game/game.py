@@ -31,14 +31,32 @@ from server.game.index import TickIndex
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
 from server.sim.world import World
-from server.store import Store, hash_token, pack_record
+from server.store import Store, hash_token, join_maps, map_pairs, pack_record, pack_value
 from server.store.writer import StoreWriter
 
 SAVE_INTERVAL_S = 3.0
 """Default seconds of play between two checkpoints (at most this much is lost
 to a crash, plus the time the write takes)."""
+MEMORY_KEY = pack_value("memory")
+"""The packed key under which a character record holds its map memory."""
 SHUTDOWN_FLUSH_S = 30.0
 """How long :meth:`Game.save_all` waits for the database."""
+
+
+def look_in(world: World, actor_id: int, target_id: int) -> Info:
+    """The ``info`` answer to player ``actor_id``'s ``look`` at actor
+    ``target_id`` (seed 001's look command): found only if that actor is in
+    the asker's view."""
+    me = world.actors.get(actor_id)
+    target = world.actors.get(target_id)
+    if (
+        me is None
+        or target is None
+        or not target.alive
+        or target_id not in world.sees.get(actor_id, ())
+    ):
+        return Info(id=target_id, found=False, about={})
+    return Info(id=target_id, found=True, about=describe_actor(target, me, world.content))
 
 
 class GameError(Exception):
@@ -59,6 +77,17 @@ class Seat:
     actor_id: int
     view: PlayerView
     session: object
+    memory_blob: bytes | None = None
+    """The character's map memory as last packed for a checkpoint
+    (:meth:`~server.sim.actors.Actor.memory_record`); None once the memory
+    has changed since (a tick gave the player ``seen_tiles``)."""
+    steady_blob: bytes | None = None
+    """The character's :meth:`~server.sim.actors.Actor.steady_record` as last
+    packed for a checkpoint (the pairs of a msgpack map, no header); None
+    once a tick may have changed it
+    (:meth:`~server.game.index.TickIndex.may_touch_me`)."""
+    steady_count: int = 0
+    """How many pairs ``steady_blob`` holds."""
 
 
 class Game:
@@ -252,18 +281,8 @@ class Game:
         )
 
     def look(self, actor_id: int, target_id: int) -> Info:
-        """The ``info`` answer to a ``look`` at actor ``target_id`` (seed 001's
-        look command): found only if that actor is in the asker's view."""
-        me = self.world.actors.get(actor_id)
-        target = self.world.actors.get(target_id)
-        if (
-            me is None
-            or target is None
-            or not target.alive
-            or target_id not in self.world.sees.get(actor_id, ())
-        ):
-            return Info(id=target_id, found=False, about={})
-        return Info(id=target_id, found=True, about=describe_actor(target, me, self.world.content))
+        """The ``info`` answer to a ``look`` (:func:`look_in`)."""
+        return look_in(self.world, actor_id, target_id)
 
     def chat(
         self, actor_id: int, text: str, scope: str = "level", to: str | None = None
@@ -325,10 +344,14 @@ class Game:
         self._last_index = index
         out: dict[int, list[ServerMessage]] = {}
         for actor_id, seat in self.seats.items():
+            actor = self.world.actors[actor_id]
+            if actor.seen_tiles:
+                seat.memory_blob = None
+            if seat.steady_blob is not None and index.may_touch_me(actor_id):
+                seat.steady_blob = None
             if actor_id in skip:
                 seat.view.needs_snapshot = True
                 continue
-            actor = self.world.actors[actor_id]
             refused = index.rejections.get(actor_id)
             rej = [[e.tag, e.reason.name.lower()] for e in refused] if refused else None
             view = seat.view
@@ -354,8 +377,7 @@ class Game:
         done = self.saver.committed
         self._left = {n: v for n, v in self._left.items() if v[2] == 0 or v[2] > done}
         players = [
-            (s.name, s.token_hash, pack_record(self.world.actors[a].to_record()), tick)
-            for a, s in self.seats.items()
+            (s.name, s.token_hash, self._character_blob(s), tick) for s in self.seats.values()
         ]
         fresh = [n for n, v in self._left.items() if v[2] == 0]
         players += [(n, self._left[n][0], pack_record(self._left[n][1]), tick) for n in fresh]
@@ -366,6 +388,29 @@ class Game:
         for n in fresh:
             self._left[n] = (self._left[n][0], self._left[n][1], seq)
         return seq
+
+    def _character_blob(self, seat: Seat) -> bytes:
+        """A seated character's record packed as a msgpack map: the same
+        dict as ``pack_record(actor.to_record())``. The
+        :meth:`~server.sim.actors.Actor.moving_record` is packed afresh; the
+        steady record and the map memory (most of a record's bytes) are
+        reused from the last checkpoint while no tick may have changed them,
+        which keeps a checkpoint's tick short."""
+        actor = self.world.actors[seat.actor_id]
+        if seat.memory_blob is None:
+            seat.memory_blob = pack_record(actor.memory_record())
+        if seat.steady_blob is None:
+            steady = actor.steady_record()
+            seat.steady_blob = map_pairs(pack_record(steady))
+            seat.steady_count = len(steady)
+        moving = actor.moving_record()
+        return join_maps(
+            len(moving) + seat.steady_count + 1,
+            map_pairs(pack_record(moving)),
+            seat.steady_blob,
+            MEMORY_KEY,
+            seat.memory_blob,
+        )
 
     def save_all(self) -> None:
         """Checkpoint now and wait until it is written (at most

@@ -9,6 +9,7 @@ only the (at most four) buckets its window overlaps.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -49,6 +50,11 @@ ActorState = tuple[int, int, int, int, int, int]
 without the viewer-specific "you" bit)."""
 PRIVATE = (GainedXp, Equipped, Learned, Notice)
 """Events told only to the player they concern."""
+PRESENCE_PER_TICK = 8
+"""At most this many join and leave notices reach a player per tick (the
+first ones in tick order): a burst of arrivals, such as everyone coming back
+after a restart, would otherwise send every player hundreds of names per
+tick, a cost that grows with the square of the players."""
 Witnessed = tuple[int, list[Any]]
 """An event's position in the tick's order, and its wire form."""
 
@@ -120,6 +126,19 @@ class TickIndex:
                 self.involving[aid].append((order, wire))
             key = (event.x // BUCKET, event.y // BUCKET)
             self._placed[event.depth][key].append((event.x, event.y, order, wire))
+
+        self._shared_orders = [order for order, _ in self.shared]
+        self._shared_wires: list[list[Any]] = [
+            ["join" if isinstance(e, Joined) else "leave", e.name] for _, e in self.shared
+        ]
+        """Joins and leaves as every player is told of them: built once per
+        tick, not once per player (a burst of joins into a crowd would cost
+        joins × players Python steps); they name no actor id, so no player's
+        copy needs anonymising."""
+        self._shared_own: dict[int, list[int]] = defaultdict(list)
+        """Positions in :attr:`shared` of each actor's own join or leave (not told to it)."""
+        for i, (_, e) in enumerate(self.shared):
+            self._shared_own[e.actor].append(i)
 
         self.states: dict[int, ActorState] = {}
         """Wire state of every living actor on a level with players."""
@@ -230,9 +249,6 @@ class TickIndex:
             wire = span_to_wire(span, fov.contains if fov is not None else _nowhere, actor_id)
             if wire[3] or concerned:
                 found[order] = wire
-        for order, event in self.shared:
-            if event.actor != actor_id:
-                found[order] = ["join" if isinstance(event, Joined) else "leave", event.name]
         if fov is not None:
             placed = self._placed.get(depth)
             if placed:
@@ -240,7 +256,29 @@ class TickIndex:
                     for x, y, order, wire in placed.get(key, ()):
                         if order not in found and fov.contains(x, y):
                             found[order] = wire
-        return [anonymise(found[o], known) for o in sorted(found)]
+        if not self.shared:
+            return [anonymise(found[o], known) for o in sorted(found)]
+        orders, wires = self._shared_orders, self._shared_wires
+        own = self._shared_own.get(actor_id)
+        if own:  # its own join (or leave) is not told to the player itself
+            first = PRESENCE_PER_TICK + len(own)
+            keep = [i for i in range(min(first, len(orders))) if i not in own]
+            keep = keep[:PRESENCE_PER_TICK]
+            orders = [orders[i] for i in keep]
+            wires = [wires[i] for i in keep]
+        else:
+            orders, wires = orders[:PRESENCE_PER_TICK], wires[:PRESENCE_PER_TICK]
+        # Merge the few events of this player into the tick's joins and
+        # leaves by order; the shared runs between them are copied as slices.
+        out: list[list[Any]] = []
+        at = 0
+        for o in sorted(found):
+            cut = bisect_left(orders, o, at)
+            out += wires[at:cut]
+            out.append(anonymise(found[o], known))
+            at = cut
+        out += wires[at:]
+        return out
 
     @staticmethod
     def _concerns(span: RayFired | Flew, actor_id: int) -> bool:

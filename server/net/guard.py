@@ -120,6 +120,8 @@ class AddressBook:
         self.limits = limits
         self.max_total = max(1, fd_limit - limits.fd_margin - _open_files())
         self.total = 0
+        self.accepted = 0
+        """Connections counted by :meth:`opened` since start (never decreases)."""
         self.conns: dict[str, int] = {}
         self.created: dict[str, deque[float]] = {}
         self.failed_name: dict[str, deque[float]] = {}
@@ -135,6 +137,7 @@ class AddressBook:
         held = self.conns.get(addr, 0)
         self.conns[addr] = held + 1
         self.total += 1
+        self.accepted += 1
         cap = self.limits.max_conns_per_addr
         if self.total > self.max_total:
             self.refused(

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+from protocol.limits import (
+    CHAT_BURST,
+    CHAT_RATE_PER_S,
+    FLOOD_FACTOR,
+    GLOBAL_CHAT_BURST,
+    GLOBAL_CHAT_RATE_PER_S,
+    RATE_BURST,
+    RATE_PER_S,
+)
+
 
 class TokenBucket:
     """Allow ``rate`` messages per second on average, bursts of ``burst``.
@@ -44,3 +54,16 @@ class TokenBucket:
     def flooding(self) -> bool:
         """True once more than the flood limit was dropped within one second."""
         return self.dropped_in_window > self.flood_limit
+
+
+def message_bucket(now: float) -> TokenBucket:
+    """The bucket every client message passes (docs/protocol.md, "Rates")."""
+    return TokenBucket(RATE_PER_S, RATE_BURST, FLOOD_FACTOR, now)
+
+
+def chat_buckets(now: float) -> tuple[TokenBucket, TokenBucket]:
+    """The buckets of a seated client's chat lines: every line, and global ones."""
+    return (
+        TokenBucket(CHAT_RATE_PER_S, CHAT_BURST, FLOOD_FACTOR, now),
+        TokenBucket(GLOBAL_CHAT_RATE_PER_S, GLOBAL_CHAT_BURST, FLOOD_FACTOR, now),
+    )

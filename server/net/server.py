@@ -9,12 +9,20 @@ deltas — its next message is a snapshot — and is dropped after
 ``BEHIND_DROP_S`` seconds of that. The limits of :mod:`server.net.guard`
 (control frames, buffered output, per-address caps) apply to every
 connection from its first byte, before and after ``hello``.
+
+Joining while ticks run late (issue 10): connections wait in a listen
+backlog of ``ACCEPT_BACKLOG``; a :class:`~server.net.acceptor.BulkAcceptor`
+takes every waiting one at once (uvloop's own accept takes one per turn of
+the event loop); and between two late ticks the loop turns several times,
+on for longer while connections are arriving, so the steps of a join
+(accept, opening handshake, ``hello``, ``welcome``) do not each wait a tick.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -29,18 +37,15 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.limits import (
-    CHAT_BURST,
     CHAT_RATE_PER_S,
-    FLOOD_FACTOR,
-    GLOBAL_CHAT_BURST,
     GLOBAL_CHAT_RATE_PER_S,
     HELLO_TIMEOUT_S,
     MAX_FRAME_BYTES,
-    RATE_BURST,
     RATE_PER_S,
 )
 from protocol.messages import (
@@ -59,6 +64,7 @@ from protocol.session import ServerSession
 from protocol.version import check_version
 from server.game.game import Game, GameError
 from server.net import collector
+from server.net.acceptor import BulkAcceptor
 from server.net.guard import (
     AddressBook,
     GuardedConnection,
@@ -68,7 +74,7 @@ from server.net.guard import (
 )
 from server.net.logs import address
 from server.net.metrics import Metrics
-from server.net.ratelimit import TokenBucket
+from server.net.ratelimit import TokenBucket, chat_buckets, message_bucket
 
 log = logging.getLogger("underhall.net")
 
@@ -82,17 +88,27 @@ CLOSE_RESERVE_S = 3.0
 """Seconds of a drain kept for the final save and the closing handshakes."""
 CLOSE_TIMEOUT_S = 2.0
 """Seconds a closing handshake may take before the transport is aborted."""
-
-
-def _new_bucket(now: float) -> TokenBucket:
-    return TokenBucket(RATE_PER_S, RATE_BURST, FLOOD_FACTOR, now)
-
-
-def _chat_buckets(now: float) -> tuple[TokenBucket, TokenBucket]:
-    return (
-        TokenBucket(CHAT_RATE_PER_S, CHAT_BURST, FLOOD_FACTOR, now),
-        TokenBucket(GLOBAL_CHAT_RATE_PER_S, GLOBAL_CHAT_BURST, FLOOD_FACTOR, now),
-    )
+OPEN_TIMEOUT_S = 10.0
+"""Seconds the opening handshake (and TLS's) may take from the accept."""
+ACCEPT_BACKLOG = 4096
+"""Connections the kernel may hold for the server before it accepts them
+(``listen`` backlog; Linux caps it at ``net.core.somaxconn``). While a tick
+runs nothing is accepted: with the default of 100, a burst of arrivals
+during a long tick overflowed the queue, and each overflowed client waited
+for its TCP retransmission (1 s, then 2, 4, 8 ...) before it could join."""
+LATE_TURNS = 16
+"""Event-loop turns the tick loop yields between two ticks when it runs late
+(fewer if they take more than ``LATE_TURNS_SHARE`` of a tick period). Each
+turn reads the sockets and runs what is ready; a join takes a dozen or more
+turns (accept, the opening handshake's futures, ``hello``, ``welcome``), so
+with a single turn between back-to-back ticks a join took as many ticks."""
+LATE_TURNS_SHARE = 0.2
+"""Share of a tick period the turns between two late ticks may take in all."""
+ACCEPT_SHARE = 0.5
+"""Share of a tick period the turns between two late ticks may take while
+connections are being accepted: each turn advances their opening handshakes
+by a step, so a burst of arrivals gets in within a few ticks (the ticks of
+those running meanwhile are that much later)."""
 
 
 def _over_cap(ws: ServerConnection) -> bool:
@@ -221,6 +237,7 @@ class GameServer:
             self.limits.max_conns_per_addr,
             self.limits.new_chars_per_hour,
         )
+        conn_class = guarded_connection_class(self.book)
         async with contextlib.AsyncExitStack() as stack:
             ws_server = await stack.enter_async_context(
                 serve(
@@ -232,13 +249,22 @@ class GameServer:
                     ping_interval=self.limits.keepalive_interval_s,
                     ping_timeout=self.limits.keepalive_timeout_s,
                     close_timeout=CLOSE_TIMEOUT_S,
+                    open_timeout=OPEN_TIMEOUT_S,
+                    backlog=ACCEPT_BACKLOG,
                     ssl=self.ssl_context,
-                    create_connection=guarded_connection_class(self.book),
+                    create_connection=conn_class,
                     process_request=self._process_request,
                 )
             )
             self._ws_server = ws_server
             self.port = int(next(iter(ws_server.sockets)).getsockname()[1])
+            acceptor = BulkAcceptor(
+                ws_server.sockets,
+                functools.partial(self._new_connection, conn_class, ws_server),
+                ssl_context=self.ssl_context,
+                ssl_timeout_s=OPEN_TIMEOUT_S,
+            )
+            stack.callback(acceptor.close)
             if self.metrics_port is not None:
                 http_server = await stack.enter_async_context(
                     serve(
@@ -396,7 +422,7 @@ class GameServer:
                 self.stats.late += 1
                 if delay < -5 * period:
                     next_t = loop.time()
-                await asyncio.sleep(0)
+                await self._turn_between_late_ticks(period)
             started = time.perf_counter()
             try:
                 self._tick()
@@ -417,6 +443,29 @@ class GameServer:
                 last_report = loop.time()
                 self._report()
                 self.book.prune(time.monotonic())
+
+    async def _turn_between_late_ticks(self, period: float) -> None:
+        """Let the event loop turn between two ticks that run late: at least
+        ``LATE_TURNS`` times (or for ``LATE_TURNS_SHARE`` of ``period``), and
+        on while turns accept connections, for at most ``ACCEPT_SHARE`` of
+        ``period`` in all. The tick itself is not reordered: commands that
+        arrive meanwhile are queued for it as they would be anyway."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        book = self.book
+        seen = book.accepted
+        turns = last_accept = 0
+        while True:
+            await asyncio.sleep(0)
+            turns += 1
+            if book.accepted != seen:
+                seen, last_accept = book.accepted, turns
+            spent = loop.time() - start
+            # A connection accepted in one turn is counted in the next.
+            accepting = turns - last_accept <= 1
+            enough = turns >= LATE_TURNS or spent > LATE_TURNS_SHARE * period
+            if enough and (not accepting or spent > ACCEPT_SHARE * period):
+                return
 
     def _tick(self) -> None:
         now = time.monotonic()
@@ -481,6 +530,20 @@ class GameServer:
         broadcast([client.ws], data)
 
     # ----------------------------------------------------------- connections
+
+    def _new_connection(
+        self, conn_class: type[GuardedConnection], ws_server: WsServer
+    ) -> ServerConnection:
+        """One connection of ``ws_server``, as the protocol factory ``serve``
+        builds for it makes them (same sans-I/O protocol limits, same
+        connection class and timeouts), for :class:`BulkAcceptor`."""
+        return conn_class(
+            ServerProtocol(max_size=MAX_FRAME_BYTES),
+            ws_server,
+            ping_interval=self.limits.keepalive_interval_s,
+            ping_timeout=self.limits.keepalive_timeout_s,
+            close_timeout=CLOSE_TIMEOUT_S,
+        )
 
     def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
         """Answer ``/metrics``, ``/healthz`` and ``/readyz``, and the handshake of a
@@ -646,7 +709,7 @@ class GameServer:
         self.metrics.connections.inc()
         log.debug("connection open from %s", where, extra={"event": "open", "address": where})
         now = time.monotonic()
-        bucket = _new_bucket(now)
+        bucket = message_bucket(now)
         try:
             hello = await self._await_hello(ws, session, bucket)
             if hello is None:
@@ -674,7 +737,7 @@ class GameServer:
                 old.extra["replaced"] = True
                 asyncio.create_task(self._close(old.ws, 1008, "replaced"))
             session.welcomed()
-            client = Client(ws, welcome.id, session, bucket, *_chat_buckets(now))
+            client = Client(ws, welcome.id, session, bucket, *chat_buckets(now))
             self.clients[welcome.id] = client
             self._send_raw(client, encode_server(welcome))
             self.metrics.joins.labels("resumed" if welcome.resumed else "new").inc()

@@ -78,3 +78,30 @@ def field_of_view(
         algorithm=tcod.constants.FOV_SYMMETRIC_SHADOWCAST,
     )
     return FieldOfView(x0, y0, visible)
+
+
+def padded_mask(fov: FieldOfView, x: int, y: int, radius: int = FOV_RADIUS) -> NDArray[np.bool_]:
+    """The field of view of a viewer at ``(x, y)`` on the full square window.
+
+    Args:
+        fov: The viewer's field of view (its window clipped to the level).
+        x: Viewer column, the window's centre.
+        y: Viewer row.
+        radius: The radius ``fov`` was computed with.
+
+    Returns:
+        ``bool[2 * radius + 1, 2 * radius + 1]`` indexed ``[y - (y0 - radius),
+        x - (x0 - radius)]``: ``fov.visible`` where the window lies on the
+        level, False where it hangs over the level's edge.
+
+    Raises:
+        ValueError: ``fov`` does not fit the window centred on ``(x, y)``.
+    """
+    side = 2 * radius + 1
+    h, w = fov.visible.shape
+    oy, ox = fov.y0 - (y - radius), fov.x0 - (x - radius)
+    if oy < 0 or ox < 0 or oy + h > side or ox + w > side:
+        raise ValueError(f"field of view at ({fov.x0}, {fov.y0}) is not centred on ({x}, {y})")
+    mask = np.zeros((side, side), dtype=np.bool_)
+    mask[oy : oy + h, ox : ox + w] = fov.visible
+    return mask

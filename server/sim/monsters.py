@@ -147,19 +147,33 @@ def _dist(a: tuple[int, int], b: tuple[int, int]) -> int:
 
 def visible_players(world: World, monster: Actor) -> list[Actor]:
     """Players the monster can see, nearest first (ties by id); an invisible
-    player is seen only by a monster that sees invisible."""
-    found = []
-    sees_invisible = monster.sees_invisible()
-    for pid in world.seen_by.get(monster.id, ()):
-        player = world.actors.get(pid)
-        if player is None or not player.alive or player.depth != monster.depth:
+    player is seen only by a monster that sees invisible.
+
+    The candidates are the players in whose field of view the monster stood
+    at the end of the last tick (:attr:`World.seen_by`), still alive, on its
+    level and within its ``sight`` (Chebyshev distance) now. Called for
+    every monster action, so the cheap tests come first."""
+    found: list[tuple[int, int, Actor]] = []
+    watchers = world.seen_by.get(monster.id)
+    if not watchers:
+        return []
+    actors = world.actors
+    mx, my, depth, sight = monster.x, monster.y, monster.depth, monster.sight
+    sees_invisible: bool | None = None
+    for pid in watchers:
+        player = actors.get(pid)
+        if player is None or player.depth != depth or not player.alive:
             continue
-        if player.unseen and not sees_invisible:
+        d = max(abs(player.x - mx), abs(player.y - my))
+        if d > sight:
             continue
-        d = _dist((monster.x, monster.y), (player.x, player.y))
-        if d <= monster.sight:
-            found.append((d, pid, player))
-    found.sort(key=lambda t: (t[0], t[1]))
+        if player.unseen:
+            if sees_invisible is None:
+                sees_invisible = monster.sees_invisible()
+            if not sees_invisible:
+                continue
+        found.append((d, pid, player))
+    found.sort()  # by distance, then id (ids are unique: players are never compared)
     return [p for _, _, p in found]
 
 

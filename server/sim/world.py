@@ -13,13 +13,15 @@ Order within a tick (RULES.md "one time model", STYLE.md "order is explicit"):
    ``actor.next_act <= tick``: a player carries out its oldest queued command,
    a monster runs its behaviour (:mod:`server.sim.monsters`);
 4. health and energy regenerate;
-5. every living player's field of view and map memory are brought up to date;
+5. every living player's field of view, map memory and visible set (and
+   with them the monsters' ``seen_by``) are brought up to date;
 6. levels with players are restocked with monsters now and then;
 7. ``tick`` advances by one.
 """
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -83,7 +85,7 @@ from server.sim.events import (
     Respawned,
     TookStairs,
 )
-from server.sim.fov import FOV_RADIUS, FieldOfView, field_of_view
+from server.sim.fov import FOV_RADIUS, FieldOfView, field_of_view, padded_mask
 from server.sim.items import Item
 from server.sim.level import Level
 from server.sim.levelgen import generate_level
@@ -127,6 +129,10 @@ class World:
         levels: Ready-made levels by depth (tests build them with
             ``Level.from_ascii``); other depths are generated.
         populate: Whether generated levels get monsters.
+        first_id: The id :meth:`add_actor` gives the first actor made without
+            an explicit id (later ones count up from it). Several worlds that
+            pass players between them start their monsters high (e.g.
+            ``2**30``) and give players ids from below that.
 
     Raises:
         ContentError: ``content`` names a spell or casting role that the spell
@@ -141,6 +147,7 @@ class World:
         size: tuple[int, int] = DEFAULT_SIZE,
         levels: dict[int, Level] | None = None,
         populate: bool = True,
+        first_id: int = 1,
     ) -> None:
         self.seed = seed
         self.content = content or default_content()
@@ -159,12 +166,14 @@ class World:
         """Monster id -> ids of the players in whose field of view it stands
         (in id order; sight is symmetric, so also the players it could see,
         invisibility aside: :func:`server.sim.monsters.visible_players`)."""
-        self._next_id = 1
+        self._next_id = first_id
         self._occ: dict[int, NDArray[np.int32]] = {}
         self._version: Counter[int] = Counter()
         self._players_on: Counter[int] = Counter()
         self._pending: list[Event] = []
         self._monster_ids: set[int] = set()
+        self._players: dict[int, Actor] = {}
+        """The players (alive or awaiting respawn) by id, in id order."""
         self.touched: set[int] = set()
         """Ids of the players whose pack, equipment, statuses, spells or food
         may have changed during the last :meth:`step` without an event naming
@@ -181,6 +190,25 @@ class World:
         self.projectiles: dict[int, projectiles.Projectile] = {}
         """Projectiles in flight by id (:mod:`server.sim.projectiles`)."""
         self._next_projectile_id = 1
+        self._sight: dict[int, _Sight] = {}
+        """Per depth, the occupancy the visible sets were last built from."""
+        self._raw_sees: dict[int, set[int]] = {}
+        """Player id -> ids of every actor in its field of view, invisible
+        ones included (what :attr:`sees` is cut from)."""
+        self._sees_monsters: dict[int, set[int]] = {}
+        """Player id -> the monsters in its ``_raw_sees`` (its entries in
+        :attr:`seen_by`)."""
+        self._sees_keys: dict[int, bytes] = {}
+        """Player id -> the ids of its ``_raw_sees`` in increasing order, as
+        ``int32`` bytes (a rebuilt set that equals the kept one is not replaced)."""
+        self._slots: dict[int, tuple[int, int, FieldOfView]] = {}
+        """Living player id -> ``(depth, slot)`` of its field of view in that
+        level's :class:`_Sight`, and the field of view put there."""
+        self._unseen: set[int] = set()
+        """Ids of the invisible actors when the views were last updated."""
+        self._sees_invisible: dict[int, bool] = {}
+        """Player id -> whether it saw invisible when its :attr:`sees` was last
+        cut, for the players with an invisible actor in view."""
         for depth, level in self.levels.items():
             self._occ[depth] = np.full(level.terrain.shape, -1, dtype=np.int32)
 
@@ -204,6 +232,31 @@ class World:
             if self.populate:
                 monsters.populate(self, level, rng)
         return level
+
+    def forget_level(self, depth: int) -> None:
+        """Forget the generated level ``depth``: its terrain, floor items,
+        monsters and projectiles go, and its next use generates it afresh
+        from ``(seed, depth)``, with :attr:`saved_levels` laid over it then.
+        (A process that stops running a level, and may later run it again
+        from what another one saved, must not keep an old copy.) Does
+        nothing for a level not generated.
+
+        Raises:
+            ValueError: A player (alive or awaiting respawn) is on it.
+        """
+        if depth not in self.levels:
+            return
+        if any(p.depth == depth for p in self._players.values()):
+            raise ValueError(f"players are on depth {depth}")
+        for actor in [a for a in self.actors.values() if a.depth == depth]:
+            self._remove(actor)
+        for pid in [p for p, fly in self.projectiles.items() if fly.depth == depth]:
+            del self.projectiles[pid]
+        del self.levels[depth]
+        del self._occ[depth]
+        self._sight.pop(depth, None)
+        for key in [k for k in self._search_orders if k[0] == depth]:
+            del self._search_orders[key]
 
     def level_record(self, depth: int) -> dict[str, Any]:
         """What to save of a visited level so a restart finds it as it was left:
@@ -317,18 +370,35 @@ class World:
 
     # ----------------------------------------------------------- actors
 
-    def add_actor(self, make: Callable[[int], Actor], depth: int, x: int, y: int) -> Actor:
+    def add_actor(
+        self,
+        make: Callable[[int], Actor],
+        depth: int,
+        x: int,
+        y: int,
+        *,
+        actor_id: int | None = None,
+    ) -> Actor:
         """Create an actor with ``make(actor_id)`` and place it on a free cell.
 
+        Args:
+            actor_id: The id to give it (a player that keeps its id from one
+                world to another); None for the next id of this world's own.
+
         Raises:
-            ValueError: If ``(x, y)`` is occupied or not passable.
+            ValueError: If ``(x, y)`` is occupied or not passable, or
+                ``actor_id`` belongs to an actor of this world.
         """
         self.level(depth)
         occ = self._occ[depth]
         if occ[y, x] >= 0 or not self.levels[depth].passable[y, x]:
             raise ValueError(f"cell ({x}, {y}) on depth {depth} is not free")
-        actor: Actor = make(self._next_id)
-        self._next_id += 1
+        if actor_id is not None and actor_id in self.actors:
+            raise ValueError(f"actor id {actor_id} is taken")
+        if actor_id is None:
+            actor_id = self._next_id
+            self._next_id += 1
+        actor: Actor = make(actor_id)
         actor.depth, actor.x, actor.y = depth, x, y
         actor.next_act = self.tick
         self.actors[actor.id] = actor
@@ -336,12 +406,18 @@ class World:
         if actor.is_player:
             self._players_on[depth] += 1
             self.sees[actor.id] = set()
+            self._players[actor.id] = actor
         else:
             self._monster_ids.add(actor.id)
         return actor
 
     def join(
-        self, name: str, class_key: str = "warrior", record: dict[str, Any] | None = None
+        self,
+        name: str,
+        class_key: str = "warrior",
+        record: dict[str, Any] | None = None,
+        *,
+        actor_id: int | None = None,
     ) -> Actor:
         """Bring a player into the world: new, or resumed from a saved record.
 
@@ -351,9 +427,14 @@ class World:
         one saved while dead comes back as a respawn would, with full health.
         Emits :class:`Joined`.
 
+        Args:
+            actor_id: The player's id, when it keeps one across worlds (see
+                :meth:`add_actor`); None for the next id.
+
         Raises:
             KeyError: Unknown ``class_key`` (new players only).
             LookupError: No free cell near the starting point.
+            ValueError: ``actor_id`` is taken in this world.
         """
         if record is not None:
             dead = int(record["hp"]) <= 0
@@ -380,7 +461,7 @@ class World:
             def make(aid: int) -> Actor:
                 return new_player(aid, name, cls, depth, x, y)
 
-        actor = self.add_actor(make, depth, x, y)
+        actor = self.add_actor(make, depth, x, y, actor_id=actor_id)
         if record is None:
             inventory.outfit(
                 actor, self.content.classes[class_key].start_items, self.content, self.rng
@@ -418,6 +499,8 @@ class World:
         if actor.is_player:
             self._players_on[actor.depth] -= 1
             self.sees.pop(actor.id, None)
+            del self._players[actor.id]
+            self._drop_sight(actor.id)
             monsters.forget(self, actor.id)
 
     def submit(self, actor_id: int, command: Command, tag: int) -> bool:
@@ -865,52 +948,240 @@ class World:
         return None if best is None else self.actors[best[1]]
 
     def _update_views(self) -> None:
-        """Bring every living player's field of view and map memory up to date."""
-        seen_by: dict[int, list[int]] = {}
-        unseen = {aid for aid, a in self.actors.items() if a.alive and a.unseen}
-        for actor in self.actors.values():
-            if not actor.is_player:
-                continue
-            actor.seen_tiles = []
+        """Bring every living player's field of view, map memory, visible set
+        (:attr:`sees`) and the monsters' :attr:`seen_by` up to date.
+
+        A field of view is recomputed only when its player moved, changed
+        level, or terrain changed in its window; a player for whom none of
+        that happened costs a few attribute reads. A visible set is rebuilt
+        only for a player whose field of view changed or who has, in view, a
+        cell whose occupant changed since the last update, and it replaces
+        the kept one only if it differs; a level's rebuilds are done together
+        in numpy (:meth:`_visible_sets`). :attr:`seen_by` follows the sets
+        that changed.
+        """
+        unseen = {aid for aid, a in self.actors.items() if a.unseen}
+        turned = unseen ^ self._unseen  # became invisible or visible (or came or went)
+        self._unseen = unseen
+        version = self._version
+        for depth, sight in self._sight.items():
+            if sight.version != version.get(depth, 0):
+                self._keep_fovs(depth, sight)
+        for actor in self._players.values():
+            if actor.seen_tiles:
+                actor.seen_tiles = []
             if not actor.alive:
-                self.sees[actor.id] = set()
+                if actor.id in self._slots or self.sees[actor.id]:
+                    self.sees[actor.id] = set()
+                    self._drop_sight(actor.id)
                 continue
-            level = self.levels[actor.depth]
-            key = (actor.depth, actor.x, actor.y, self._version[actor.depth])
+            key = actor.fov_key
             if (
-                key != actor.fov_key
-                and actor.fov is not None
-                and actor.fov_key is not None
-                and key[:3] == actor.fov_key[:3]
-                and not _touches(actor.fov, level.changed)
+                key is not None
+                and key[1] == actor.x
+                and key[2] == actor.y
+                and key[0] == actor.depth
+                and key[3] == version.get(actor.depth, 0)
+                and not actor.reveal
+                and actor.id in self._slots
             ):
-                actor.fov_key = key  # terrain changed elsewhere on the level only
-            if key != actor.fov_key or actor.fov is None:
-                actor.fov_key = key
-                actor.fov = field_of_view(level.transparent, actor.x, actor.y, FOV_RADIUS)
-                memory = actor.memory.get(actor.depth)
-                if memory is None:
-                    memory = np.full(level.terrain.shape, 255, dtype=np.uint8)
-                    actor.memory[actor.depth] = memory
-                rows, cols = actor.fov.slices()
-                window = level.terrain[rows, cols]
-                mem = memory[rows, cols]
-                fresh = actor.fov.visible & (mem != window)
-                if fresh.any():
-                    actor.seen_tiles = _remember(mem, window, fresh, actor.fov.x0, actor.fov.y0)
-            if actor.reveal > 0:
-                actor.seen_tiles += self._reveal(actor, level)
-            rows, cols = actor.fov.slices()
-            ids = self._occ[actor.depth][rows, cols][actor.fov.visible]
-            visible = set(ids[ids >= 0].tolist())
-            for monster in visible & self._monster_ids:
-                seen_by.setdefault(monster, []).append(actor.id)
-            if unseen and not actor.sees_invisible():
-                visible -= unseen - {actor.id}
-            self.sees[actor.id] = visible
-        self.seen_by = seen_by
+                continue  # in place, terrain unchanged: nothing to do
+            self._update_fov(actor)
+        for depth, sight in self._sight.items():
+            if sight.count:
+                self._visible_sets(depth, sight)
+        self._cut_invisible(turned)
         for lv in self.levels.values():  # every living player's view is now up to date
             lv.clear_changes()
+
+    def _keep_fovs(self, depth: int, sight: _Sight) -> None:
+        """Terrain changed on ``depth`` since the last update: mark the fields
+        of view whose window holds none of the changed cells (and whose
+        player did not move) as still good, so only the others are looked at
+        again (:meth:`_update_fov`)."""
+        version = self._version[depth]
+        sight.version = version
+        active = sight.active()
+        if not active.size:
+            return
+        xs, ys = sight.xs[active], sight.ys[active]
+        near = np.zeros(len(active), dtype=np.bool_)
+        for cx, cy in self.levels[depth].changed:
+            near |= (np.abs(xs - cx) <= FOV_RADIUS) & (np.abs(ys - cy) <= FOV_RADIUS)
+        players = self._players
+        for pid in sight.owners[active[~near]].tolist():
+            actor = players[pid]
+            key = actor.fov_key
+            if key is not None and key[0] == depth and key[1] == actor.x and key[2] == actor.y:
+                actor.fov_key = (depth, actor.x, actor.y, version)
+
+    def _update_fov(self, actor: Actor) -> None:
+        """Bring living player ``actor``'s field of view and map memory up to
+        date, and its slot in its level's :class:`_Sight`."""
+        level = self.levels[actor.depth]
+        key = (actor.depth, actor.x, actor.y, self._version[actor.depth])
+        if (
+            key != actor.fov_key
+            and actor.fov is not None
+            and actor.fov_key is not None
+            and key[:3] == actor.fov_key[:3]
+            and not _touches(actor.fov, level.changed)
+        ):
+            actor.fov_key = key  # terrain changed elsewhere on the level only
+        if key != actor.fov_key or actor.fov is None:
+            actor.fov_key = key
+            actor.fov = field_of_view(level.transparent, actor.x, actor.y, FOV_RADIUS)
+            memory = actor.memory.get(actor.depth)
+            if memory is None:
+                memory = np.full(level.terrain.shape, 255, dtype=np.uint8)
+                actor.memory[actor.depth] = memory
+            rows, cols = actor.fov.slices()
+            window = level.terrain[rows, cols]
+            mem = memory[rows, cols]
+            fresh = actor.fov.visible & (mem != window)
+            if fresh.any():
+                actor.seen_tiles = _remember(mem, window, fresh, actor.fov.x0, actor.fov.y0)
+        if actor.reveal > 0:
+            actor.seen_tiles += self._reveal(actor, level)
+        placed = self._slots.get(actor.id)
+        if placed is not None and placed[0] == actor.depth and placed[2] is actor.fov:
+            return
+        if placed is not None and placed[0] != actor.depth:
+            self._sight[placed[0]].release(placed[1])
+            placed = None
+        sight = self._sight.get(actor.depth)
+        if sight is None:
+            sight = self._sight[actor.depth] = _Sight(self._occ[actor.depth].shape)
+        mask = padded_mask(actor.fov, actor.x, actor.y, FOV_RADIUS)
+        slot = sight.place(actor.id, actor.x, actor.y, mask, None if placed is None else placed[1])
+        self._slots[actor.id] = (actor.depth, slot, actor.fov)
+
+    def _visible_sets(self, depth: int, sight: _Sight) -> None:
+        """Rebuild the visible sets of the living players of ``depth`` (fields
+        of view and slots up to date) that need it: a new field of view, or a
+        cell in view whose occupant changed since the last call.
+
+        Each player's window of the occupancy is read through a padded copy
+        (``FOV_RADIUS`` cells of nothing around the level), so every window
+        is ``SIDE × SIDE`` and one numpy gather serves the whole level.
+        """
+        sight.update(self._occ[depth])
+        fresh = sight.take_fresh()
+        if sight.any_change:
+            active = sight.active()
+            seen = sight.changed_windows[sight.ys[active], sight.xs[active]]
+            seen &= sight.masks[active]
+            need = active[seen.any(axis=(1, 2))]
+            chosen = np.union1d(need, fresh) if fresh.size else need
+        else:
+            chosen = fresh
+        if not chosen.size:
+            return
+        windows = sight.occupant_windows[sight.ys[chosen], sight.xs[chosen]]
+        stack = sight.masks[chosen]
+        stack &= windows >= 0
+        counts = stack.sum(axis=(1, 2))
+        # Each player's ids in increasing order (sorted by owner, then id),
+        # so that an unchanged set is an unchanged run of bytes.
+        owner = np.repeat(np.arange(len(chosen), dtype=np.int64), counts)
+        keyed = (owner << 32) | windows[stack].astype(np.int64)
+        keyed.sort()
+        ids = (keyed & 0xFFFFFFFF).astype(np.int32)
+        raw = ids.tobytes()
+        size = ids.itemsize
+        keys, players = self._sees_keys, self._players
+        begin = 0
+        for pid, end in zip(sight.owners[chosen].tolist(), np.cumsum(counts).tolist(), strict=True):
+            key = raw[begin * size : end * size]
+            if keys.get(pid) != key:
+                keys[pid] = key
+                self._set_raw_sees(players[pid], set(ids[begin:end].tolist()))
+            begin = end
+
+    def _cut_invisible(self, turned: set[int]) -> None:
+        """Cut the invisible actors from the visible sets that were not rebuilt
+        this update but whose cut may differ: their player sees an actor of
+        ``turned`` (one that became invisible or visible; for a player, every
+        set on its level is cut again), or sees an invisible actor and may
+        have gained or lost the sight of the invisible."""
+        again: set[int] = set()
+        for aid in turned:
+            actor = self.actors.get(aid)
+            if actor is None:
+                continue  # gone: the sets that held it were rebuilt
+            if actor.is_player:
+                again.update(pid for pid, a in self._players.items() if a.depth == actor.depth)
+            else:
+                again.update(self.seen_by.get(aid, ()))
+        for pid, sight in self._sees_invisible.items():
+            if self._players[pid].sees_invisible() != sight:
+                again.add(pid)
+        for pid in again:
+            raw = self._raw_sees.get(pid)
+            if raw is not None:
+                self._cut(pid, raw)
+
+    def _cut(self, pid: int, raw: set[int]) -> None:
+        """Set :attr:`sees` of living player ``pid`` from ``raw``: the actors
+        in its field of view but the invisible ones (itself aside), unless it
+        sees invisible."""
+        hidden = raw & self._unseen
+        hidden.discard(pid)
+        if not hidden:
+            self._sees_invisible.pop(pid, None)
+            self.sees[pid] = raw
+            return
+        sight = self._sees_invisible[pid] = self._players[pid].sees_invisible()
+        self.sees[pid] = raw if sight else raw - hidden
+
+    def _set_raw_sees(self, actor: Actor, raw: set[int]) -> None:
+        """Record that living player ``actor`` has the actors ``raw`` in its
+        field of view: its :attr:`sees` (:meth:`_cut`) and its entries in
+        :attr:`seen_by`."""
+        pid = actor.id
+        self._raw_sees[pid] = raw
+        if self._unseen:
+            self._cut(pid, raw)
+        else:
+            self._sees_invisible.pop(pid, None)
+            self.sees[pid] = raw
+        mons = raw & self._monster_ids
+        old = self._sees_monsters.get(pid)
+        if old == mons:
+            return
+        self._sees_monsters[pid] = mons
+        seen_by = self.seen_by
+        if old:
+            for mid in old - mons:
+                watchers = seen_by.get(mid)
+                if watchers is not None:
+                    watchers.remove(pid)
+                    if not watchers:
+                        del seen_by[mid]
+            mons = mons - old
+        for mid in mons:
+            watchers = seen_by.get(mid)
+            if watchers is None:
+                seen_by[mid] = [pid]
+            else:
+                insort(watchers, pid)
+
+    def _drop_sight(self, pid: int) -> None:
+        """Forget what player ``pid`` saw (it died or left): its entries in
+        :attr:`seen_by` go."""
+        self._raw_sees.pop(pid, None)
+        self._sees_keys.pop(pid, None)
+        self._sees_invisible.pop(pid, None)
+        placed = self._slots.pop(pid, None)
+        if placed is not None:
+            self._sight[placed[0]].release(placed[1])
+        old = self._sees_monsters.pop(pid, None)
+        for mid in old or ():
+            watchers = self.seen_by.get(mid)
+            if watchers is not None and pid in watchers:
+                watchers.remove(pid)
+                if not watchers:
+                    del self.seen_by[mid]
 
     def _reveal(self, actor: Actor, level: Level) -> list[int]:
         """Write the terrain within ``actor.reveal`` cells into its memory; return
@@ -928,6 +1199,113 @@ class World:
         if not fresh.any():
             return []
         return _remember(mem, window, fresh, x0, y0)
+
+
+class _Sight:
+    """One level's fields of view and occupancy, for building visible sets.
+
+    Every living player on the level has a *slot*: its id (``owners``), its
+    place (``xs``, ``ys``) and its :func:`~server.sim.fov.padded_mask`
+    (``masks``, ``bool[slots, SIDE, SIDE]``, ``SIDE = 2R + 1``, ``R =
+    FOV_RADIUS``). ``padded`` is the occupancy as last taken by
+    :meth:`update` (``int32[H + 2R, W + 2R]``, with ``R`` cells of −1 around
+    the level) and ``changed`` marks, in the same frame, the cells whose
+    occupant differed from the update before; ``occupant_windows[y, x]`` and
+    ``changed_windows[y, x]`` are their ``SIDE × SIDE`` windows centred on
+    level cell ``(x, y)`` (views, not copies).
+    """
+
+    __slots__ = (
+        "_free",
+        "_fresh",
+        "_inner",
+        "any_change",
+        "before",
+        "changed",
+        "changed_windows",
+        "count",
+        "masks",
+        "occupant_windows",
+        "owners",
+        "padded",
+        "version",
+        "xs",
+        "ys",
+    )
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        r = FOV_RADIUS
+        side = 2 * r + 1
+        height, width = shape
+        self.before = np.full(shape, -1, dtype=np.int32)
+        self.padded = np.full((height + 2 * r, width + 2 * r), -1, dtype=np.int32)
+        self.changed = np.zeros(self.padded.shape, dtype=np.bool_)
+        self.occupant_windows = np.lib.stride_tricks.sliding_window_view(self.padded, (side, side))
+        self.changed_windows = np.lib.stride_tricks.sliding_window_view(self.changed, (side, side))
+        self.any_change = False
+        self.version = -1
+        """The level's terrain version when fields of view were last kept (:meth:`World._keep_fovs`)."""
+        self._inner = (slice(r, r + height), slice(r, r + width))
+        self.masks = np.zeros((0, side, side), dtype=np.bool_)
+        self.owners = np.zeros(0, dtype=np.int64)
+        self.xs = np.zeros(0, dtype=np.intp)
+        self.ys = np.zeros(0, dtype=np.intp)
+        self.count = 0
+        """Slots in use."""
+        self._free: list[int] = []
+        self._fresh: list[int] = []
+
+    def place(self, pid: int, x: int, y: int, mask: NDArray[np.bool_], slot: int | None) -> int:
+        """Put player ``pid`` at ``(x, y)`` with field of view ``mask`` into
+        ``slot`` (its own), or a free slot when None; return the slot. Its
+        visible set is rebuilt at the next :meth:`take_fresh`."""
+        if slot is None:
+            if not self._free:
+                self._grow()
+            slot = self._free.pop()
+            self.count += 1
+        self.owners[slot] = pid
+        self.xs[slot], self.ys[slot] = x, y
+        self.masks[slot] = mask
+        self._fresh.append(slot)
+        return slot
+
+    def release(self, slot: int) -> None:
+        """Free ``slot`` (its player died, left, or went to another level)."""
+        self.owners[slot] = -1
+        self._free.append(slot)
+        self.count -= 1
+
+    def active(self) -> NDArray[np.intp]:
+        """The slots in use, in increasing order."""
+        return np.flatnonzero(self.owners >= 0)
+
+    def take_fresh(self) -> NDArray[np.intp]:
+        """The slots in use that were placed since the last call, in increasing order."""
+        fresh = np.unique(np.array(self._fresh, dtype=np.intp))
+        self._fresh.clear()
+        return fresh[self.owners[fresh] >= 0]
+
+    def update(self, occupancy: NDArray[np.int32]) -> None:
+        """Take the level's current ``occupancy`` (``int32[H, W]``): mark the
+        cells that changed since the last call and copy it in."""
+        changed = self.changed[self._inner]
+        np.not_equal(occupancy, self.before, out=changed)
+        self.any_change = bool(changed.any())
+        if self.any_change:
+            np.copyto(self.before, occupancy)
+            self.padded[self._inner] = occupancy
+
+    def _grow(self) -> None:
+        old = len(self.owners)
+        new = max(16, 2 * old)
+        masks = np.zeros((new, *self.masks.shape[1:]), dtype=np.bool_)
+        masks[:old] = self.masks
+        self.masks = masks
+        self.owners = np.concatenate([self.owners, np.full(new - old, -1, dtype=np.int64)])
+        self.xs = np.concatenate([self.xs, np.zeros(new - old, dtype=np.intp)])
+        self.ys = np.concatenate([self.ys, np.zeros(new - old, dtype=np.intp)])
+        self._free.extend(range(new - 1, old - 1, -1))
 
 
 def _search_order(walkable: NDArray[np.bool_], x: int, y: int) -> NDArray[np.intp]:

@@ -17,7 +17,10 @@ from server.store.base import (
     Store,
     StoreError,
     hash_token,
+    join_maps,
+    map_pairs,
     pack_record,
+    pack_value,
     unpack_record,
 )
 
@@ -28,8 +31,11 @@ __all__ = [
     "StoreError",
     "hash_token",
     "is_url",
+    "join_maps",
+    "map_pairs",
     "open_store",
     "pack_record",
+    "pack_value",
     "unpack_record",
 ]
 

@@ -45,7 +45,43 @@ def hash_token(token: str) -> str:
 
 def pack_record(record: dict[str, Any]) -> bytes:
     """A record as stored: msgpack with binary strings kept binary."""
-    return bytes(msgpack.packb(record, use_bin_type=True))
+    return pack_value(record)
+
+
+def pack_value(value: object) -> bytes:
+    """Any plain value packed as :func:`pack_record` packs a record's parts."""
+    return bytes(msgpack.packb(value, use_bin_type=True))
+
+
+def map_pairs(packed: bytes) -> bytes:
+    """The key-value pairs of a packed msgpack map, without its header (to
+    be joined with others by :func:`join_maps`).
+
+    Raises:
+        ValueError: ``packed`` does not start with a map header.
+    """
+    first = packed[0]
+    if 0x80 <= first <= 0x8F:  # fixmap
+        return packed[1:]
+    if first == 0xDE:  # map 16
+        return packed[3:]
+    if first == 0xDF:  # map 32
+        return packed[5:]
+    raise ValueError("not a packed msgpack map")
+
+
+def join_maps(count: int, *pairs: bytes) -> bytes:
+    """One packed msgpack map of ``count`` entries from the pairs of several
+    (:func:`map_pairs`, or a packed key followed by a packed value): what
+    :func:`pack_record` gives for the merged dict, whose parts may have been
+    packed at different times and reused. Keys must not repeat."""
+    if count < 16:
+        header = bytes([0x80 | count])
+    elif count < 0x10000:
+        header = b"\xde" + count.to_bytes(2, "big")
+    else:
+        header = b"\xdf" + count.to_bytes(4, "big")
+    return b"".join((header, *pairs))
 
 
 def unpack_record(blob: bytes) -> dict[str, Any]:

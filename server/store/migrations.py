@@ -61,6 +61,21 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite="CREATE INDEX IF NOT EXISTS players_name_lower ON players (lower(name))",
         postgres="CREATE INDEX IF NOT EXISTS players_name_lower ON players (lower(name))",
     ),
+    Migration(
+        3,
+        "cluster: a fencing epoch and a lasting actor id per character",
+        sqlite="""
+            ALTER TABLE players ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE players ADD COLUMN actor_id INTEGER;
+            CREATE UNIQUE INDEX IF NOT EXISTS players_actor_id ON players (actor_id)
+        """,
+        postgres="""
+            ALTER TABLE players ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
+            ALTER TABLE players ADD COLUMN actor_id BIGINT UNIQUE;
+            CREATE SEQUENCE IF NOT EXISTS player_actor_ids START 1;
+            CREATE UNIQUE INDEX IF NOT EXISTS players_name_lower_unique ON players (lower(name))
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -45,6 +45,13 @@ async def test_20_lean_clients_join_walk_and_get_deltas(server_url: str) -> None
     assert final["acks"] > sum(final["rejects"].values()), final
     assert sum(final["lat"].values()) == final["acks"]
     assert final["depths"] == {"1": 20}
+    # One join latency per client, to welcome and to the first snap, never negative.
+    assert sum(final["join_welcome"].values()) == 20
+    assert sum(final["join_snap"].values()) == 20
+    assert min(int(k) for k in final["join_welcome"]) >= 0
+    last_welcome = percentile(final["join_welcome"], 1.0)
+    last_snap = percentile(final["join_snap"], 1.0)
+    assert last_welcome is not None and last_snap is not None and last_welcome <= last_snap
     assert sorted(tokens) == sorted(f"lean{i}" for i in range(20))
     assert seen and seen[-1]["connected"] == 20
     assert final["connected"] == 0  # every connection was closed at the end
@@ -128,6 +135,14 @@ def test_merge_diff_and_percentile() -> None:
     assert percentile(lat, 0.5) == 50.5
     assert percentile(lat, 0.99) == 200.5
     assert percentile({}, 0.5) is None
+    # Join latencies merge as histograms; a snapshot without them (an older
+    # generator) diffs as empty.
+    c = dict(a, join_welcome={"120": 1, "900": 1}, join_snap={"200": 2})
+    e = dict(b, join_welcome={"120": 1}, join_snap={"300": 1})
+    assert merge([c, e])["join_welcome"] == {"120": 2, "900": 1}
+    assert merge([c, e])["join_snap"] == {"200": 2, "300": 1}
+    assert diff(c, a)["join_welcome"] == {"120": 1, "900": 1}
+    assert diff(b, a)["join_snap"] == {}
 
 
 async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:

@@ -616,8 +616,16 @@ def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
     stopped = "You stop" in screen or "Nothing left to explore" in screen
     assert _distance(start, explored) >= 2 or stopped, (start, explored, screen)
 
+    # Exploring may have met a monster: a person waits out a death's respawn
+    # before going on (keys typed while dead do nothing).
+    tmux.wait(lambda s: "DEAD" not in s.split("\n")[0], "the respawn", timeout=30)
     tmux.keys("C-p")
     history = tmux.wait_for("Message history")
+    for _ in range(8):  # the first message is on the oldest page
+        if "Press ? for help." in history:
+            break
+        tmux.keys("PPage")
+        history = tmux.screen()
     assert "Press ? for help." in history, history
     tmux.keys("Escape")
     tmux.wait(lambda s: "Message history" not in s, "the history to close")

@@ -13,7 +13,7 @@ from typing import Any
 
 from protocol.messages import Delta, ServerMessage
 from server.game.game import Game
-from server.game.index import TickIndex, anonymise
+from server.game.index import PRESENCE_PER_TICK, TickIndex, anonymise
 from server.game.views import PlayerView
 from server.game.wire import actor_record, me_fields, span_to_wire
 from server.sim.actors import Actor, xp_for_level
@@ -117,9 +117,9 @@ class ReferenceView:
             wire = span_to_wire(span, fov.contains if fov is not None else (lambda x, y: False), me)
             if wire[3] or concerned:
                 found[order] = wire
-        for order, event in index.shared:
-            if event.actor != me:
-                found[order] = ["join" if isinstance(event, Joined) else "leave", event.name]
+        others = [(o, e) for o, e in index.shared if e.actor != me]
+        for order, event in others[:PRESENCE_PER_TICK]:
+            found[order] = ["join" if isinstance(event, Joined) else "leave", event.name]
         if fov is not None:
             for placed in index._placed.get(actor.depth, {}).values():
                 for x, y, order, wire in placed:

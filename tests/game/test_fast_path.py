@@ -11,7 +11,9 @@ import pytest
 from protocol.codec import decode_server, encode_server
 from protocol.messages import Snapshot
 from server.game.game import Game
+from server.game.index import PRESENCE_PER_TICK
 from server.game.store import Store
+from server.sim.events import Joined
 from server.sim.world import World
 from tests.game.randomplay import give_commands, seat_players
 from tests.game.reference_view import ReferenceView
@@ -41,3 +43,53 @@ def test_fast_views_send_what_the_reference_sends(seed: int, scatter: bool) -> N
             compared += 1
             deltas += sum(1 for m in fast if not isinstance(m, Snapshot))
     assert compared == 300 * len(ids) and deltas > 1000
+
+
+def test_joins_and_leaves_during_play_reach_every_view_as_the_reference_says() -> None:
+    """Players join and leave in bursts while others fight and walk: every
+    player's events (the tick's first joins and leaves merged with what it
+    saw) are exactly the reference's, its own join left out."""
+    world = World(33)
+    game = Game(world, Store(":memory:"))
+    rng = np.random.default_rng(33)
+    ids = seat_players(game, 10, rng, scatter=False)
+    refs = {pid: ReferenceView(pid) for pid in ids}
+    sessions: dict[int, object] = {}
+    seq = 0
+    shared = merged = 0
+    for tick in range(160):
+        seq, _ = give_commands(game, ids, rng, tick, seq)
+        if tick % 7 == 3:  # a burst of arrivals, some of whom leave at once
+            for k in range(int(rng.integers(1, 6))):
+                session = object()
+                welcome, _ = game.join(f"n{tick}x{k}", None, "warrior", session)
+                ids.append(welcome.id)
+                refs[welcome.id] = ReferenceView(welcome.id)
+                sessions[welcome.id] = session
+        if tick % 5 == 4 and len(sessions) > 2:
+            for pid in list(sessions)[: int(rng.integers(1, 3))]:
+                game.leave(pid, sessions.pop(pid))
+                ids.remove(pid)
+                del refs[pid]
+        out = game.step()
+        index = game._last_index
+        assert index is not None
+        for pid in ids:
+            fast = out.get(pid, [])
+            snapshot = any(isinstance(m, Snapshot) for m in fast)
+            ref = refs[pid].messages(game, index, snapshot)
+            assert [decode_server(encode_server(m)) for m in fast] == [
+                decode_server(encode_server(m)) for m in ref
+            ], f"player {pid}, tick {tick}"
+            told = [
+                ["join" if isinstance(e, Joined) else "leave", e.name]
+                for _, e in index.shared
+                if e.actor != pid
+            ][:PRESENCE_PER_TICK]
+            for m in fast:
+                ev = getattr(m, "ev", None) or []
+                assert [e for e in ev if e[0] in ("join", "leave")] == told, (pid, tick)
+                kinds = {e[0] for e in ev}
+                shared += bool(kinds & {"join", "leave"})
+                merged += bool(kinds & {"join", "leave"}) and bool(kinds - {"join", "leave"})
+    assert shared > 100 and merged > 0, (shared, merged)

@@ -14,6 +14,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from protocol.version import PROTOCOL_VERSION
+from server.net import ratelimit
 from server.net import server as net_server
 from tests.net.conftest import (
     Started,
@@ -221,8 +222,8 @@ async def test_a_client_that_stops_reading_is_skipped_then_dropped(
 
     monkeypatch.setattr(net_server, "OUTBOX_LIMIT_BYTES", 2048)
     monkeypatch.setattr(net_server, "BEHIND_DROP_S", 1.0)
-    monkeypatch.setattr(net_server, "CHAT_RATE_PER_S", 1000.0)  # chat is the output here
-    monkeypatch.setattr(net_server, "CHAT_BURST", 1000)
+    monkeypatch.setattr(ratelimit, "CHAT_RATE_PER_S", 1000.0)  # chat is the output here
+    monkeypatch.setattr(ratelimit, "CHAT_BURST", 1000)
     server = await start_server(populate=False)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)

@@ -1,0 +1,118 @@
+"""The cluster's NATS subjects and the packing of what travels on them.
+
+Every name starts with a *prefix* (``uh`` by default), so several clusters,
+or several tests, can share one NATS server. Payloads are msgpack arrays
+(:func:`pack`), the first element naming the kind where a subject carries
+several.
+
+Subjects (``P`` is the prefix, ``W`` a worker id, ``G`` a gateway id):
+
+- ``P.join`` (queue group ``workers``): a gateway's request to seat a player
+  (:class:`JoinRequest` as a map); the reply is a :data:`JoinReply` map.
+- ``P.claim`` (queue group ``workers``): "someone take level *d*"; the reply
+  is the id of the worker holding it.
+- ``P.w.W`` (requests to one worker): ``{"op": "join", ...}`` (a join
+  forwarded to the level's holder) and ``{"op": "admit", "name", "epoch",
+  "gw", "actor"}`` (a hand-off's admission, keyed on name and epoch).
+- ``P.w.W.in`` (published by gateways): ``["m", actor, epoch, raw client
+  message]``, ``["leave", actor, epoch]``, ``["resync", actor, epoch]``.
+- ``P.g.G`` (published by workers, one subscription so their order holds):
+  ``["f", [[actor, epoch, frame], ...]]`` (a tick's frames for this gateway's
+  players, each already encoded for the client), ``["route", actor, worker,
+  epoch]`` (the player is now held there), ``["moving", actor, epoch]``
+  (a hand-off began: buffer its commands), ``["lost", actor, epoch]`` (its
+  worker let it go: join it again).
+- ``P.chat`` (every gateway): ``[sender, text, scope, to, tick]`` global and
+  private chat lines.
+- ``P.release`` (every worker): ``[name, epoch]``: whoever holds the
+  character under an older epoch drops it without writing.
+- ``P.hb.W``: a worker's heartbeat, ``[tick, players]``, once a second.
+- ``P.ghb.G``: a gateway's heartbeat, ``[players]``, once a second (workers
+  let go of the players of a gateway silent for :data:`GATEWAY_SILENT_S`).
+
+Buckets: ``P_leases`` (:mod:`server.cluster.lease`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+
+DEFAULT_PREFIX = "uh"
+HEARTBEAT_S = 1.0
+"""Seconds between two heartbeats of a worker."""
+SILENT_S = 3.5
+"""Seconds without a heartbeat after which a gateway deems a worker dead."""
+GATEWAY_SILENT_S = 7.0
+"""Seconds without a heartbeat after which a worker deems a gateway dead and
+saves and unseats its players."""
+MAX_BATCH_BYTES = 512 * 1024
+"""A tick's frames for one gateway are split into messages of about this
+size at most (NATS's default payload limit is 1 MiB)."""
+
+
+def pack(obj: Any) -> bytes:
+    """msgpack ``obj`` (binary kept binary)."""
+    return bytes(msgpack.packb(obj, use_bin_type=True))
+
+
+def unpack(data: bytes) -> Any:
+    """Inverse of :func:`pack`.
+
+    Raises:
+        ValueError: ``data`` is not msgpack.
+    """
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
+class Subjects:
+    """The subject and bucket names under one prefix."""
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+        self.prefix = prefix
+        self.join = f"{prefix}.join"
+        self.claim = f"{prefix}.claim"
+        self.chat = f"{prefix}.chat"
+        self.release = f"{prefix}.release"
+        self.heartbeats = f"{prefix}.hb.*"
+        self.gateway_heartbeats = f"{prefix}.ghb.*"
+        self.leases = f"{prefix}_leases"
+
+    def worker(self, worker_id: str) -> str:
+        """Requests to one worker."""
+        return f"{self.prefix}.w.{worker_id}"
+
+    def inbox(self, worker_id: str) -> str:
+        """Players' messages for one worker."""
+        return f"{self.prefix}.w.{worker_id}.in"
+
+    def gateway(self, gateway_id: str) -> str:
+        """Everything workers send one gateway."""
+        return f"{self.prefix}.g.{gateway_id}"
+
+    def heartbeat(self, worker_id: str) -> str:
+        """One worker's heartbeat."""
+        return f"{self.prefix}.hb.{worker_id}"
+
+    def gateway_heartbeat(self, gateway_id: str) -> str:
+        """One gateway's heartbeat."""
+        return f"{self.prefix}.ghb.{gateway_id}"
+
+
+def batches(frames: list[list[Any]]) -> list[bytes]:
+    """Pack a tick's ``[actor, epoch, frame]`` entries for one gateway into
+    ``["f", [...]]`` messages of at most about :data:`MAX_BATCH_BYTES`."""
+    out: list[bytes] = []
+    chunk: list[list[Any]] = []
+    size = 0
+    for entry in frames:
+        n = len(entry[2]) + 16
+        if chunk and size + n > MAX_BATCH_BYTES:
+            out.append(pack(["f", chunk]))
+            chunk, size = [], 0
+        chunk.append(entry)
+        size += n
+    if chunk:
+        out.append(pack(["f", chunk]))
+    return out

@@ -1,0 +1,887 @@
+"""A cluster worker: the tick of the levels it holds, players in and out.
+
+A worker runs one :class:`~server.sim.world.World` (the same seed as every
+other worker, so any level it generates is the level every worker would) and
+steps it 10 times a second like ``underhall serve`` does, with the same
+per-player views (:class:`~server.game.views.PlayerView`). What differs is
+at the edges:
+
+- it runs only levels it holds the lease of (:mod:`server.cluster.lease`);
+  a lease it fails to renew is dropped at once, with every player on it,
+  and nothing more is written for them;
+- it holds each character under an epoch (:mod:`server.cluster.fence`);
+  every save is fenced by it, and a refused save drops the character;
+- a tick's frames go out as one NATS message per gateway
+  (:func:`server.cluster.bus.batches`), not to sockets;
+- after each tick, a player standing on a level this worker does not hold
+  (stairs, a respawn at depth 1, a level teleport) is handed off to the
+  holder of that level (:meth:`Worker._hand_off`, the issue's seven steps).
+
+Player ids are lasting (from the database), monsters' ids start at
+:data:`MONSTER_IDS`, so the two never meet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import secrets
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+
+from protocol.codec import decode_client, encode_server
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.messages import Chat, ChatOut, Command, Info, Look, ServerMessage, Welcome
+from protocol.version import PROTOCOL_VERSION
+from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches, pack, unpack
+from server.cluster.fence import Characters
+from server.cluster.lease import LEASE_S, RENEW_S, Leases, open_bucket
+from server.game.game import look_in
+from server.game.index import TickIndex
+from server.game.views import PlayerView
+from server.game.wire import to_command, welcome_tables
+from server.sim.world import World
+from server.store import hash_token, open_store
+
+log = logging.getLogger("underhall.worker")
+
+MONSTER_IDS = 1 << 30
+"""First id of a worker's own actors (monsters); players' lasting ids come
+from the database's sequence and stay below it."""
+ADMIT_TIMEOUT_S = 1.0
+"""Seconds a hand-off waits for one admission answer."""
+ADMIT_TRIES = 5
+"""Admission attempts before the sender takes the player back."""
+FORWARD_TIMEOUT_S = 2.0
+CLAIM_TIMEOUT_S = 0.5
+"""Seconds the claim queue has to answer before this worker claims itself."""
+"""Seconds a forwarded join waits for the level's holder."""
+SAVE_INTERVAL_S = 3.0
+NATS_GRACE_S = 5.0
+"""Seconds a stopping worker waits on NATS for each of its last steps."""
+ANSWERS_KEPT = 10_000
+"""Join answers remembered for gateways' retries."""
+
+
+@dataclass(slots=True)
+class WorkerSeat:
+    """A player this worker holds: under which epoch, fed by which gateway."""
+
+    name: str
+    actor_id: int
+    epoch: int
+    gateway: str
+    view: PlayerView
+
+
+@dataclass
+class WorkerStats:
+    """Figures a bench reads from the log (and tests from the object)."""
+
+    tick_ms: list[float] = field(default_factory=list)
+    handoffs: int = 0
+    handoff_ms: list[float] = field(default_factory=list)
+    takebacks: int = 0
+    refused_saves: int = 0
+    frames: int = 0
+    frame_bytes: int = 0
+
+
+class Worker:
+    """One worker process's state and loops.
+
+    Args:
+        nats_url: The NATS server (``nats://HOST:PORT``).
+        db_url: The ``postgresql://`` database holding characters and levels.
+        worker_id: This worker's id (letters, digits, ``-`` and ``_``).
+        prefix: Subject and bucket prefix of the cluster.
+        seed: World seed if the database has none yet.
+        levels: Depths this worker claims at start and whenever free.
+        tick_rate: Ticks per second.
+        lease_s: Lease time in seconds (the lease bucket's max age).
+        save_interval_s: Seconds between two checkpoints (rounded to whole
+            ticks, at least one).
+        monsters: Whether levels get monsters (tests and benches of the
+            cluster's plumbing turn them off).
+    """
+
+    def __init__(
+        self,
+        nats_url: str,
+        db_url: str,
+        *,
+        worker_id: str,
+        prefix: str = "uh",
+        seed: int | None = None,
+        levels: tuple[int, ...] = (),
+        tick_rate: int = 10,
+        lease_s: float = LEASE_S,
+        save_interval_s: float = SAVE_INTERVAL_S,
+        monsters: bool = True,
+    ) -> None:
+        self.monsters = monsters
+        self.nats_url = nats_url
+        self.db_url = db_url
+        self.id = worker_id
+        self.subjects = Subjects(prefix)
+        self.seed = seed
+        self.pinned = levels
+        self.tick_rate = tick_rate
+        self.lease_s = lease_s
+        self.save_every = max(1, round(save_interval_s * tick_rate))
+        self.seats: dict[int, WorkerSeat] = {}
+        self.by_name: dict[str, WorkerSeat] = {}
+        self.stats = WorkerStats()
+        self.draining = False
+        self._stop = asyncio.Event()
+        self._extra: dict[str, list[list[Any]]] = {}
+        self._last_index: TickIndex | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._admit_lock = asyncio.Lock()
+        self._gateway_beats: dict[str, float] = {}
+        """Gateway id -> ``time.monotonic()`` of its last heartbeat."""
+        self._answers: dict[str, dict[str, Any]] = {}
+        """Answers to recent joins by nonce (oldest first)."""
+        self._saving = False
+        self.world: World
+        self.chars: Characters
+        self.nc: NatsClient
+        self.leases: Leases
+
+    # ----------------------------------------------------------- lifecycle
+
+    async def run(
+        self, ready: asyncio.Future[str] | None = None, install_signals: bool = True
+    ) -> None:
+        """Serve until SIGTERM/SIGINT (or :meth:`drain`): then save every
+        character, let go of the leases, and tell the gateways to seat the
+        players elsewhere.
+
+        Raises:
+            StoreError: The database cannot be opened.
+            nats.errors.Error: NATS cannot be reached.
+        """
+        store = open_store(self.db_url, lock=False)  # applies the migrations
+        try:
+            stored = store.get_meta("seed")
+            if stored is None:
+                seed = self.seed if self.seed is not None else secrets.randbelow(2**31)
+                store.set_meta("seed", str(seed))
+                stored = store.get_meta("seed")  # a racing worker may have set it
+            self.seed = int(stored or 0)
+            saved_levels = store.load_levels()
+        finally:
+            store.close()
+        self.world = World(self.seed, first_id=MONSTER_IDS, populate=self.monsters)
+        self.world.saved_levels.update(saved_levels)
+        self._tables = welcome_tables(self.world.content)
+        self.chars = await Characters.connect(self.db_url)
+        self.nc = await nats.connect(
+            self.nats_url, name=f"worker {self.id}", max_reconnect_attempts=-1
+        )
+        js = self.nc.jetstream()
+        self.leases = Leases(
+            await open_bucket(js, self.subjects.leases, self.lease_s), self.id, self.lease_s
+        )
+        for depth in self.pinned:
+            await self._claim(depth)
+        subs = [
+            await self.nc.subscribe(self.subjects.join, "workers", cb=self._on_join),
+            await self.nc.subscribe(self.subjects.claim, "workers", cb=self._on_claim),
+            await self.nc.subscribe(self.subjects.worker(self.id), cb=self._on_request),
+            await self.nc.subscribe(self.subjects.inbox(self.id), cb=self._on_inbox),
+            await self.nc.subscribe(self.subjects.release, cb=self._on_release),
+            await self.nc.subscribe(self.subjects.gateway_heartbeats, cb=self._on_gateway_beat),
+        ]
+        if install_signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.drain)
+        loops = [
+            asyncio.create_task(self._tick_loop()),
+            asyncio.create_task(self._lease_loop()),
+            asyncio.create_task(self._heartbeat_loop()),
+        ]
+        log.info("worker %s ready (seed %d)", self.id, self.seed)
+        if ready is not None and not ready.done():
+            ready.set_result(self.id)
+        await self._stop.wait()
+        for sub in subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        for task in loops:
+            task.cancel()
+        await asyncio.gather(*loops, return_exceptions=True)
+        await self._drain_out()
+        with contextlib.suppress(Exception):  # NATS may be gone: do not hang
+            await asyncio.wait_for(self.nc.drain(), NATS_GRACE_S)
+        await self.chars.close()
+
+    def drain(self) -> None:
+        """Stop taking players, then save and hand every one back (see :meth:`run`)."""
+        self.draining = True
+        self._stop.set()
+
+    async def _drain_out(self) -> None:
+        """Save every held character (fenced), tell its gateway to seat it
+        again elsewhere, and release the leases (so another worker claims
+        the levels at once instead of after the lease time)."""
+        pending = [t for t in self._tasks if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=10.0)
+        rows = [
+            (s.name, s.epoch, self.world.actors[a].to_record(), self.world.tick)
+            for a, s in self.seats.items()
+        ]
+        refused: set[str] = set()
+        for attempt in range(10):
+            try:
+                refused = await self.chars.save(rows)
+                break
+            except Exception:
+                log.exception("final save failed (attempt %d)", attempt + 1)
+                await asyncio.sleep(1.0)
+        levels = [
+            (d, self.world.level_record(d), self.world.tick)
+            for d in sorted(self.leases.held)
+            if d in self.world.levels
+        ]
+        with contextlib.suppress(Exception):
+            await self.chars.save_levels(levels)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.leases.release_all(), NATS_GRACE_S)
+        for aid, seat in list(self.seats.items()):
+            if seat.name not in refused:
+                await self.nc.publish(
+                    self.subjects.gateway(seat.gateway), pack(["lost", aid, seat.epoch])
+                )
+        log.info("worker %s drained: %d players saved", self.id, len(rows) - len(refused))
+        self._report()
+        self.seats.clear()
+        self.by_name.clear()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.nc.flush(), NATS_GRACE_S)
+
+    def _report(self) -> None:
+        """Log this worker's figures since it started (bench/cluster.py reads
+        the last such line)."""
+        st = self.stats
+
+        def pct(values: list[float], q: float) -> float:
+            ordered = sorted(values)
+            return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else 0.0
+
+        log.info(
+            "stats: players %d, ticks %d, tick ms p50 %.3f p99 %.3f, handoffs %d, "
+            "handoff ms p50 %.1f p99 %.1f, takebacks %d, refused saves %d, "
+            "frame messages %d, frame bytes %d",
+            len(self.seats),
+            len(st.tick_ms),
+            pct(st.tick_ms, 0.5),
+            pct(st.tick_ms, 0.99),
+            st.handoffs,
+            pct(st.handoff_ms, 0.5),
+            pct(st.handoff_ms, 0.99),
+            st.takebacks,
+            st.refused_saves,
+            st.frames,
+            st.frame_bytes,
+        )
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ----------------------------------------------------------- leases
+
+    async def _claim(self, depth: int) -> bool:
+        """Take level ``depth`` if it is free, and run it from what was last
+        saved of it: a copy this worker generated before (a player stepped
+        onto it from here, or this worker held it once) is forgotten first.
+        If the saved state cannot be read, the lease is given back (serving
+        a level without it would overwrite its floors at the next save)."""
+        if depth in self.leases.held:
+            return True
+        if self.draining or not await self.leases.claim(depth):
+            return False
+        if depth in self.world.levels and self.world.players_on(depth) == 0:
+            self.world.forget_level(depth)
+        if depth not in self.world.levels:
+            try:
+                saved = await self.chars.load_level(depth)
+            except Exception:
+                log.exception("worker %s cannot read level %d; giving it back", self.id, depth)
+                with contextlib.suppress(Exception):
+                    await self.leases.release(depth)
+                return False
+            if saved is not None:
+                self.world.saved_levels[depth] = saved
+        log.info("worker %s holds level %d", self.id, depth)
+        return True
+
+    async def _lease_loop(self) -> None:
+        while True:
+            await asyncio.sleep(min(RENEW_S, self.lease_s / 5))
+            try:
+                lost = await self.leases.renew_all()
+            except Exception:
+                log.exception("renewing leases failed")
+                continue
+            self._drop_levels(lost)
+            for depth in self.pinned:
+                if depth not in self.leases.held:
+                    with contextlib.suppress(Exception):
+                        await self._claim(depth)
+
+    def _drop_levels(self, depths: list[int]) -> None:
+        """Stop serving ``depths`` at once: their players are dropped without
+        a write and their gateways told to seat them again."""
+        if not depths:
+            return
+        log.warning("worker %s lost levels %s", self.id, depths)
+        gone = set(depths)
+        for aid, seat in list(self.seats.items()):
+            if self.world.actors[aid].depth in gone:
+                self._unseat(aid)
+                self._spawn(
+                    self.nc.publish(
+                        self.subjects.gateway(seat.gateway), pack(["lost", aid, seat.epoch])
+                    )
+                )
+
+    async def _owner_or_claim(self, depth: int) -> str | None:
+        """The holder of level ``depth``; when none, some worker (any, by the
+        claim queue) claims it, or this one if that queue does not answer in
+        time (a stalled worker may be in it). None when a claim was lost to
+        a racer not yet visible."""
+        owner = await self.leases.owner_of(depth)
+        if owner is not None:
+            return owner
+        try:
+            reply = await self.nc.request(self.subjects.claim, pack(depth), timeout=CLAIM_TIMEOUT_S)
+            got = unpack(reply.data)
+            if got:
+                return str(got)
+        except Exception:  # noqa: BLE001 - no worker answered in time
+            log.info("claim queue silent for level %d: claiming it here", depth)
+        if await self._claim(depth):
+            return self.id
+        return await self.leases.owner_of(depth)
+
+    async def _on_claim(self, msg: Msg) -> None:
+        depth = int(unpack(msg.data))
+        if await self._claim(depth):
+            await msg.respond(pack(self.id))
+        else:
+            await msg.respond(pack(await self.leases.owner_of(depth)))
+
+    # ----------------------------------------------------------- seats
+
+    def _seat(self, name: str, actor_id: int, epoch: int, gateway: str) -> WorkerSeat:
+        seat = WorkerSeat(name, actor_id, epoch, gateway, PlayerView(actor_id))
+        self.seats[actor_id] = seat
+        self.by_name[name.lower()] = seat
+        return seat
+
+    def _unseat(self, actor_id: int) -> dict[str, Any]:
+        """Take a player out of the world and of the seats; its record."""
+        seat = self.seats.pop(actor_id)
+        if self.by_name.get(seat.name.lower()) is seat:
+            del self.by_name[seat.name.lower()]
+        return self.world.leave(actor_id)
+
+    def _route(self, seat: WorkerSeat) -> None:
+        """Tell the player's gateway it is held here now (before any frame)."""
+        self._spawn(
+            self.nc.publish(
+                self.subjects.gateway(seat.gateway),
+                pack(["route", seat.actor_id, self.id, seat.epoch]),
+            )
+        )
+
+    def _welcome(self, seat: WorkerSeat, token: str, resumed: bool) -> Welcome:
+        t = self._tables
+        return Welcome(
+            v=PROTOCOL_VERSION,
+            id=seat.actor_id,
+            name=seat.name,
+            token=token,
+            resumed=resumed,
+            tick=self.world.tick,
+            tick_rate=self.tick_rate,
+            terrain=t["terrain"],
+            kinds=t["kinds"],
+            items=t["items"],
+            classes=t["classes"],
+            motd="",
+            spells=t["spells"],
+            statuses=t["statuses"],
+            damage_types=t["damage_types"],
+        )
+
+    # ----------------------------------------------------------- joining
+
+    async def _on_join(self, msg: Msg) -> None:
+        """A gateway's join (any worker takes it): find the level of the
+        character and pass the join to that level's holder."""
+        req = unpack(msg.data)
+        try:
+            reply = await self._route_join(req)
+        except Exception as exc:
+            log.exception("join of %r failed", req.get("name"))
+            reply = {"ok": False, "code": "retry", "detail": str(exc), "retry": True}
+        await msg.respond(pack(reply))
+
+    async def _route_join(self, req: dict[str, Any]) -> dict[str, Any]:
+        if self.draining:
+            return {"ok": False, "code": "retry", "detail": "draining", "retry": True}
+        row = await self.chars.load(req["name"])
+        if row is not None:
+            token = req.get("token")
+            if token is None or not hmac.compare_digest(row.token_hash, hash_token(token)):
+                return {
+                    "ok": False,
+                    "code": ErrorCode.NAME_TAKEN.value,
+                    "detail": f"{req['name']!r} belongs to someone; a token is needed",
+                    "retry": False,
+                }
+            depth = 1 if int(row.record.get("hp", 1)) <= 0 else max(1, int(row.record["depth"]))
+        else:
+            depth = 1
+        owner = await self._owner_or_claim(depth)
+        if owner is None:
+            return {"ok": False, "code": "retry", "detail": "no holder", "retry": True}
+        if owner == self.id:
+            return await self._admit_join(req)
+        try:
+            answer = await self.nc.request(
+                self.subjects.worker(owner), pack({"op": "join", **req}), timeout=FORWARD_TIMEOUT_S
+            )
+        except Exception:  # noqa: BLE001 - the holder may be dead: its lease will expire
+            return {"ok": False, "code": "retry", "detail": f"{owner} silent", "retry": True}
+        out: dict[str, Any] = unpack(answer.data)
+        return out
+
+    async def _admit_join(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Seat a joining player here (this worker holds its level).
+
+        A gateway's retry of a join whose answer it did not get in time
+        carries the same ``nonce``: it gets the first answer again instead
+        of a second take-over of the character.
+        """
+        async with self._admit_lock:
+            nonce = req.get("nonce")
+            if nonce is not None and nonce in self._answers:
+                return self._answers[nonce]
+            answer = await self._admit_join_now(req)
+            if nonce is not None and answer.get("ok"):
+                self._answers[nonce] = answer
+                while len(self._answers) > ANSWERS_KEPT:
+                    del self._answers[next(iter(self._answers))]
+            return answer
+
+    async def _admit_join_now(self, req: dict[str, Any]) -> dict[str, Any]:
+        if self.draining:
+            return {"ok": False, "code": "retry", "detail": "draining", "retry": True}
+        name: str = req["name"]
+        gateway: str = req["gw"]
+        token: str | None = req.get("token")
+        row = await self.chars.load(name)
+        if row is None:
+            return await self._create(name, req.get("cls"), gateway)
+        if token is None or not hmac.compare_digest(row.token_hash, hash_token(token)):
+            return {
+                "ok": False,
+                "code": ErrorCode.NAME_TAKEN.value,
+                "detail": f"{name!r} belongs to someone; a token is needed",
+                "retry": False,
+            }
+        taken = await self.chars.take_charge(row.name, row.epoch)
+        if taken is None or taken.actor_id is None:
+            return {"ok": False, "code": "retry", "detail": "raced", "retry": True}
+        held = self.by_name.get(row.name.lower())  # looked up after the await
+        if held is not None:  # here already (a reconnect): keep its live state
+            held.epoch, held.gateway = taken.epoch, gateway
+            held.view = PlayerView(held.actor_id)
+            seat = held
+        else:
+            try:
+                self.world.join(taken.name, record=taken.record, actor_id=taken.actor_id)
+            except LookupError:
+                return {"ok": False, "code": "server_full", "detail": "no room", "retry": False}
+            seat = self._seat(taken.name, taken.actor_id, taken.epoch, gateway)
+        # Whoever else still holds it (under an older epoch) drops it.
+        await self.nc.publish(self.subjects.release, pack([taken.name, taken.epoch]))
+        return self._joined(seat, token, resumed=True)
+
+    async def _create(self, name: str, cls: str | None, gateway: str) -> dict[str, Any]:
+        key = cls or "warrior"
+        klass = self.world.content.classes.get(key)
+        if klass is None or klass.hidden:
+            known = ", ".join(k for k, c in self.world.content.classes.items() if not c.hidden)
+            return {
+                "ok": False,
+                "code": ErrorCode.BAD_CLASS.value,
+                "detail": f"no class {key!r} (classes: {known})",
+                "retry": False,
+            }
+        aid = await self.chars.new_actor_id()
+        try:
+            actor = self.world.join(name, key, actor_id=aid)
+        except LookupError:
+            return {"ok": False, "code": "server_full", "detail": "no room", "retry": False}
+        token = secrets.token_urlsafe(24)
+        if not await self.chars.create(
+            name, hash_token(token), actor.to_record(), self.world.tick, aid
+        ):
+            self.world.leave(aid)
+            return {
+                "ok": False,
+                "code": ErrorCode.NAME_TAKEN.value,
+                "detail": f"{name!r} belongs to someone; a token is needed",
+                "retry": False,
+            }
+        seat = self._seat(name, aid, 1, gateway)
+        return self._joined(seat, token, resumed=False)
+
+    def _joined(self, seat: WorkerSeat, token: str | None, resumed: bool) -> dict[str, Any]:
+        self._route(seat)
+        welcome = encode_server(self._welcome(seat, token or "", resumed))
+        log.info("%s joined on %s (epoch %d)", seat.name, self.id, seat.epoch)
+        return {
+            "ok": True,
+            "welcome": welcome,
+            "worker": self.id,
+            "epoch": seat.epoch,
+            "actor": seat.actor_id,
+        }
+
+    async def _on_request(self, msg: Msg) -> None:
+        req = unpack(msg.data)
+        op = req.get("op")
+        try:
+            if op == "join":
+                reply = await self._admit_join(req)
+            elif op == "admit":
+                reply = await self._admit_hand_off(req)
+            else:
+                reply = {"ok": False, "code": "bad_op", "retry": False}
+        except Exception as exc:
+            log.exception("request %r failed", op)
+            reply = {"ok": False, "code": "retry", "detail": str(exc), "retry": True}
+        await msg.respond(pack(reply))
+
+    async def _admit_hand_off(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Admit a player handed off to a level of ours, keyed on (name,
+        epoch): asking twice admits once and answers yes twice."""
+        name: str = req["name"]
+        epoch = int(req["epoch"])
+        async with self._admit_lock:
+            held = self.by_name.get(name.lower())
+            if held is not None and held.epoch == epoch:
+                return {"ok": True}
+            if self.draining:
+                return {"ok": False, "code": "draining"}
+            row = await self.chars.load(name)
+            if row is None or row.epoch != epoch or row.actor_id is None:
+                return {"ok": False, "code": "stale"}
+            depth = int(row.record["depth"])
+            if depth not in self.leases.held:
+                return {"ok": False, "code": "not_holder"}
+            if held is not None:  # an older epoch of it is still here: that one is stale
+                self._unseat(held.actor_id)
+            try:
+                self.world.join(row.name, record=row.record, actor_id=row.actor_id)
+            except LookupError:
+                return {"ok": False, "code": "full"}
+            seat = self._seat(row.name, row.actor_id, epoch, str(req["gw"]))
+            self._route(seat)
+            return {"ok": True}
+
+    async def _on_release(self, msg: Msg) -> None:
+        name, epoch = unpack(msg.data)
+        seat = self.by_name.get(str(name).lower())
+        if seat is not None and seat.epoch < int(epoch):
+            log.info("%s is held elsewhere now (epoch %d): dropped", seat.name, epoch)
+            self._unseat(seat.actor_id)
+
+    # ----------------------------------------------------------- players' messages
+
+    async def _on_inbox(self, msg: Msg) -> None:
+        try:
+            kind, aid, epoch, *rest = unpack(msg.data)
+        except (ValueError, TypeError):
+            return
+        seat = self.seats.get(aid)
+        if seat is None or seat.epoch != epoch:
+            return  # not ours (any more): a late message of a moved player
+        if kind == "leave":
+            record = self._unseat(aid)
+            self._spawn(self._save_left(seat, record))
+        elif kind == "resync":
+            seat.view.needs_snapshot = True
+        elif kind == "m":
+            self._client_message(seat, rest[0])
+
+    async def _save_left(self, seat: WorkerSeat, record: dict[str, Any]) -> None:
+        for _ in range(5):
+            try:
+                if await self.chars.save([(seat.name, seat.epoch, record, self.world.tick)]):
+                    self.stats.refused_saves += 1
+                return
+            except Exception:
+                log.exception("saving %s failed", seat.name)
+                await asyncio.sleep(1.0)
+
+    def _client_message(self, seat: WorkerSeat, raw: bytes) -> None:
+        try:
+            msg = decode_client(raw)
+        except ProtocolError:
+            return  # the gateway checked it: nothing to do
+        if isinstance(msg, Command):
+            with contextlib.suppress(ValueError, KeyError):
+                self.world.submit(
+                    seat.actor_id,
+                    to_command(
+                        msg.c.value, msg.d, item=msg.item, at=msg.at, spell=msg.spell, opt=msg.opt
+                    ),
+                    msg.seq,
+                )
+        elif isinstance(msg, Look):
+            self._extra_to(seat, self._look(seat.actor_id, msg.id))
+        elif isinstance(msg, Chat):  # level chat (the gateway carries global and private)
+            here = self.world.actors[seat.actor_id].depth
+            out = encode_server(
+                ChatOut(sender=seat.name, text=msg.text, tick=self.world.tick, scope="level")
+            )
+            for aid in sorted(self.seats):
+                if self.world.actors[aid].depth == here:
+                    other = self.seats[aid]
+                    self._extra.setdefault(other.gateway, []).append([aid, other.epoch, out])
+
+    def _extra_to(self, seat: WorkerSeat, msg: ServerMessage) -> None:
+        self._extra.setdefault(seat.gateway, []).append(
+            [seat.actor_id, seat.epoch, encode_server(msg)]
+        )
+
+    def _look(self, actor_id: int, target_id: int) -> Info:
+        return look_in(self.world, actor_id, target_id)
+
+    # ----------------------------------------------------------- ticking
+
+    async def _on_gateway_beat(self, msg: Msg) -> None:
+        self._gateway_beats[msg.subject.rsplit(".", 1)[1]] = time.monotonic()
+
+    async def _heartbeat_loop(self) -> None:
+        """Say that this worker lives; let go of the players of dead gateways."""
+        while True:
+            with contextlib.suppress(Exception):
+                await self.nc.publish(
+                    self.subjects.heartbeat(self.id), pack([self.world.tick, len(self.seats)])
+                )
+            now = time.monotonic()
+            for aid, seat in list(self.seats.items()):
+                # A gateway not heard of yet is given GATEWAY_SILENT_S from now.
+                heard = self._gateway_beats.setdefault(seat.gateway, now)
+                if now - heard > GATEWAY_SILENT_S:
+                    log.warning("gateway %s silent: %s saved and unseated", seat.gateway, seat.name)
+                    self._spawn(self._save_left(seat, self._unseat(aid)))
+            await asyncio.sleep(HEARTBEAT_S)
+
+    async def _tick_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        period = 1.0 / self.tick_rate
+        next_t = loop.time()
+        while True:
+            next_t += period
+            delay = next_t - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            else:
+                if delay < -5 * period:
+                    next_t = loop.time()
+                await asyncio.sleep(0)
+            started = time.perf_counter()
+            try:
+                self._tick()
+            except Exception:  # a bug in the rules must not take the worker down
+                log.exception("tick %d failed", self.world.tick)
+            self.stats.tick_ms.append((time.perf_counter() - started) * 1000.0)
+            if len(self.stats.tick_ms) > 100_000:
+                del self.stats.tick_ms[:50_000]
+
+    def _tick(self) -> None:
+        """One tick: step, hand off who left our levels, send the frames,
+        checkpoint now and then."""
+        self._drop_levels(self.leases.expired())  # a stalled loop must not act on old leases
+        world = self.world
+        index = TickIndex(world, world.step(), self._last_index)
+        self._last_index = index
+        held = self.leases.held
+        for aid in [a for a in self.seats if world.actors[a].depth not in held]:
+            seat = self.seats[aid]
+            came_from = seat.view.depth
+            record = self._unseat(aid)
+            self._spawn(self._hand_off(seat, record, came_from))
+        for depth in [d for d in world.levels if d not in held and world.players_on(d) == 0]:
+            # Generated when a player stepped onto it from here; its holder
+            # runs it (and if this worker claims it later, it reloads it).
+            world.forget_level(depth)
+        out = self._extra
+        self._extra = {}
+        for aid, seat in self.seats.items():
+            actor = world.actors[aid]
+            refused = index.rejections.get(aid)
+            rej = [[e.tag, e.reason.name.lower()] for e in refused] if refused else None
+            view = seat.view
+            msg: ServerMessage | None
+            if view.needs_snapshot or aid in index.snapshot_for or view.depth != actor.depth:
+                msg = view.snapshot(index, actor, rej)
+            else:
+                msg = view.delta(index, actor, rej)
+            if msg is not None:
+                data = encode_server(msg)
+                out.setdefault(seat.gateway, []).append([aid, seat.epoch, data])
+        for gateway, frames in out.items():
+            subject = self.subjects.gateway(gateway)
+            for payload in batches(frames):
+                self.stats.frames += 1
+                self.stats.frame_bytes += len(payload)
+                self._spawn(self.nc.publish(subject, payload))
+        if world.tick % self.save_every == 0 and not self._saving:
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Hand the database every held character and held level as they are
+        at this tick (fenced; written off the tick)."""
+        tick = self.world.tick
+        rows = [
+            (s.name, s.epoch, self.world.actors[a].to_record(), tick) for a, s in self.seats.items()
+        ]
+        levels = [
+            (d, self.world.level_record(d), tick)
+            for d in sorted(self.leases.held)
+            if d in self.world.levels
+        ]
+        self._saving = True
+        self._spawn(self._write_checkpoint(rows, levels))
+
+    async def _write_checkpoint(
+        self, rows: list[tuple[str, int, dict[str, Any], int]], levels: list[Any]
+    ) -> None:
+        try:
+            refused = await self.chars.save(rows)
+            await self.chars.save_levels([lv for lv in levels if lv[0] in self.leases.held])
+        except Exception:
+            log.exception("checkpoint failed")
+            return
+        finally:
+            self._saving = False
+        epochs = {r[0]: r[1] for r in rows}
+        for name in refused:
+            self.stats.refused_saves += 1
+            seat = self.by_name.get(name.lower())
+            if seat is not None and seat.epoch == epochs[name]:
+                log.warning("%s: save refused (held elsewhere now): dropped", name)
+                self._unseat(seat.actor_id)
+
+    # ----------------------------------------------------------- hand-off
+
+    async def _hand_off(self, seat: WorkerSeat, record: dict[str, Any], came_from: int) -> None:
+        """Pass a player who left our levels to the holder of its new level
+        (issue 14's steps 1-7; step 1, taking it out of the world, is done)."""
+        started = time.perf_counter()
+        gw = self.subjects.gateway(seat.gateway)
+        await self.nc.publish(gw, pack(["moving", seat.actor_id, seat.epoch]))
+        depth = int(record["depth"])
+        try:  # step 2: save with the new depth under epoch + 1, fenced
+            ok = await self.chars.hand_off(seat.name, seat.epoch, record, self.world.tick)
+        except Exception:
+            log.exception("hand-off save of %s failed", seat.name)
+            # The row may be as it was: keep the player, on its old level.
+            await self._take_back(seat, seat.epoch, record, came_from, fenced=False)
+            return
+        if not ok:
+            self.stats.refused_saves += 1
+            log.warning("%s: hand-off refused (held elsewhere now): dropped", seat.name)
+            return
+        epoch = seat.epoch + 1
+        request = pack(
+            {"op": "admit", "name": seat.name, "epoch": epoch, "gw": seat.gateway,
+             "actor": seat.actor_id}
+        )  # fmt: skip
+        for attempt in range(ADMIT_TRIES):
+            owner = await self._owner_or_claim(depth)  # step 3
+            if owner is not None:
+                try:  # step 4: admission, keyed on (name, epoch)
+                    if owner == self.id:
+                        answer = await self._admit_hand_off(unpack(request))
+                    else:
+                        reply = await self.nc.request(
+                            self.subjects.worker(owner), request, timeout=ADMIT_TIMEOUT_S
+                        )
+                        answer = unpack(reply.data)
+                except Exception as exc:  # noqa: BLE001 - timed out: ask again
+                    answer = {"ok": False, "code": repr(exc)}
+                if answer.get("ok"):  # steps 5 and 6: the holder routes and snapshots
+                    self.stats.handoffs += 1
+                    self.stats.handoff_ms.append((time.perf_counter() - started) * 1000.0)
+                    if len(self.stats.handoff_ms) > 100_000:
+                        del self.stats.handoff_ms[:50_000]
+                    return
+                if answer.get("code") == "stale":
+                    # Someone else took charge of it since. Should nobody hold
+                    # it after all, its gateway (still on this epoch) seats it
+                    # again; if another holds it, the gateway has moved on.
+                    log.warning("%s: admission to %s refused: stale", seat.name, owner)
+                    await self.nc.publish(gw, pack(["lost", seat.actor_id, seat.epoch]))
+                    return
+                log.warning(
+                    "%s: admission to %s failed (%s), attempt %d",
+                    seat.name, owner, answer.get("code"), attempt + 1,
+                )  # fmt: skip
+            await asyncio.sleep(0.2 * (attempt + 1))
+        await self._take_back(seat, epoch, record, came_from, fenced=True)  # step 7
+
+    async def _take_back(
+        self,
+        seat: WorkerSeat,
+        epoch: int,
+        record: dict[str, Any],
+        came_from: int,
+        *,
+        fenced: bool,
+    ) -> None:
+        """Seat the player again here, on the level it came from, under a new
+        epoch (only if nobody admitted it meanwhile)."""
+        back = {**record, "depth": came_from, "x": -1, "y": -1}
+        if fenced:
+            try:
+                if not await self.chars.take_back(seat.name, epoch, back, self.world.tick):
+                    return  # the admission happened after all: the other holder has it
+            except Exception:
+                log.exception("take-back of %s failed", seat.name)
+                return
+            new_epoch = epoch + 1
+        else:
+            new_epoch = seat.epoch
+        try:
+            self.world.join(seat.name, record=back, actor_id=seat.actor_id)
+        except (LookupError, ValueError):
+            log.exception("take-back of %s found no room", seat.name)
+            await self.nc.publish(
+                self.subjects.gateway(seat.gateway), pack(["lost", seat.actor_id, new_epoch])
+            )
+            return
+        self.stats.takebacks += 1
+        again = self._seat(seat.name, seat.actor_id, new_epoch, seat.gateway)
+        self._route(again)
