@@ -9,6 +9,10 @@ Subjects (``P`` is the prefix, ``W`` a worker id, ``G`` a gateway id):
 
 - ``P.join`` (queue group ``workers``): a gateway's request to seat a player
   (:class:`JoinRequest` as a map); the reply is a :data:`JoinReply` map.
+- ``P.w.W.join``: the same request addressed to one worker, which a
+  gateway sends to a worker it has heard from lately (the queue is used
+  only when it has heard from none: a stalled worker keeps its place in a
+  queue group).
 - ``P.claim`` (queue group ``workers``): "someone take level *d*"; the reply
   is the id of the worker holding it.
 - ``P.w.W`` (requests to one worker): ``{"op": "join", ...}`` (a join
@@ -82,6 +86,10 @@ class Subjects:
     def worker(self, worker_id: str) -> str:
         """Requests to one worker."""
         return f"{self.prefix}.w.{worker_id}"
+
+    def join_at(self, worker_id: str) -> str:
+        """Joins a gateway addresses to one worker (as on :attr:`join`)."""
+        return f"{self.prefix}.w.{worker_id}.join"
 
     def inbox(self, worker_id: str) -> str:
         """Players' messages for one worker."""

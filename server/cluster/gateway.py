@@ -50,6 +50,8 @@ log = logging.getLogger("underhall.gateway")
 
 JOIN_TIMEOUT_S = 4.0
 """Seconds one join request may take."""
+LIVE_S = 2.5 * HEARTBEAT_S
+"""A worker heard from within this many seconds is asked to seat joins."""
 JOIN_PATIENCE_S = 30.0
 """Seconds a player may wait to be seated (joins that find no holder are
 retried: a dead worker's lease takes up to its lease time to expire)."""
@@ -283,9 +285,26 @@ class Gateway:
     def _spawn(self, coro: Any) -> None:
         asyncio.ensure_future(coro)
 
+    def _live_workers(self, avoid: set[str]) -> list[str]:
+        """Workers heard within :data:`LIVE_S`, less ``avoid``."""
+        now = time.monotonic()
+        return sorted(
+            w for w, t in self.heartbeats.items() if now - t <= LIVE_S and w not in avoid
+        )
+
     async def _join(self, hello: Hello, token: str | None) -> dict[str, Any]:
         """Ask the workers to seat ``hello``'s player; retried while the
-        answer says so, for at most :data:`JOIN_PATIENCE_S`."""
+        answer says so, for at most :data:`JOIN_PATIENCE_S`.
+
+        Each try goes to one worker heard from within :data:`LIVE_S` (a
+        random one, so joins spread), not to the shared join queue: a worker
+        that is stalled but still connected (SIGSTOP, a long pause) keeps
+        its place in a queue group and would swallow its share of joins
+        until NATS gives up on it. A worker that did not answer, or answered
+        that it is draining, is not asked again by this join. Only when no
+        worker has been heard (a gateway just started) does the try use
+        the queue.
+        """
         request = pack(
             {
                 "name": hello.name,
@@ -297,12 +316,20 @@ class Gateway:
         )
         deadline = time.monotonic() + JOIN_PATIENCE_S
         delay = 0.2
+        avoid: set[str] = set()
         while True:
+            live = self._live_workers(avoid)
+            target = secrets.choice(live) if live else None
+            subject = self.subjects.join if target is None else self.subjects.join_at(target)
             try:
-                reply = await self.nc.request(self.subjects.join, request, timeout=JOIN_TIMEOUT_S)
+                reply = await self.nc.request(subject, request, timeout=JOIN_TIMEOUT_S)
                 answer: dict[str, Any] = unpack(reply.data)
             except Exception as exc:  # noqa: BLE001 - no worker answered: retry
                 answer = {"ok": False, "code": "retry", "detail": repr(exc), "retry": True}
+                if target is not None:
+                    avoid.add(target)
+            if target is not None and answer.get("detail") == "draining":
+                avoid.add(target)
             if answer.get("ok") or not answer.get("retry") or time.monotonic() > deadline:
                 return answer
             await asyncio.sleep(delay)

@@ -61,9 +61,9 @@ ADMIT_TIMEOUT_S = 1.0
 ADMIT_TRIES = 5
 """Admission attempts before the sender takes the player back."""
 FORWARD_TIMEOUT_S = 2.0
+"""Seconds a forwarded join waits for the level's holder."""
 CLAIM_TIMEOUT_S = 0.5
 """Seconds the claim queue has to answer before this worker claims itself."""
-"""Seconds a forwarded join waits for the level's holder."""
 SAVE_INTERVAL_S = 3.0
 NATS_GRACE_S = 5.0
 """Seconds a stopping worker waits on NATS for each of its last steps."""
@@ -195,6 +195,7 @@ class Worker:
             await self._claim(depth)
         subs = [
             await self.nc.subscribe(self.subjects.join, "workers", cb=self._on_join),
+            await self.nc.subscribe(self.subjects.join_at(self.id), cb=self._on_join),
             await self.nc.subscribe(self.subjects.claim, "workers", cb=self._on_claim),
             await self.nc.subscribe(self.subjects.worker(self.id), cb=self._on_request),
             await self.nc.subscribe(self.subjects.inbox(self.id), cb=self._on_inbox),

@@ -21,11 +21,12 @@ from tests.cluster.procs import ClusterProcs, acked, is_snap, plant, play_until,
 from tests.pgdb import empty_pg
 
 LEASE_S = 2.0
-TAKEOVER_S = SILENT_S + LEASE_S + 2 * JOIN_TIMEOUT_S + 2.0
-"""The stated bound: a gateway deems a silent worker dead after SILENT_S, its
-leases are gone after LEASE_S, and a join retried wins the claim; a stalled
-(not dead) worker still in the join queue may swallow a join or two, each
-costing JOIN_TIMEOUT_S; 2 s more for a loaded machine."""
+TAKEOVER_S = SILENT_S + LEASE_S + JOIN_TIMEOUT_S + 2.0
+"""The stated bound: a gateway deems a silent worker dead after SILENT_S and
+asks a worker it still hears to seat the player; the dead worker's lease is
+gone LEASE_S after its last renewal, so one join may be forwarded to the
+dead holder first and time out (JOIN_TIMEOUT_S); 2 s more for a loaded
+machine. A stalled worker is never asked: it is no longer heard."""
 
 
 @pytest.fixture
