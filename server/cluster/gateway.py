@@ -288,9 +288,7 @@ class Gateway:
     def _live_workers(self, avoid: set[str]) -> list[str]:
         """Workers heard within :data:`LIVE_S`, less ``avoid``."""
         now = time.monotonic()
-        return sorted(
-            w for w, t in self.heartbeats.items() if now - t <= LIVE_S and w not in avoid
-        )
+        return sorted(w for w, t in self.heartbeats.items() if now - t <= LIVE_S and w not in avoid)
 
     async def _join(self, hello: Hello, token: str | None) -> dict[str, Any]:
         """Ask the workers to seat ``hello``'s player; retried while the
