@@ -93,7 +93,11 @@ class TickIndex:
             defaultdict(lambda: defaultdict(list))
         )
         self._items: dict[int, dict[tuple[int, int], list[tuple[int, int, str]]]] = {}
-        self._spans: dict[int, list[tuple[int, RayFired | Flew]]] = defaultdict(list)
+        self._spans: dict[int, list[tuple[int, RayFired | Flew, int, int, int, int]]] = (
+            defaultdict(list)
+        )
+        """Per depth, the tick's rays and flights with their order and the
+        bounding box of their cells ``(x_min, y_min, x_max, y_max)``."""
         for order, event in enumerate(events):
             if isinstance(event, Rejected):
                 self.rejections[event.actor].append(event)
@@ -102,7 +106,13 @@ class TickIndex:
                 self.shared.append((order, event))
                 continue
             if isinstance(event, (RayFired, Flew)):
-                self._spans[event.depth].append((order, event))
+                if event.cells:
+                    xs = [c[0] for c in event.cells]
+                    ys = [c[1] for c in event.cells]
+                    box = (min(xs), min(ys), max(xs), max(ys))
+                else:
+                    box = (1, 1, 0, 0)  # empty: meets no window
+                self._spans[event.depth].append((order, event, *box))
                 continue
             wire = event_to_wire(event)
             if wire is None:
@@ -242,10 +252,16 @@ class TickIndex:
                 other actor id in an event is replaced by nil.
         """
         found: dict[int, list[Any]] = {o: w for o, w in self.involving.get(actor_id, ())}
-        for order, span in self._spans.get(depth, ()):
+        if fov is not None:
+            h, w = fov.visible.shape
+            x0, y0 = fov.x0, fov.y0
+            x1, y1 = x0 + w - 1, y0 + h - 1
+        for order, span, bx0, by0, bx1, by1 in self._spans.get(depth, ()):
             concerned = self._concerns(span, actor_id)
-            if fov is None and not concerned:
-                continue
+            if not concerned and (
+                fov is None or bx1 < x0 or bx0 > x1 or by1 < y0 or by0 > y1
+            ):
+                continue  # none of its cells in the window: nothing to tell
             wire = span_to_wire(span, fov.contains if fov is not None else _nowhere, actor_id)
             if wire[3] or concerned:
                 found[order] = wire

@@ -23,6 +23,9 @@ from server.sim.fov import FieldOfView
 from server.sim.world import World
 
 
+_NOBODY: frozenset[int] = frozenset()
+
+
 class PlayerView:
     """What one client has been told, for the player ``actor_id``.
 
@@ -38,18 +41,19 @@ class PlayerView:
         self.actor_id = actor_id
         self.needs_snapshot = True
         self.depth = 0
-        self.ids: set[int] = set()
+        self.ids: set[int] | frozenset[int] = _NOBODY
         self.objs: dict[tuple[int, int], str] = {}
         self.fov: FieldOfView | None = None
         self.me: dict[str, Any] = {}
         self.me_key: tuple[Any, ...] = ()
         self.ack = -1
 
-    def _visible_ids(self, index: TickIndex) -> set[int]:
-        seen = index.world.sees.get(self.actor_id)
-        if not seen:
-            return set()
-        return seen & index.states.keys()
+    def _visible_ids(self, index: TickIndex) -> set[int] | frozenset[int]:
+        """The actors in view: the world's own set (:attr:`World.sees`), which
+        holds only living actors of the player's level and is replaced, never
+        changed in place, so it is shared here read-only and an unchanged
+        view is the same object as last tick."""
+        return index.world.sees.get(self.actor_id) or _NOBODY
 
     def _record(self, index: TickIndex, aid: int) -> list[Any]:
         rec = index.record(aid)
@@ -144,7 +148,7 @@ class PlayerView:
             self.fov = fov
         old = self.ids
         now = self._visible_ids(index)
-        if now != old:
+        if now is not old and now != old:
             rm = old - now
             add = now - old
             if rm:

@@ -110,7 +110,7 @@ class ReferenceView:
         scan of all of them (the index is used only for its event list)."""
         me = self.actor_id
         found: dict[int, list[Any]] = {o: w for o, w in index.involving.get(me, ())}
-        for order, span in index._spans.get(actor.depth, ()):
+        for order, span, *_box in index._spans.get(actor.depth, ()):
             concerned = index._concerns(span, me)
             if fov is None and not concerned:
                 continue
