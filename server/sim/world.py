@@ -1090,12 +1090,15 @@ class World:
         raw = ids.tobytes()
         size = ids.itemsize
         keys, players = self._sees_keys, self._players
+        every: list[int] | None = None  # ids as Python ints, made once if needed
         begin = 0
         for pid, end in zip(sight.owners[chosen].tolist(), np.cumsum(counts).tolist(), strict=True):
             key = raw[begin * size : end * size]
             if keys.get(pid) != key:
                 keys[pid] = key
-                self._set_raw_sees(players[pid], set(ids[begin:end].tolist()))
+                if every is None:
+                    every = ids.tolist()
+                self._set_raw_sees(players[pid], set(every[begin:end]))
             begin = end
 
     def _cut_invisible(self, turned: set[int]) -> None:
