@@ -93,8 +93,8 @@ class TickIndex:
             defaultdict(lambda: defaultdict(list))
         )
         self._items: dict[int, dict[tuple[int, int], list[tuple[int, int, str]]]] = {}
-        self._spans: dict[int, list[tuple[int, RayFired | Flew, int, int, int, int]]] = (
-            defaultdict(list)
+        self._spans: dict[int, list[tuple[int, RayFired | Flew, int, int, int, int]]] = defaultdict(
+            list
         )
         """Per depth, the tick's rays and flights with their order and the
         bounding box of their cells ``(x_min, y_min, x_max, y_max)``."""
@@ -258,9 +258,7 @@ class TickIndex:
             x1, y1 = x0 + w - 1, y0 + h - 1
         for order, span, bx0, by0, bx1, by1 in self._spans.get(depth, ()):
             concerned = self._concerns(span, actor_id)
-            if not concerned and (
-                fov is None or bx1 < x0 or bx0 > x1 or by1 < y0 or by0 > y1
-            ):
+            if not concerned and (fov is None or bx1 < x0 or bx0 > x1 or by1 < y0 or by0 > y1):
                 continue  # none of its cells in the window: nothing to tell
             wire = span_to_wire(span, fov.contains if fov is not None else _nowhere, actor_id)
             if wire[3] or concerned:

@@ -22,7 +22,6 @@ from server.sim.casting import MEMORY_STEP
 from server.sim.fov import FieldOfView
 from server.sim.world import World
 
-
 _NOBODY: frozenset[int] = frozenset()
 
 

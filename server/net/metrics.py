@@ -182,6 +182,7 @@ class Metrics(GameHooks):
         r.register(_StateCollector(server, self))
         ProcessCollector(namespace="underhall", registry=r)
         self._command_children: dict[str, Counter] = {}
+        self._reject_children: dict[str, Counter] = {}
 
     # --------------------------------------------------------- events
 
@@ -212,8 +213,12 @@ class Metrics(GameHooks):
 
     def rejected(self, reasons: Iterable[str]) -> None:
         """The world refused commands for these reasons."""
+        children = self._reject_children
         for reason in reasons:
-            self.rejects.labels(reason).inc()
+            child = children.get(reason)
+            if child is None:
+                child = children[reason] = self.rejects.labels(reason)
+            child.inc()
 
     # --------------------------------------------------------- HTTP
 

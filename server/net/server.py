@@ -470,12 +470,17 @@ class GameServer:
     def _tick(self) -> None:
         now = time.monotonic()
         skip: set[int] = set()
+        quiet = min(OUTBOX_LIMIT_BYTES, self.limits.output_cap_bytes)
         for aid, client in list(self.clients.items()):
-            if _over_cap(client.ws):
+            ws = client.ws
+            transport = ws.transport
+            buffered = transport.get_write_buffer_size() if transport is not None else 0
+            if buffered <= quiet and getattr(ws, "cut_reason", None) is None:
+                client.behind_since = None  # the common case: one buffer read
+                continue
+            if _over_cap(ws):
                 skip.add(aid)
                 continue
-            transport = client.ws.transport
-            buffered = transport.get_write_buffer_size() if transport is not None else 0
             if buffered > OUTBOX_LIMIT_BYTES:
                 skip.add(aid)
                 if client.behind_since is None:
