@@ -22,7 +22,9 @@ It prints:
 - global chat delay p50 / p99 and how many lines were heard of those said;
 - the check: every character in the database once, with a distinct actor id,
   at the depth and cell its client last saw, its epoch 1 + its trips (no
-  character lost, duplicated or admitted twice).
+  character lost, duplicated or admitted twice), and a digest of its data
+  (pack, scores, place, map memory) equal to a replay of its client's
+  moves in one process (:mod:`tests.cluster.replay`).
 
 Usage::
 
@@ -47,13 +49,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.cluster
 
 import psycopg
 
+from server.sim.actors import player_from_record
 from server.store import unpack_record
-from tests.cluster.procs import ClusterProcs, plant
+from tests.cluster.procs import SEED, ClusterProcs, plant
+from tests.cluster.replay import digest, replay
 from tests.cluster.trips import TripResult, trip
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -137,8 +142,13 @@ async def drive(
     )  # fmt: skip
 
 
-def check(db: str, results: list[TripResult]) -> list[str]:
-    """What is wrong in the database after the run (empty: nothing)."""
+def check(db: str, results: list[TripResult], planted: dict[str, dict[str, Any]]) -> list[str]:
+    """What is wrong in the database after the run (empty: nothing).
+
+    Besides place, epoch and id, every character's digest
+    (:func:`tests.cluster.replay.digest`: pack, scores, place, map memory)
+    must equal that of its client's moves replayed in one process from the
+    record it was ``planted`` with."""
     with psycopg.connect(db) as conn:
         rows = conn.execute("SELECT name, record, epoch, actor_id FROM players").fetchall()
     problems: list[str] = []
@@ -162,6 +172,13 @@ def check(db: str, results: list[TripResult]) -> list[str]:
             problems.append(f"{r.name}: epoch {epoch} after {r.trips} trips")
         if r.ids_seen != {r.actor_id}:
             problems.append(f"{r.name}: ids {sorted(r.ids_seen)}")
+        try:
+            replayed = digest(replay(SEED, planted[r.name], r.moves))
+        except AssertionError as exc:
+            problems.append(f"{r.name}: {exc}")
+            continue
+        if digest(player_from_record(r.actor_id, record)) != replayed:
+            problems.append(f"{r.name}: saved data differs from a replay of its moves")
     return problems
 
 
@@ -201,8 +218,9 @@ def main() -> None:
     prefix = f"uhb{os.getpid()}"
     try:
         with ClusterProcs(tmp, nats_url, db, prefix, args.lease, 3.0) as cluster:
+            planted: dict[str, dict[str, Any]] = {}
             for i in range(args.players):
-                plant(db, f"B{i}", f"tok{i}", i + 1, on="down")
+                planted[f"B{i}"] = plant(db, f"B{i}", f"tok{i}", i + 1, on="down")
             depths = args.players + 1
             workers = [f"w{k}" for k in range(args.workers)]
             for k, w in enumerate(workers):
@@ -229,7 +247,7 @@ def main() -> None:
             for n in names:
                 cluster.wait(n, 30)
             logs = {n: cluster.log(n) for n in names}
-        problems = check(db, results)
+        problems = check(db, results, planted)
         keep = bool(problems) or any(r.error for r in results)
     except BaseException:
         keep = True

@@ -718,6 +718,13 @@ def _cluster_parsers(sub: Any) -> None:
     p.add_argument("--port", type=int, default=8765, help="TCP port (0: any free one)")
     p.add_argument("--id", default=None, help="gateway id (default: gateway-<pid>)")
     p.add_argument("--prefix", default="uh", help="subject prefix of the cluster")
+    p.add_argument(
+        "--max-conns-per-addr",
+        type=int,
+        metavar="N",
+        default=SERVE_DEFAULTS["max_conns_per_addr"],
+        help="concurrent connections per IP address, 0 for no cap (default %(default)s)",
+    )
     p.add_argument("--log-level", default="info", help="debug, info, warning or error")
     p.set_defaults(func=gateway_main)
 
@@ -758,13 +765,18 @@ def gateway_main(args: argparse.Namespace) -> int:
     from server.cluster.gateway import Gateway
     from server.net.logs import setup_logging
 
+    from server.net.guard import NetLimits
+
     setup_logging(args.log_level, "text")
+    if int(args.max_conns_per_addr) < 0:
+        raise SystemExit("underhall gateway: --max-conns-per-addr must be 0 or more")
     gateway = Gateway(
         args.nats,
         gateway_id=args.id or f"gateway-{os.getpid()}",
         host=args.host,
         port=args.port,
         prefix=args.prefix,
+        limits=NetLimits(max_conns_per_addr=int(args.max_conns_per_addr)),
     )
     _use_uvloop()
 

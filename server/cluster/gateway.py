@@ -33,6 +33,7 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
 
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
@@ -44,6 +45,14 @@ from protocol.messages import Chat, ChatOut, Error, Hello, Ping, Pong
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.cluster.bus import HEARTBEAT_S, SILENT_S, Subjects, pack, unpack
+from server.net.guard import (
+    AddressBook,
+    GuardedConnection,
+    NetLimits,
+    guarded_connection_class,
+    raise_open_file_limit,
+)
+from server.net.metrics import http_response
 from server.net.ratelimit import TokenBucket, chat_buckets, message_bucket
 
 log = logging.getLogger("underhall.gateway")
@@ -92,6 +101,14 @@ class Gateway:
         host: Interface to bind.
         port: TCP port (0 picks a free one: see :attr:`port` once ready).
         prefix: The cluster's subject prefix.
+        limits: The caps ``underhall serve`` puts on connections (per
+            address, open files, control frames, buffered output, keepalive;
+            :class:`~server.net.guard.NetLimits`); the per-character ones
+            are the workers' business.
+
+    Besides websockets, the port answers ``GET /healthz`` (``ok`` while the
+    process runs) and ``GET /readyz`` (``ready`` while a worker has been heard
+    within :data:`LIVE_S`, else 503), for a load balancer or an orchestrator.
     """
 
     def __init__(
@@ -102,7 +119,10 @@ class Gateway:
         host: str = "127.0.0.1",
         port: int = 8765,
         prefix: str = "uh",
+        limits: NetLimits | None = None,
     ) -> None:
+        self.limits = limits or NetLimits()
+        self.book: AddressBook | None = None
         self.nats_url = nats_url
         self.id = gateway_id
         self.host = host
@@ -140,6 +160,7 @@ class Gateway:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop)
         watch = asyncio.create_task(self._watch_workers())
+        self.book = AddressBook(self.limits, raise_open_file_limit())
         async with serve(
             self._handle,
             self.host,
@@ -147,6 +168,10 @@ class Gateway:
             compression=None,
             max_size=MAX_FRAME_BYTES,
             close_timeout=2.0,
+            ping_interval=self.limits.keepalive_interval_s,
+            ping_timeout=self.limits.keepalive_timeout_s,
+            create_connection=guarded_connection_class(self.book),
+            process_request=self._process_request,
         ) as server:
             self.port = int(next(iter(server.sockets)).getsockname()[1])
             log.info("gateway %s listening on ws://%s:%d", self.id, self.host, self.port)
@@ -173,6 +198,19 @@ class Gateway:
     def stop(self) -> None:
         """Ask :meth:`run` to finish."""
         self._stop.set()
+
+    def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
+        """Answer the health checks, and the handshake of a connection the
+        address book refused with its HTTP error; let the others through."""
+        if request.path in ("/healthz", "/readyz"):
+            ok = request.path == "/healthz" or bool(self._live_workers(set()))
+            text = ("ok" if request.path == "/healthz" else "ready") if ok else "no worker"
+            return http_response(ws, 200 if ok else 503, "text/plain; charset=utf-8",
+                                 f"{text}\n".encode())  # fmt: skip
+        if isinstance(ws, GuardedConnection) and ws.refusal is not None:
+            status, why = ws.refusal
+            return ws.respond(status, why)
+        return None
 
     # ----------------------------------------------------------- from workers
 
@@ -222,7 +260,10 @@ class Gateway:
             p = self.players.get(aid)
             if p is None or p.epoch != epoch:
                 continue  # gone, or a late frame from a worker it left
-            transport = p.ws.transport
+            ws = p.ws
+            if isinstance(ws, GuardedConnection) and ws.over_cap():
+                continue  # not reading at all: cut off (the guard's output cap)
+            transport = ws.transport
             if transport is not None and transport.get_write_buffer_size() > OUTBOX_LIMIT_BYTES:
                 p.behind = True
                 continue

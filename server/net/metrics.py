@@ -248,7 +248,7 @@ class Metrics(GameHooks):
         found = self.answer(request.path)
         if found is None:
             return None
-        return _response(conn, *found)
+        return http_response(conn, *found)
 
     def process_http_only(self, conn: ServerConnection, request: Request) -> Response:
         """The hook for ``--metrics-port``: health and metrics, else 404."""
@@ -259,10 +259,12 @@ class Metrics(GameHooks):
                 "text/plain; charset=utf-8",
                 b"not found: try /metrics, /healthz or /readyz\n",
             )
-        return _response(conn, *found)
+        return http_response(conn, *found)
 
 
-def _response(conn: ServerConnection, status: int, content_type: str, body: bytes) -> Response:
+def http_response(conn: ServerConnection, status: int, content_type: str, body: bytes) -> Response:
+    """A plain HTTP answer to a handshake (health checks, metrics): ``body``
+    as ``content_type``, never cached."""
     response = conn.respond(http.HTTPStatus(status), "")
     response.body = body
     for key in ("Content-Type", "Content-Length"):

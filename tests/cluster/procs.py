@@ -22,7 +22,7 @@ import psycopg
 
 from client.connection import Connection
 from client.model import GameModel
-from protocol.messages import Delta, ServerMessage, Snapshot
+from protocol.messages import CommandName, Delta, ServerMessage, Snapshot
 from server.sim.world import World
 from server.store import hash_token, open_store, unpack_record
 from tests.serverproc import underhall_command
@@ -96,12 +96,14 @@ class ClusterProcs:
             rb"worker \S+ ready",
         )  # fmt: skip
 
-    def gateway(self, name: str) -> str:
-        """Start gateway ``name`` on a free port; return its ``ws://`` URL."""
+    def gateway(self, name: str, max_conns_per_addr: int = 0) -> str:
+        """Start gateway ``name`` on a free port; return its ``ws://`` URL.
+        Every test client comes from 127.0.0.1, so the per-address cap is off
+        unless ``max_conns_per_addr`` is given."""
         match = self._start(
             name,
             ["gateway", "--nats", self.nats_url, "--port", "0", "--id", name,
-             "--prefix", self.prefix],
+             "--prefix", self.prefix, "--max-conns-per-addr", str(max_conns_per_addr)],
             rb"listening on (ws://\S+)",
         )  # fmt: skip
         return match.group(1).decode()
@@ -196,3 +198,17 @@ def row_of(db_url: str, name: str) -> tuple[dict[str, Any], int]:
         row = conn.execute("SELECT record, epoch FROM players WHERE name = %s", (name,)).fetchone()
     assert row is not None
     return unpack_record(bytes(row[0])), int(row[1])
+
+
+async def step(conn: Connection, model: GameModel) -> None:
+    """Walk one step to some free neighbouring cell (or wait), acknowledged."""
+    pos = model.position
+    assert pos is not None
+    for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)):
+        x, y = pos[0] + dx, pos[1] + dy
+        if model.passable()[y, x] and not any((a.x, a.y) == (x, y) for a in model.actors.values()):
+            seq = await conn.command(CommandName.MOVE, (dx, dy))
+            break
+    else:
+        seq = await conn.command(CommandName.WAIT)
+    await play_until(conn, model, acked(seq))

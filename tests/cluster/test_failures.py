@@ -14,10 +14,10 @@ from nats.aio.msg import Msg
 
 from client.connection import Connection
 from client.model import GameModel
-from protocol.messages import Chat, ChatOut, CommandName
+from protocol.messages import Chat, ChatOut
 from server.cluster.bus import GATEWAY_SILENT_S, SILENT_S, unpack
 from server.cluster.gateway import JOIN_TIMEOUT_S
-from tests.cluster.procs import ClusterProcs, acked, is_snap, plant, play_until, row_of
+from tests.cluster.procs import ClusterProcs, is_snap, plant, play_until, row_of, step
 from tests.pgdb import empty_pg
 
 LEASE_S = 2.0
@@ -32,20 +32,6 @@ machine. A stalled worker is never asked: it is no longer heard."""
 @pytest.fixture
 def db(request: pytest.FixtureRequest) -> str:
     return empty_pg(request.getfixturevalue("pg_database"))
-
-
-async def _step(conn: Connection, model: GameModel) -> None:
-    """Walk one step to some free neighbouring cell (or wait), acknowledged."""
-    pos = model.position
-    assert pos is not None
-    for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)):
-        x, y = pos[0] + dx, pos[1] + dy
-        if model.passable()[y, x] and not any((a.x, a.y) == (x, y) for a in model.actors.values()):
-            seq = await conn.command(CommandName.MOVE, (dx, dy))
-            break
-    else:
-        seq = await conn.command(CommandName.WAIT)
-    await play_until(conn, model, acked(seq))
 
 
 async def test_sigkill_worker_is_taken_over(
@@ -68,7 +54,7 @@ async def test_sigkill_worker_is_taken_over(
             assert model.player_id == conn.welcome.id
             assert row_of(db, "Kay")[1] >= 2  # wb took charge under a later epoch
             assert "Kay joined on wb" in cluster.log("wb")
-            await _step(conn, model)  # and play goes on
+            await step(conn, model)  # and play goes on
         finally:
             await conn.close()
 
@@ -104,8 +90,8 @@ async def test_sigstop_then_sigcont_never_admits_twice(
                 await asyncio.sleep(0.1)
             await asyncio.sleep(2.5)  # a few heartbeats and checkpoints of wb
             assert counts == {"wa": 0, "wb": 1}
-            await _step(conn, model)
-            await _step(conn, model)
+            await step(conn, model)
+            await step(conn, model)
             await asyncio.sleep(1.5)  # wb's next checkpoint (every second here)
             record, epoch = row_of(db, "Stu")
             assert epoch == taken
@@ -127,8 +113,8 @@ async def test_sigterm_drains_a_worker_and_loses_nobody(
         model = GameModel(conn.welcome)
         try:
             await play_until(conn, model, is_snap(1))
-            await _step(conn, model)
-            await _step(conn, model)
+            await step(conn, model)
+            await step(conn, model)
             here = model.position
             cluster.signal("wa", signal.SIGTERM)
             started = time.monotonic()
@@ -209,7 +195,7 @@ async def test_a_dead_gateways_players_are_saved_and_unseated(
 
         try:
             await play_until(conn, model, is_snap(1))
-            await _step(conn, model)
+            await step(conn, model)
             cluster.signal("g1", signal.SIGKILL)
             await nc.subscribe(f"{prefix}.hb.wa", cb=heard)
             deadline = time.monotonic() + GATEWAY_SILENT_S + 5.0

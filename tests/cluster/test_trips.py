@@ -10,8 +10,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from server.sim.actors import player_from_record
 from server.store import unpack_record
-from tests.cluster.procs import ClusterProcs, plant
+from tests.cluster.procs import SEED, ClusterProcs, plant
+from tests.cluster.replay import digest, replay
 from tests.cluster.trips import trip
 from tests.pgdb import empty_pg
 
@@ -27,8 +29,7 @@ def db(request: pytest.FixtureRequest) -> str:
 async def test_stair_trips_lose_and_duplicate_nobody(
     tmp_path: Path, nats_url: str, db: str, prefix: str
 ) -> None:
-    for i in range(PLAYERS):
-        plant(db, f"T{i}", f"tok{i}", i + 1, on="down")
+    planted = [plant(db, f"T{i}", f"tok{i}", i + 1, on="down") for i in range(PLAYERS)]
     with ClusterProcs(tmp_path, nats_url, db, prefix) as cluster:
         workers = ["wa", "wb", "wc"]
         for k, w in enumerate(workers):
@@ -58,3 +59,9 @@ async def test_stair_trips_lose_and_duplicate_nobody(
         assert r.depth == i + 1  # an even number of trips ends where it began
         # One join, then one epoch per hand-off: none admitted twice.
         assert epoch == 1 + TRIPS_EACH
+        # Everything the trips must keep (pack, scores, place, the map memory
+        # of both levels) is what one process makes of the same moves.
+        assert sum(1 for m, _ in r.moves if m in ("down", "up")) == TRIPS_EACH
+        assert digest(player_from_record(r.actor_id, record)) == digest(
+            replay(SEED, planted[i], r.moves)
+        ), r.name

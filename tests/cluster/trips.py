@@ -49,6 +49,11 @@ class TripResult:
     """Timed global chat lines this client said."""
     chat_ms: list[float] = field(default_factory=list)
     """Delays of the timed global chat lines heard (``t=<unix time>``), in ms."""
+    moves: list[tuple[str, tuple[int, int] | None]] = field(default_factory=list)
+    """The commands that took effect, in order, as ``(command, direction)``:
+    a step acknowledged without refusal, a staircase taken (the other
+    level's snapshot came); what :func:`tests.cluster.replay.replay` plays
+    again in one process."""
 
 
 def _target(model: GameModel, upper: int) -> tuple[Terrain, CommandName]:
@@ -148,6 +153,7 @@ async def trip(
                             break
                     if model.depth == depth:
                         continue
+                    result.moves.append((command.value, None))
                     result.trip_ms.append((time.perf_counter() - sent) * 1000.0)
                     result.trips += 1
                     if chat_every_s and time.monotonic() - last_chat >= chat_every_s:
@@ -160,15 +166,15 @@ async def trip(
                                 await _read_on(conn, model, result)
                     continue
                 d = _step_toward(model, terrain)
-                seq = await conn.command(CommandName.MOVE if d else CommandName.WAIT, d)
+                step = CommandName.MOVE if d else CommandName.WAIT
+                seq = await conn.command(step, d)
                 result.steps += 1
                 while True:
                     msg = await _recv(conn, model, result)
-                    if isinstance(msg, Reject) and msg.seq == seq:
+                    if _refused(msg, seq) is not None:
                         break
                     if isinstance(msg, Delta | Snapshot) and msg.ack is not None and msg.ack >= seq:
-                        break
-                    if _refused(msg, seq) is not None:
+                        result.moves.append((step.value, d))
                         break
         if linger is not None:
             reader = asyncio.create_task(_read_on(conn, model, result))
