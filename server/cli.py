@@ -763,9 +763,8 @@ def worker_main(args: argparse.Namespace) -> int:
 def gateway_main(args: argparse.Namespace) -> int:
     """``underhall gateway``: serve until SIGTERM."""
     from server.cluster.gateway import Gateway
-    from server.net.logs import setup_logging
-
     from server.net.guard import NetLimits
+    from server.net.logs import setup_logging
 
     setup_logging(args.log_level, "text")
     if int(args.max_conns_per_addr) < 0:
