@@ -67,6 +67,9 @@ CLAIM_TIMEOUT_S = 0.5
 SAVE_INTERVAL_S = 3.0
 NATS_GRACE_S = 5.0
 """Seconds a stopping worker waits on NATS for each of its last steps."""
+SPARE_LEVELS = 64
+"""Levels a worker keeps generated without holding them (see
+:meth:`Worker._keep_spares`)."""
 ANSWERS_KEPT = 10_000
 """Join answers remembered for gateways' retries."""
 
@@ -151,6 +154,8 @@ class Worker:
         self._answers: dict[str, dict[str, Any]] = {}
         """Answers to recent joins by nonce (oldest first)."""
         self._saving = False
+        self._spares: dict[int, None] = {}
+        """Unheld, empty levels still generated here, oldest first."""
         self.world: World
         self.chars: Characters
         self.nc: NatsClient
@@ -733,10 +738,7 @@ class Worker:
             came_from = seat.view.depth
             record = self._unseat(aid)
             self._spawn(self._hand_off(seat, record, came_from))
-        for depth in [d for d in world.levels if d not in held and world.players_on(d) == 0]:
-            # Generated when a player stepped onto it from here; its holder
-            # runs it (and if this worker claims it later, it reloads it).
-            world.forget_level(depth)
+        self._keep_spares([d for d in world.levels if d not in held and world.players_on(d) == 0])
         out = self._extra
         self._extra = {}
         for aid, seat in self.seats.items():
@@ -760,6 +762,27 @@ class Worker:
                 self._spawn(self.nc.publish(subject, payload))
         if world.tick % self.save_every == 0 and not self._saving:
             self._checkpoint()
+
+    def _keep_spares(self, spare: list[int]) -> None:
+        """Forget all but the :data:`SPARE_LEVELS` newest of the levels
+        this worker does not hold and nobody stands on (``spare``).
+
+        Such a level was generated when a player stepped onto it from here;
+        its holder runs it. It is kept a while because the next player to
+        take the same stairs would need it again (generating a level costs
+        several ms of the tick: forgetting every spare at once made each
+        stair trip cost the sender a generation), and forgotten when more
+        pile up; if this worker claims it, it is reloaded from what was
+        saved (:meth:`_claim`)."""
+        now = set(spare)
+        for depth in [d for d in self._spares if d not in now]:
+            del self._spares[depth]
+        for depth in spare:
+            self._spares.setdefault(depth, None)
+        while len(self._spares) > SPARE_LEVELS:
+            depth = next(iter(self._spares))
+            del self._spares[depth]
+            self.world.forget_level(depth)
 
     def _checkpoint(self) -> None:
         """Hand the database every held character and held level as they are
