@@ -3,7 +3,6 @@ held by another worker, and on playing there."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,29 +12,13 @@ import pytest
 from client.connection import Connection
 from client.model import GameModel
 from protocol.messages import CommandName, Delta, ServerMessage, Snapshot
-from tests.cluster.procs import ClusterProcs, plant
+from tests.cluster.procs import ClusterProcs, plant, play_until
 from tests.pgdb import empty_pg
-
-RECV_TIMEOUT_S = 10.0
 
 
 @pytest.fixture
 def db(request: pytest.FixtureRequest) -> str:
     return empty_pg(request.getfixturevalue("pg_database"))
-
-
-async def _play_until(
-    conn: Connection, model: GameModel, done: Callable[[ServerMessage], bool]
-) -> list[ServerMessage]:
-    """Apply messages to ``model`` until ``done(message)``; all read, in order."""
-    seen: list[ServerMessage] = []
-    async with asyncio.timeout(RECV_TIMEOUT_S):
-        while True:
-            msg = await conn.recv()
-            model.apply(msg)
-            seen.append(msg)
-            if done(msg):
-                return seen
 
 
 def _epoch(db: str, name: str) -> int:
@@ -61,11 +44,11 @@ async def test_stairs_hand_off_to_another_worker(
         try:
             model = GameModel(conn.welcome)
             me = conn.welcome.id
-            await _play_until(conn, model, _is_snap(1))
+            await play_until(conn, model, _is_snap(1))
             assert _epoch(db, "Walker") == 1  # wa took charge
             start = model.position
             await conn.command(CommandName.DOWN)
-            seen = await _play_until(conn, model, _is_snap(2))
+            seen = await play_until(conn, model, _is_snap(2))
             # One ordinary level change: a single snapshot, of the new level,
             # with the same player id the welcome gave.
             assert sum(isinstance(m, Snapshot) for m in seen) == 1
@@ -74,7 +57,7 @@ async def test_stairs_hand_off_to_another_worker(
             assert _epoch(db, "Walker") == 2  # handed to wb under the next epoch
             # Play goes on on depth 2: a command is acknowledged by wb's frames.
             seq = await conn.command(CommandName.WAIT)
-            await _play_until(
+            await play_until(
                 conn,
                 model,
                 lambda m: isinstance(m, Delta | Snapshot) and m.ack is not None and m.ack >= seq,
@@ -82,7 +65,7 @@ async def test_stairs_hand_off_to_another_worker(
             assert model.depth == 2
             # And back up: one more hand-off, to wa, arriving on the down stairs.
             await conn.command(CommandName.UP)
-            await _play_until(conn, model, _is_snap(1))
+            await play_until(conn, model, _is_snap(1))
             assert _epoch(db, "Walker") == 3
             assert model.position == start
         finally:
