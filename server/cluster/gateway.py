@@ -49,6 +49,7 @@ from server.net.guard import (
     AddressBook,
     GuardedConnection,
     NetLimits,
+    buffered_output,
     guarded_connection_class,
     raise_open_file_limit,
 )
@@ -260,11 +261,10 @@ class Gateway:
             p = self.players.get(aid)
             if p is None or p.epoch != epoch:
                 continue  # gone, or a late frame from a worker it left
-            ws = p.ws
-            if isinstance(ws, GuardedConnection) and ws.over_cap():
-                continue  # not reading at all: cut off (the guard's output cap)
-            transport = ws.transport
-            if transport is not None and transport.get_write_buffer_size() > OUTBOX_LIMIT_BYTES:
+            buffered = buffered_output(p.ws)
+            if buffered is None:
+                continue  # cut off (not reading at all: the guard's output cap)
+            if buffered > OUTBOX_LIMIT_BYTES:
                 p.behind = True
                 continue
             if p.behind:  # caught up: what it missed needs a snapshot

@@ -111,7 +111,7 @@ class TickIndex:
                     ys = [c[1] for c in event.cells]
                     box = (min(xs), min(ys), max(xs), max(ys))
                 else:
-                    box = (1, 1, 0, 0)  # empty: meets no window
+                    box = (0, 0, -1, -1)  # x_max -1: left of every window (x0 >= 0)
                 self._spans[event.depth].append((order, event, *box))
                 continue
             wire = event_to_wire(event)

@@ -327,13 +327,7 @@ class GuardedConnection(ServerConnection):
     def over_cap(self) -> bool:
         """Abort the connection if its buffered output exceeds the cap; return
         True if it is (or was already) cut off."""
-        transport = getattr(self, "transport", None)
-        if transport is None:
-            return False
-        if transport.get_write_buffer_size() > self.book.limits.output_cap_bytes:
-            self.abort(f"over {self.book.limits.output_cap_bytes} bytes of output buffered")
-            return True
-        return self.cut_reason is not None
+        return buffered_output(self) is None
 
     # asyncio.Protocol callbacks
 
@@ -357,6 +351,23 @@ class GuardedConnection(ServerConnection):
             return
         super().data_received(data)
         self.over_cap()
+
+
+def buffered_output(ws: ServerConnection) -> int | None:
+    """Bytes of output buffered for ``ws`` (one read of its transport), or
+    None if it is cut off: a :class:`GuardedConnection` already cut, or over
+    its ``output_cap_bytes``, which aborts it here. What a tick checks before
+    writing a client's frame."""
+    transport = getattr(ws, "transport", None)
+    buffered = transport.get_write_buffer_size() if transport is not None else 0
+    if isinstance(ws, GuardedConnection):
+        cap = ws.book.limits.output_cap_bytes
+        if buffered > cap:
+            ws.abort(f"over {cap} bytes of output buffered")
+            return None
+        if ws.cut_reason is not None:
+            return None
+    return buffered
 
 
 def guarded_connection_class(book: AddressBook) -> type[GuardedConnection]:

@@ -193,10 +193,7 @@ class Metrics(GameHooks):
 
     def command(self, name: str) -> None:
         """A command named ``name`` was accepted for the world."""
-        child = self._command_children.get(name)
-        if child is None:
-            child = self._command_children[name] = self.commands.labels(name)
-        child.inc()
+        _child(self._command_children, self.commands, name).inc()
 
     def tick(self, seconds: float, late: bool) -> None:
         """A tick ran for ``seconds``; ``late`` if it started after its time."""
@@ -213,12 +210,8 @@ class Metrics(GameHooks):
 
     def rejected(self, reasons: Iterable[str]) -> None:
         """The world refused commands for these reasons."""
-        children = self._reject_children
         for reason in reasons:
-            child = children.get(reason)
-            if child is None:
-                child = children[reason] = self.rejects.labels(reason)
-            child.inc()
+            _child(self._reject_children, self.rejects, reason).inc()
 
     # --------------------------------------------------------- HTTP
 
@@ -260,6 +253,15 @@ class Metrics(GameHooks):
                 b"not found: try /metrics, /healthz or /readyz\n",
             )
         return http_response(conn, *found)
+
+
+def _child(children: dict[str, Counter], counter: Counter, label: str) -> Counter:
+    """``counter.labels(label)``, looked up once and kept in ``children``
+    (``labels`` takes a lock and builds a key: too dear per tick)."""
+    child = children.get(label)
+    if child is None:
+        child = children[label] = counter.labels(label)
+    return child
 
 
 def http_response(conn: ServerConnection, status: int, content_type: str, body: bytes) -> Response:

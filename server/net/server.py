@@ -69,6 +69,7 @@ from server.net.guard import (
     AddressBook,
     GuardedConnection,
     NetLimits,
+    buffered_output,
     guarded_connection_class,
     raise_open_file_limit,
 )
@@ -470,15 +471,9 @@ class GameServer:
     def _tick(self) -> None:
         now = time.monotonic()
         skip: set[int] = set()
-        quiet = min(OUTBOX_LIMIT_BYTES, self.limits.output_cap_bytes)
         for aid, client in list(self.clients.items()):
-            ws = client.ws
-            transport = ws.transport
-            buffered = transport.get_write_buffer_size() if transport is not None else 0
-            if buffered <= quiet and getattr(ws, "cut_reason", None) is None:
-                client.behind_since = None  # the common case: one buffer read
-                continue
-            if _over_cap(ws):
+            buffered = buffered_output(client.ws)  # one read of the buffer
+            if buffered is None:  # cut off
                 skip.add(aid)
                 continue
             if buffered > OUTBOX_LIMIT_BYTES:
@@ -487,6 +482,7 @@ class GameServer:
                     client.behind_since = now
                 elif now - client.behind_since > BEHIND_DROP_S:
                     log.warning("dropping %s: behind for %.0f s", aid, now - client.behind_since)
+                    transport = client.ws.transport
                     if transport is not None:
                         transport.abort()
             else:

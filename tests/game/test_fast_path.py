@@ -9,14 +9,33 @@ import numpy as np
 import pytest
 
 from protocol.codec import decode_server, encode_server
-from protocol.messages import Snapshot
+from protocol.messages import ServerMessage, Snapshot
 from server.game.game import Game
-from server.game.index import PRESENCE_PER_TICK
+from server.game.index import PRESENCE_PER_TICK, TickIndex
 from server.game.store import Store
 from server.sim.events import Joined
 from server.sim.world import World
 from tests.game.randomplay import give_commands, seat_players
 from tests.game.reference_view import ReferenceView
+
+
+def _same_as_reference(
+    game: Game,
+    index: TickIndex,
+    out: dict[int, list[ServerMessage]],
+    ref: ReferenceView,
+    pid: int,
+    tick: int,
+) -> list[ServerMessage]:
+    """Assert that player ``pid``'s messages of this tick (from ``out``) are,
+    on the wire, those the reference view builds; return them."""
+    fast = out.get(pid, [])
+    snapshot = any(isinstance(m, Snapshot) for m in fast)
+    expected = ref.messages(game, index, snapshot)
+    assert [decode_server(encode_server(m)) for m in fast] == [
+        decode_server(encode_server(m)) for m in expected
+    ], f"player {pid}, tick {tick}"
+    return fast
 
 
 @pytest.mark.parametrize(("seed", "scatter"), [(33, False), (33, True), (4, False), (5, True)])
@@ -34,12 +53,7 @@ def test_fast_views_send_what_the_reference_sends(seed: int, scatter: bool) -> N
         index = game._last_index
         assert index is not None
         for pid in ids:
-            fast = out.get(pid, [])
-            snapshot = any(isinstance(m, Snapshot) for m in fast)
-            ref = refs[pid].messages(game, index, snapshot)
-            assert [decode_server(encode_server(m)) for m in fast] == [
-                decode_server(encode_server(m)) for m in ref
-            ], f"player {pid}, tick {tick}"
+            fast = _same_as_reference(game, index, out, refs[pid], pid, tick)
             compared += 1
             deltas += sum(1 for m in fast if not isinstance(m, Snapshot))
     assert compared == 300 * len(ids) and deltas > 1000
@@ -75,12 +89,7 @@ def test_joins_and_leaves_during_play_reach_every_view_as_the_reference_says() -
         index = game._last_index
         assert index is not None
         for pid in ids:
-            fast = out.get(pid, [])
-            snapshot = any(isinstance(m, Snapshot) for m in fast)
-            ref = refs[pid].messages(game, index, snapshot)
-            assert [decode_server(encode_server(m)) for m in fast] == [
-                decode_server(encode_server(m)) for m in ref
-            ], f"player {pid}, tick {tick}"
+            fast = _same_as_reference(game, index, out, refs[pid], pid, tick)
             told = [
                 ["join" if isinstance(e, Joined) else "leave", e.name]
                 for _, e in index.shared
