@@ -11,6 +11,12 @@ learns it is stale and drops the character without writing (the fencing
 token of Kleppmann's "How to do distributed locking", with the database
 itself checking the token).
 
+Levels are fenced the same way: winning a level's lease in NATS is not
+enough to write it, because a worker that stalled past its lease may still
+have a checkpoint in flight. The new holder first moves the level's token on
+in ``level_fences`` (migration 4, :meth:`Characters.claim_level`), and every
+level write is conditional on the writer's token (:meth:`Characters.save_levels`).
+
 Each character also keeps one actor id for life (``actor_id``, from the
 sequence ``player_actor_ids``), so it has the same id on every worker and the
 client's model, keyed on the ``welcome`` id, stays valid across hand-offs.
@@ -198,19 +204,68 @@ class Characters:
         )
         return cur.rowcount == 1
 
-    async def save_levels(self, rows: Sequence[tuple[int, dict[str, Any], int]]) -> None:
-        """Write ``(depth, level record, tick)`` rows in one statement (the
-        caller writes only levels it holds the lease of)."""
-        if not rows:
-            return
+    async def claim_level(self, depth: int) -> tuple[int, dict[str, Any] | None]:
+        """Take charge of level ``depth`` in the database, after winning its
+        lease: move its fencing token on by one, then read its saved record.
+
+        The token is bumped before the read, so once this returns no write
+        made under an older token can land: what was read is the level's
+        last state, and :meth:`save_levels` refuses the former holder.
+
+        Returns:
+            ``(token, record)``: the token to write under, and the saved
+            record (None when the level was never saved).
+
+        Raises:
+            psycopg.Error: The database cannot be reached.
+        """
         await self._ensure()
-        await self.conn.execute(
-            "INSERT INTO levels (depth, record, saved_tick) "
-            "SELECT * FROM unnest(%s::integer[], %s::bytea[], %s::bigint[]) "
-            "ON CONFLICT (depth) DO UPDATE SET record = excluded.record, "
-            "saved_tick = excluded.saved_tick",
-            ([r[0] for r in rows], [pack_record(r[1]) for r in rows], [r[2] for r in rows]),
+        cur = await self.conn.execute(
+            "INSERT INTO level_fences (depth, fence) VALUES (%s, 1) "
+            "ON CONFLICT (depth) DO UPDATE SET fence = level_fences.fence + 1 RETURNING fence",
+            (depth,),
         )
+        row = await cur.fetchone()
+        assert row is not None
+        return int(row[0]), await self.load_level(depth)
+
+    async def save_levels(self, rows: Sequence[tuple[int, int, dict[str, Any], int]]) -> set[int]:
+        """Write ``(depth, token, level record, tick)`` rows in one statement,
+        each only where ``token`` is still the level's fencing token (from
+        :meth:`claim_level`).
+
+        The token rows are locked while the levels are written, so a claim
+        racing this write either waits for it (and then reads it) or moved
+        the token first (and the write is refused).
+
+        Returns:
+            The depths whose write was refused (another worker took charge of
+            them: this one must stop serving them without writing).
+
+        Raises:
+            psycopg.Error: The database cannot be reached.
+        """
+        if not rows:
+            return set()
+        await self._ensure()
+        cur = await self.conn.execute(
+            "WITH v AS (SELECT * FROM unnest(%s::integer[], %s::bigint[], %s::bytea[], "
+            "%s::bigint[]) AS v(depth, fence, record, tick)), "
+            "ok AS (SELECT f.depth FROM level_fences f JOIN v "
+            "ON f.depth = v.depth AND f.fence = v.fence FOR UPDATE OF f) "
+            "INSERT INTO levels (depth, record, saved_tick) "
+            "SELECT v.depth, v.record, v.tick FROM v JOIN ok ON ok.depth = v.depth "
+            "ON CONFLICT (depth) DO UPDATE SET record = excluded.record, "
+            "saved_tick = excluded.saved_tick RETURNING depth",
+            (
+                [r[0] for r in rows],
+                [r[1] for r in rows],
+                [pack_record(r[2]) for r in rows],
+                [r[3] for r in rows],
+            ),
+        )
+        saved = {int(r[0]) for r in await cur.fetchall()}
+        return {r[0] for r in rows} - saved
 
     async def load_level(self, depth: int) -> dict[str, Any] | None:
         """The saved record of level ``depth``, or None."""

@@ -157,6 +157,11 @@ class Leases:
             del self.held[depth]
         return gone
 
+    def forget(self, depth: int) -> None:
+        """Stop counting level ``depth``'s lease as held, without writing
+        (another worker is known to hold the level now)."""
+        self.held.pop(depth, None)
+
     async def release(self, depth: int) -> None:
         """Give up level ``depth``'s lease (only if it is still ours)."""
         held = self.held.pop(depth, None)

@@ -156,6 +156,9 @@ class Worker:
         self._saving = False
         self._spares: dict[int, None] = {}
         """Unheld, empty levels still generated here, oldest first."""
+        self.fences: dict[int, int] = {}
+        """Depth -> the level's fencing token this worker writes it under
+        (:meth:`Characters.claim_level`)."""
         self.world: World
         self.chars: Characters
         self.nc: NatsClient
@@ -255,13 +258,8 @@ class Worker:
             except Exception:
                 log.exception("final save failed (attempt %d)", attempt + 1)
                 await asyncio.sleep(1.0)
-        levels = [
-            (d, self.world.level_record(d), self.world.tick)
-            for d in sorted(self.leases.held)
-            if d in self.world.levels
-        ]
         with contextlib.suppress(Exception):
-            await self.chars.save_levels(levels)
+            await self.chars.save_levels(self._level_rows(self.world.tick))
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.leases.release_all(), NATS_GRACE_S)
         for aid, seat in list(self.seats.items()):
@@ -319,19 +317,19 @@ class Worker:
             return True
         if self.draining or not await self.leases.claim(depth):
             return False
+        try:
+            fence, saved = await self.chars.claim_level(depth)
+        except Exception:
+            log.exception("worker %s cannot take level %d's token; giving it back", self.id, depth)
+            with contextlib.suppress(Exception):
+                await self.leases.release(depth)
+            return False
+        self.fences[depth] = fence
         if depth in self.world.levels and self.world.players_on(depth) == 0:
             self.world.forget_level(depth)
-        if depth not in self.world.levels:
-            try:
-                saved = await self.chars.load_level(depth)
-            except Exception:
-                log.exception("worker %s cannot read level %d; giving it back", self.id, depth)
-                with contextlib.suppress(Exception):
-                    await self.leases.release(depth)
-                return False
-            if saved is not None:
-                self.world.saved_levels[depth] = saved
-        log.info("worker %s holds level %d", self.id, depth)
+        if depth not in self.world.levels and saved is not None:
+            self.world.saved_levels[depth] = saved
+        log.info("worker %s holds level %d (token %d)", self.id, depth, fence)
         return True
 
     async def _lease_loop(self) -> None:
@@ -355,6 +353,8 @@ class Worker:
             return
         log.warning("worker %s lost levels %s", self.id, depths)
         gone = set(depths)
+        for depth in gone:
+            self.fences.pop(depth, None)
         for aid, seat in list(self.seats.items()):
             if self.world.actors[aid].depth in gone:
                 self._unseat(aid)
@@ -791,25 +791,38 @@ class Worker:
         rows = [
             (s.name, s.epoch, self.world.actors[a].to_record(), tick) for a, s in self.seats.items()
         ]
-        levels = [
-            (d, self.world.level_record(d), tick)
-            for d in sorted(self.leases.held)
-            if d in self.world.levels
-        ]
         self._saving = True
-        self._spawn(self._write_checkpoint(rows, levels))
+        self._spawn(self._write_checkpoint(rows, self._level_rows(tick)))
+
+    def _level_rows(self, tick: int) -> list[tuple[int, int, dict[str, Any], int]]:
+        """``(depth, token, record, tick)`` of every held level generated here."""
+        return [
+            (d, self.fences[d], self.world.level_record(d), tick)
+            for d in sorted(self.leases.held)
+            if d in self.world.levels and d in self.fences
+        ]
 
     async def _write_checkpoint(
-        self, rows: list[tuple[str, int, dict[str, Any], int]], levels: list[Any]
+        self,
+        rows: list[tuple[str, int, dict[str, Any], int]],
+        levels: list[tuple[int, int, dict[str, Any], int]],
     ) -> None:
         try:
             refused = await self.chars.save(rows)
-            await self.chars.save_levels([lv for lv in levels if lv[0] in self.leases.held])
+            taken = await self.chars.save_levels([lv for lv in levels if lv[0] in self.leases.held])
         except Exception:
             log.exception("checkpoint failed")
             return
         finally:
             self._saving = False
+        tokens = {lv[0]: lv[1] for lv in levels}
+        lost = [d for d in taken if self.fences.get(d) == tokens[d]]
+        if lost:  # another worker took charge of them: our lease is gone too
+            for depth in lost:
+                self.stats.refused_saves += 1
+                self.leases.forget(depth)
+            log.warning("worker %s: level saves refused %s (taken over)", self.id, lost)
+            self._drop_levels(lost)
         epochs = {r[0]: r[1] for r in rows}
         for name in refused:
             self.stats.refused_saves += 1

@@ -76,6 +76,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             CREATE UNIQUE INDEX IF NOT EXISTS players_name_lower_unique ON players (lower(name))
         """,
     ),
+    Migration(
+        4,
+        "cluster: a fencing token per level",
+        sqlite="""
+            CREATE TABLE IF NOT EXISTS level_fences (
+                depth INTEGER PRIMARY KEY, fence INTEGER NOT NULL)
+        """,
+        postgres="""
+            CREATE TABLE IF NOT EXISTS level_fences (
+                depth INTEGER PRIMARY KEY, fence BIGINT NOT NULL)
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -104,8 +105,57 @@ async def test_an_old_character_gets_a_lasting_actor_id(request: pytest.FixtureR
         assert taken is not None and taken.actor_id is not None and taken.epoch == 1
         again = await db.take_charge("Old", 1)
         assert again is not None and again.actor_id == taken.actor_id
-        await db.save_levels([(4, {"shape": [1, 1]}, 3)])
+        token, saved = await db.claim_level(4)
+        assert (token, saved) == (1, None)
+        assert await db.save_levels([(4, token, {"shape": [1, 1]}, 3)]) == set()
         assert await db.load_level(4) == {"shape": [1, 1]}
         assert await db.load_level(5) is None
     finally:
         await db.close()
+
+
+async def test_a_level_taken_over_refuses_its_former_holders_writes(chars: Characters) -> None:
+    a_token, saved = await chars.claim_level(3)
+    assert (a_token, saved) == (1, None)
+    assert await chars.save_levels([(3, a_token, {"v": "a1"}, 10)]) == set()
+    # Worker A stalls past its lease; B wins the lease and takes charge.
+    b_token, saved = await chars.claim_level(3)
+    assert b_token == a_token + 1 and saved == {"v": "a1"}
+    # A's checkpoint, in flight when it stalled, lands now: refused, and only
+    # for the level taken over.
+    c_token, _ = await chars.claim_level(4)
+    refused = await chars.save_levels([(3, a_token, {"v": "a2"}, 11), (4, c_token, {"v": "c"}, 11)])
+    assert refused == {3}
+    assert await chars.load_level(3) == {"v": "a1"}
+    assert await chars.load_level(4) == {"v": "c"}
+    assert await chars.save_levels([(3, b_token, {"v": "b1"}, 12)]) == set()
+    assert await chars.load_level(3) == {"v": "b1"}
+
+
+async def test_a_claim_racing_a_save_reads_every_write_it_does_not_refuse(
+    chars: Characters,
+) -> None:
+    """Two connections, as two workers: A writes under its token while B
+    takes charge. Whatever the interleaving, a write A was told landed is
+    what B read, and a write B's claim came before is refused."""
+    other = await Characters.connect(chars.url)
+    workers = (chars, other)
+    try:
+        token, _ = await chars.claim_level(9)
+        for round_ in range(60):
+            # The holder of the last round writes; the other takes charge.
+            holder, taker = workers[round_ % 2], workers[1 - round_ % 2]
+            record = {"round": round_}
+            refused, (new_token, read) = await asyncio.gather(
+                holder.save_levels([(9, token, record, round_)]), taker.claim_level(9)
+            )
+            assert new_token == token + 1
+            if refused:
+                assert read != record and await taker.load_level(9) == read
+            else:
+                assert read == record
+            # Its former holder's next write, whatever it is, is refused.
+            assert await holder.save_levels([(9, token, {"late": 1}, round_)]) == {9}
+            token = new_token
+    finally:
+        await other.close()
