@@ -64,6 +64,9 @@ FORWARD_TIMEOUT_S = 2.0
 """Seconds a forwarded join waits for the level's holder."""
 CLAIM_TIMEOUT_S = 0.5
 """Seconds the claim queue has to answer before this worker claims itself."""
+LEAVE_WAIT_S = 1.0
+"""Seconds a join waits for the save of the same player's leave here (a
+reconnect racing its own disconnect); within the forwarding timeout."""
 SAVE_INTERVAL_S = 3.0
 NATS_GRACE_S = 5.0
 """Seconds a stopping worker waits on NATS for each of its last steps."""
@@ -156,6 +159,8 @@ class Worker:
         self._saving = False
         self._spares: dict[int, None] = {}
         """Unheld, empty levels still generated here, oldest first."""
+        self._leaving: dict[str, asyncio.Future[Any]] = {}
+        """Lower-case name -> the save of a player who just left here."""
         self.fences: dict[int, int] = {}
         """Depth -> the level's fencing token this worker writes it under
         (:meth:`Characters.claim_level`)."""
@@ -300,10 +305,28 @@ class Worker:
             st.frame_bytes,
         )
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _leave(self, seat: WorkerSeat) -> None:
+        """Take a player out and save it (fenced) off the tick."""
+        record = self._unseat(seat.actor_id)
+        self._saving_left(seat.name, self._spawn(self._save_left(seat, record)))
+
+    def _saving_left(self, name: str, saved: asyncio.Future[Any]) -> None:
+        """Note that player ``name`` left here and is being saved until
+        ``saved`` is done. Meanwhile a join of the same name here waits for
+        it (:meth:`_admit_join_now`): read before that save, the row would
+        give the character as it was at the last checkpoint, and the save
+        would then be refused (the join moved the epoch on)."""
+        key = name.lower()
+        self._leaving[key] = saved
+        saved.add_done_callback(
+            lambda f: self._leaving.pop(key) if self._leaving.get(key) is f else None
+        )
 
     # ----------------------------------------------------------- leases
 
@@ -501,6 +524,9 @@ class Worker:
         name: str = req["name"]
         gateway: str = req["gw"]
         token: str | None = req.get("token")
+        leaving = self._leaving.get(name.lower())
+        if leaving is not None:  # it just left here: read it as that save left it
+            await asyncio.wait([leaving], timeout=LEAVE_WAIT_S)
         row = await self.chars.load(name)
         if row is None:
             return await self._create(name, req.get("cls"), gateway)
@@ -631,8 +657,7 @@ class Worker:
         if seat is None or seat.epoch != epoch:
             return  # not ours (any more): a late message of a moved player
         if kind == "leave":
-            record = self._unseat(aid)
-            self._spawn(self._save_left(seat, record))
+            self._leave(seat)
         elif kind == "resync":
             seat.view.needs_snapshot = True
         elif kind == "m":
@@ -700,7 +725,7 @@ class Worker:
                 heard = self._gateway_beats.setdefault(seat.gateway, now)
                 if now - heard > GATEWAY_SILENT_S:
                     log.warning("gateway %s silent: %s saved and unseated", seat.gateway, seat.name)
-                    self._spawn(self._save_left(seat, self._unseat(aid)))
+                    self._leave(seat)
             await asyncio.sleep(HEARTBEAT_S)
 
     async def _tick_loop(self) -> None:
@@ -737,7 +762,9 @@ class Worker:
             seat = self.seats[aid]
             came_from = seat.view.depth
             record = self._unseat(aid)
-            self._spawn(self._hand_off(seat, record, came_from))
+            saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._saving_left(seat.name, saved)
+            self._spawn(self._hand_off(seat, record, came_from, saved))
         self._keep_spares([d for d in world.levels if d not in held and world.players_on(d) == 0])
         out = self._extra
         self._extra = {}
@@ -833,20 +860,30 @@ class Worker:
 
     # ----------------------------------------------------------- hand-off
 
-    async def _hand_off(self, seat: WorkerSeat, record: dict[str, Any], came_from: int) -> None:
+    async def _hand_off(
+        self,
+        seat: WorkerSeat,
+        record: dict[str, Any],
+        came_from: int,
+        saved: asyncio.Future[None],
+    ) -> None:
         """Pass a player who left our levels to the holder of its new level
-        (issue 14's steps 1-7; step 1, taking it out of the world, is done)."""
+        (issue 14's steps 1-7; step 1, taking it out of the world, is done).
+        ``saved`` is done once step 2's write is (see :meth:`_saving_left`)."""
         started = time.perf_counter()
         gw = self.subjects.gateway(seat.gateway)
-        await self.nc.publish(gw, pack(["moving", seat.actor_id, seat.epoch]))
         depth = int(record["depth"])
-        try:  # step 2: save with the new depth under epoch + 1, fenced
+        try:
+            await self.nc.publish(gw, pack(["moving", seat.actor_id, seat.epoch]))
+            # step 2: save with the new depth under epoch + 1, fenced
             ok = await self.chars.hand_off(seat.name, seat.epoch, record, self.world.tick)
         except Exception:
             log.exception("hand-off save of %s failed", seat.name)
             # The row may be as it was: keep the player, on its old level.
             await self._take_back(seat, seat.epoch, record, came_from, fenced=False)
             return
+        finally:
+            saved.set_result(None)
         if not ok:
             self.stats.refused_saves += 1
             log.warning("%s: hand-off refused (held elsewhere now): dropped", seat.name)
