@@ -58,6 +58,17 @@ class Character:
 _COLUMNS = "name, token_hash, record, epoch, actor_id"
 
 
+def _columns(rows: Sequence[tuple[Any, int, dict[str, Any], int]]) -> tuple[list[Any], ...]:
+    """Batch-write rows ``(key, token, record, tick)`` as four column lists
+    (records packed), for one ``unnest`` statement."""
+    return (
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [pack_record(r[2]) for r in rows],
+        [r[3] for r in rows],
+    )
+
+
 def _character(row: tuple[Any, ...] | None) -> Character | None:
     if row is None:
         return None
@@ -169,12 +180,7 @@ class Characters:
             "FROM unnest(%s::text[], %s::bigint[], %s::bytea[], %s::bigint[]) "
             "AS v(name, epoch, record, tick) "
             "WHERE p.name = v.name AND p.epoch = v.epoch RETURNING p.name",
-            (
-                [r[0] for r in rows],
-                [r[1] for r in rows],
-                [pack_record(r[2]) for r in rows],
-                [r[3] for r in rows],
-            ),
+            _columns(rows),
         )
         saved = {str(r[0]) for r in await cur.fetchall()}
         return {r[0] for r in rows} - saved
@@ -257,12 +263,7 @@ class Characters:
             "SELECT v.depth, v.record, v.tick FROM v JOIN ok ON ok.depth = v.depth "
             "ON CONFLICT (depth) DO UPDATE SET record = excluded.record, "
             "saved_tick = excluded.saved_tick RETURNING depth",
-            (
-                [r[0] for r in rows],
-                [r[1] for r in rows],
-                [pack_record(r[2]) for r in rows],
-                [r[3] for r in rows],
-            ),
+            _columns(rows),
         )
         saved = {int(r[0]) for r in await cur.fetchall()}
         return {r[0] for r in rows} - saved
