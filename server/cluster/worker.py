@@ -306,7 +306,7 @@ class Worker:
         )
 
     def _spawn(self, coro: Any) -> asyncio.Future[Any]:
-        task = asyncio.ensure_future(coro)
+        task: asyncio.Future[Any] = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -769,15 +769,7 @@ class Worker:
         out = self._extra
         self._extra = {}
         for aid, seat in self.seats.items():
-            actor = world.actors[aid]
-            refused = index.rejections.get(aid)
-            rej = [[e.tag, e.reason.name.lower()] for e in refused] if refused else None
-            view = seat.view
-            msg: ServerMessage | None
-            if view.needs_snapshot or aid in index.snapshot_for or view.depth != actor.depth:
-                msg = view.snapshot(index, actor, rej)
-            else:
-                msg = view.delta(index, actor, rej)
+            msg = seat.view.message(index, world.actors[aid])
             if msg is not None:
                 data = encode_server(msg)
                 out.setdefault(seat.gateway, []).append([aid, seat.epoch, data])

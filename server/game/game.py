@@ -352,14 +352,7 @@ class Game:
             if actor_id in skip:
                 seat.view.needs_snapshot = True
                 continue
-            refused = index.rejections.get(actor_id)
-            rej = [[e.tag, e.reason.name.lower()] for e in refused] if refused else None
-            view = seat.view
-            msg: ServerMessage | None
-            if view.needs_snapshot or actor_id in index.snapshot_for or view.depth != actor.depth:
-                msg = view.snapshot(index, actor, rej)
-            else:
-                msg = view.delta(index, actor, rej)
+            msg = seat.view.message(index, actor)
             if msg is not None:
                 out[actor_id] = [msg]
         if self.world.tick % self.save_every == 0:

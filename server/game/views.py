@@ -116,6 +116,16 @@ class PlayerView:
             ev=ev,
         )
 
+    def message(self, index: TickIndex, actor: Actor) -> Snapshot | Delta | None:
+        """This tick's one message for the player: a snapshot when one is due
+        (asked for, a level change, a respawn) else the delta, or None when
+        nothing changed; the tick's refused commands ride in ``rej``."""
+        refused = index.rejections.get(self.actor_id)
+        rej = [[e.tag, e.reason.name.lower()] for e in refused] if refused else None
+        if self.needs_snapshot or self.actor_id in index.snapshot_for or self.depth != actor.depth:
+            return self.snapshot(index, actor, rej)
+        return self.delta(index, actor, rej)
+
     @staticmethod
     def _packed_fov(actor: Actor) -> list[Any]:
         if actor.fov is None or not actor.alive:
