@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import decode_client, decode_server, encode_client, encode_server
+from protocol.codec import _pack, decode_client, decode_server, encode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import pack_fov
 from protocol.limits import KEY_RE, MAX_CHAT, MAX_COORD, MAX_FRAME_BYTES, MAX_SEQ, NAME_RE
@@ -728,3 +728,26 @@ def test_chat_scopes_on_the_wire() -> None:
         "scope": "private",
         "to": "Bob",
     }
+
+
+_wire_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=300)
+    | st.binary(max_size=300),
+    lambda inner: (
+        st.lists(inner, max_size=20)
+        | st.dictionaries(st.text(max_size=10) | st.integers(-1000, 1000), inner, max_size=20)
+    ),
+    max_leaves=60,
+)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(_wire_values)
+def test_encoding_writes_the_bytes_msgpack_would(value: Any) -> None:
+    """The server encodes with msgspec; the bytes are msgpack-python's own
+    (smallest formats, ``bytes`` as binary, floats as float64)."""
+    assert _pack(value) == msgpack.packb(value, use_bin_type=True)

@@ -1,4 +1,4 @@
-"""protocol/ is sans-I/O: it imports only the standard library, msgpack, numpy."""
+"""protocol/ is sans-I/O: it imports only the standard library, msgpack, msgspec (encoding only), numpy."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "protocol"
-ALLOWED_THIRD_PARTY = {"msgpack", "numpy"}
+ALLOWED_THIRD_PARTY = {"msgpack", "msgspec", "numpy"}
 FORBIDDEN_STDLIB = {"asyncio", "socket", "selectors", "ssl", "time", "random", "os", "io"}
 
 
