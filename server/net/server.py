@@ -72,6 +72,7 @@ from server.net.guard import (
     buffered_output,
     guarded_connection_class,
     raise_open_file_limit,
+    send_binary,
 )
 from server.net.logs import address
 from server.net.metrics import Metrics
@@ -528,7 +529,7 @@ class GameServer:
     def _write(self, client: Client, data: bytes) -> None:
         client.sent_bytes += len(data)
         self.metrics.sent(len(data))
-        broadcast([client.ws], data)
+        send_binary(client.ws, data)
 
     # ----------------------------------------------------------- connections
 
