@@ -373,12 +373,17 @@ def admin_main(args: argparse.Namespace) -> int:
 def _print_admin_answer(action: str, answer: dict[str, Any]) -> None:
     if action == "who":
         players = answer.get("players", [])
+        gateway = answer.get("gateway")  # a cluster gateway's answer
         for p in players:
-            print(
-                f"{p['name']:<16} depth {p['depth']!s:>3}  level {p['level']!s:>3}  "
-                f"{p['address'] or ''}"
-            )
+            if gateway is None:
+                where = f"level {p.get('level')!s:>3}"
+            else:
+                where = f"worker {p.get('worker')} epoch {p.get('epoch')} {p.get('state')}"
+            print(f"{p['name']:<16} depth {p['depth']!s:>3}  {where}  {p.get('address') or ''}")
         state = ", draining" if answer.get("draining") else ""
+        if gateway is not None:
+            workers = ", ".join(answer.get("workers", [])) or "none"
+            state += f", gateway {gateway}, live workers: {workers}"
         print(f"{len(players)} playing (tick {answer.get('tick')}{state})")
     elif action == "bans":
         for b in answer.get("bans", []):
@@ -637,13 +642,15 @@ def build_parser() -> argparse.ArgumentParser:
         "admin",
         help="manage a running server (on its machine)",
         description="Send an operator command to the running server over its "
-        "admin Unix socket (only the server's user can open it).",
+        "admin Unix socket (only the server's user can open it). A cluster gateway "
+        "started with --admin-socket PATH answers who, kick, broadcast and shutdown "
+        "on that path.",
     )
     p.add_argument(
         "--admin-socket",
         type=Path,
         default=None,
-        help="the server's admin socket (default: beside --db)",
+        help="the server's admin socket (default: beside --db), or a gateway's",
     )
     p.add_argument(
         "--db",
@@ -725,6 +732,13 @@ def _cluster_parsers(sub: Any) -> None:
         default=SERVE_DEFAULTS["max_conns_per_addr"],
         help="concurrent connections per IP address, 0 for no cap (default %(default)s)",
     )
+    p.add_argument(
+        "--admin-socket",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="admin Unix socket for `underhall admin --admin-socket PATH` (default: none)",
+    )
     p.add_argument("--log-level", default="info", help="debug, info, warning or error")
     p.set_defaults(func=gateway_main)
 
@@ -761,7 +775,10 @@ def worker_main(args: argparse.Namespace) -> int:
 
 
 def gateway_main(args: argparse.Namespace) -> int:
-    """``underhall gateway``: serve until SIGTERM."""
+    """``underhall gateway``: serve until SIGTERM (or ``admin shutdown``).
+
+    Exit status 0 when stopped, 1 if the port or the admin socket cannot be bound.
+    """
     from server.cluster.gateway import Gateway
     from server.net.guard import NetLimits
     from server.net.logs import setup_logging
@@ -776,6 +793,7 @@ def gateway_main(args: argparse.Namespace) -> int:
         port=args.port,
         prefix=args.prefix,
         limits=NetLimits(max_conns_per_addr=int(args.max_conns_per_addr)),
+        admin_socket=args.admin_socket,
     )
     _use_uvloop()
 
@@ -786,7 +804,11 @@ def gateway_main(args: argparse.Namespace) -> int:
         )
         await gateway.run(ready)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except OSError as exc:
+        print(f"underhall gateway: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0
 
 

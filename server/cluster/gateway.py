@@ -14,6 +14,13 @@ dropped. During a hand-off (``moving``) and while a player is seated again
 after its worker died or let it go (``lost``, or no heartbeat for
 :data:`~server.cluster.bus.SILENT_S`), the client's messages wait in a
 small buffer and go to the new worker once the ``route`` notice names it.
+
+For the operator, the gateway's port also answers ``GET /metrics``
+(:mod:`server.cluster.gateway_metrics`), and ``--admin-socket`` opens the
+admin channel of ``underhall serve`` with the commands that make sense for
+a gateway (:mod:`server.cluster.gateway_admin`). An operator's notice
+travels on ``P.chat`` as a line from ``""`` with no scope, and every
+gateway writes it as ``serve`` writes its notices.
 """
 
 from __future__ import annotations
@@ -26,12 +33,15 @@ import signal
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
 import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
-from websockets.asyncio.server import ServerConnection, broadcast, serve
+from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
@@ -41,10 +51,13 @@ from protocol.limits import (
     HELLO_TIMEOUT_S,
     MAX_FRAME_BYTES,
 )
-from protocol.messages import Chat, ChatOut, Error, Hello, Ping, Pong
+from protocol.messages import Chat, ChatOut, Command, Error, Hello, Look, Ping, Pong
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.cluster.bus import HEARTBEAT_S, SILENT_S, Subjects, pack, unpack
+from server.cluster.gateway_metrics import GatewayMetrics
+from server.game.bans import BanList
+from server.net.admin import KICK_TEXT
 from server.net.guard import (
     AddressBook,
     GuardedConnection,
@@ -52,8 +65,10 @@ from server.net.guard import (
     buffered_output,
     guarded_connection_class,
     raise_open_file_limit,
+    send_binary,
 )
-from server.net.metrics import http_response
+from server.net.logs import address
+from server.net.metrics import TEXT_PLAIN, http_response, metrics_answer
 from server.net.ratelimit import TokenBucket, chat_buckets, message_bucket
 
 log = logging.getLogger("underhall.gateway")
@@ -69,6 +84,8 @@ BUFFER_LIMIT = 64
 """Client messages held per player while it moves; older ones are dropped."""
 OUTBOX_LIMIT_BYTES = 256 * 1024
 """Socket write buffer above which a client gets no frames (and a snapshot later)."""
+CLOSE_WAIT_S = 2.0
+"""Seconds a stopping gateway waits for each closing handshake."""
 
 
 @dataclass(eq=False)
@@ -91,6 +108,10 @@ class Player:
     buffer: deque[bytes] = field(default_factory=lambda: deque(maxlen=BUFFER_LIMIT))
     frames: int = 0
     sent_bytes: int = 0
+    depth: int | None = None
+    """The depth of the last snapshot written to the client (None before one)."""
+    address: str = "?"
+    """The client's ``host:port``."""
 
 
 class Gateway:
@@ -106,10 +127,14 @@ class Gateway:
             address, open files, control frames, buffered output, keepalive;
             :class:`~server.net.guard.NetLimits`); the per-character ones
             are the workers' business.
+        admin_socket: Path of the admin Unix socket (None: no admin socket;
+            :class:`~server.cluster.gateway_admin.GatewayAdmin`).
 
     Besides websockets, the port answers ``GET /healthz`` (``ok`` while the
-    process runs) and ``GET /readyz`` (``ready`` while a worker has been heard
-    within :data:`LIVE_S`, else 503), for a load balancer or an orchestrator.
+    process runs), ``GET /readyz`` (``ready`` while a worker has been heard
+    within :data:`LIVE_S` and no drain has begun, else 503), for a load
+    balancer or an orchestrator, and ``GET /metrics`` (the Prometheus text
+    format, :class:`~server.cluster.gateway_metrics.GatewayMetrics`).
     """
 
     def __init__(
@@ -121,8 +146,10 @@ class Gateway:
         port: int = 8765,
         prefix: str = "uh",
         limits: NetLimits | None = None,
+        admin_socket: Path | None = None,
     ) -> None:
         self.limits = limits or NetLimits()
+        self.admin_socket = admin_socket
         self.book: AddressBook | None = None
         self.nats_url = nats_url
         self.id = gateway_id
@@ -135,21 +162,47 @@ class Gateway:
         self.tick = 0
         self.handoffs = 0
         self.frames = 0
-        """Frames written to clients since start."""
+        """Frames written to clients since start (workers' frames, chat,
+        pongs, errors, welcomes)."""
         self.frame_bytes = 0
+        """Payload bytes of those frames."""
+        self.dropped = {"stale": 0, "behind": 0, "cut": 0}
+        """Workers' frames not written, by reason: ``stale`` (the player left,
+        or an old epoch), ``behind`` (the client is not reading), ``cut``
+        (over the guard's output cap)."""
+        self.draining = False
+        """Whether a drain (or stop) has begun: joins are refused."""
+        self.holds = BanList()
+        """Names kicked through the admin socket, kept out of this gateway
+        for :data:`~server.game.bans.KICK_HOLD_S` (in memory only)."""
+        self.metrics = GatewayMetrics(self)
+        self._grace = 0.0
         self._stop = asyncio.Event()
         self.nc: NatsClient
 
     async def run(
         self, ready: asyncio.Future[int] | None = None, install_signals: bool = True
     ) -> None:
-        """Serve until SIGTERM/SIGINT or :meth:`stop`; players are then told
-        the gateway stops (their characters stay with the workers until the
-        workers see them leave).
+        """Serve until SIGTERM/SIGINT, :meth:`stop` or the end of a
+        :meth:`drain`; players are then told the gateway stops (their
+        characters stay with the workers until the workers see them leave).
+
+        Args:
+            ready: Set to the port once the gateway listens.
+            install_signals: Stop on SIGTERM and SIGINT.
 
         Raises:
+            OSError: The admin socket or the port cannot be bound.
             nats.errors.Error: NATS cannot be reached.
         """
+        async with contextlib.AsyncExitStack() as stack:
+            if self.admin_socket is not None:
+                from server.cluster.gateway_admin import GatewayAdmin
+
+                await stack.enter_async_context(GatewayAdmin(self, self.admin_socket))
+            await self._run(ready, install_signals)
+
+    async def _run(self, ready: asyncio.Future[int] | None, install_signals: bool) -> None:
         self.nc = await nats.connect(
             self.nats_url, name=f"gateway {self.id}", max_reconnect_attempts=-1
         )
@@ -183,10 +236,10 @@ class Gateway:
             data = encode_server(
                 Error(code=ErrorCode.SHUTDOWN.value, msg="the gateway is stopping", fatal=True)
             )
-            broadcast([p.ws for p in self.players.values()], data)
+            self._send([p.ws for p in self.players.values()], data)
             for p in list(self.players.values()):
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(p.ws.close(1001, "gateway shutdown"), 2.0)
+                    await asyncio.wait_for(p.ws.close(1001, "gateway shutdown"), CLOSE_WAIT_S)
         log.info(
             "stats: frames %d, frame bytes %d, route changes %d",
             self.frames,
@@ -197,21 +250,117 @@ class Gateway:
             await asyncio.wait_for(self.nc.drain(), 5.0)
 
     def stop(self) -> None:
-        """Ask :meth:`run` to finish."""
+        """Ask :meth:`run` to finish now (no grace for the players)."""
+        self.draining = True
         self._stop.set()
 
+    def drain(self, grace_s: float | None = None) -> float:
+        """Begin a graceful stop; :meth:`run` finishes when the grace is over.
+
+        From now on joins are refused (``shutdown``) and ``/readyz`` answers
+        503. With a grace period, every player of this gateway gets a notice
+        saying how long is left, and plays on meanwhile; then it goes as
+        after :meth:`stop`. The characters stay with the workers, so a
+        gateway has nothing to save: with nobody playing, or no grace, it
+        stops at once.
+
+        Args:
+            grace_s: Seconds of play left to the players (None: none).
+
+        Returns:
+            The grace period in seconds (that of a drain already under way).
+        """
+        if self.draining:
+            return self._grace
+        self.draining = True
+        grace = max(0.0, grace_s or 0.0) if self.players else 0.0
+        self._grace = grace
+        if grace <= 0:
+            self.stop()
+            return 0.0
+        notice = f"This gateway stops in {grace:.0f} s. Your character is kept: connect again."
+        self._send(
+            [p.ws for p in self.players.values()],
+            encode_server(ChatOut(sender="", text=notice, tick=self.tick)),
+        )
+        asyncio.get_running_loop().call_later(grace, self.stop)
+        log.info("draining: %d players, %.0f s of grace", len(self.players), grace)
+        return grace
+
+    @property
+    def ready(self) -> bool:
+        """Whether joins are accepted: a worker heard within :data:`LIVE_S`, no drain."""
+        return not self.draining and bool(self.live_workers())
+
     def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
-        """Answer the health checks, and the handshake of a connection the
-        address book refused with its HTTP error; let the others through."""
-        if request.path in ("/healthz", "/readyz"):
-            ok = request.path == "/healthz" or bool(self._live_workers(set()))
-            text = ("ok" if request.path == "/healthz" else "ready") if ok else "no worker"
-            return http_response(ws, 200 if ok else 503, "text/plain; charset=utf-8",
-                                 f"{text}\n".encode())  # fmt: skip
+        """Answer the health checks and the metrics, and the handshake of a
+        connection the address book refused with its HTTP error; let the
+        others through. Query strings are ignored (``/metrics?x`` is
+        ``/metrics``)."""
+        path = request.path.split("?", 1)[0]
+        if path == "/metrics":
+            return http_response(ws, *metrics_answer(self.metrics.registry))
+        if path == "/healthz":
+            return http_response(ws, 200, TEXT_PLAIN, b"ok\n")
+        if path == "/readyz":
+            if self.ready:
+                return http_response(ws, 200, TEXT_PLAIN, b"ready\n")
+            why = b"draining\n" if self.draining else b"no worker\n"
+            return http_response(ws, 503, TEXT_PLAIN, why)
         if isinstance(ws, GuardedConnection) and ws.refusal is not None:
-            status, why = ws.refusal
-            return ws.respond(status, why)
+            status, text = ws.refusal
+            reason = REFUSAL_REASONS.get(status, str(int(status)))
+            self.metrics.refused.labels(reason).inc()
+            return ws.respond(status, text)
         return None
+
+    # ----------------------------------------------------------- operators
+
+    def live_workers(self) -> list[str]:
+        """Ids of the workers heard within :data:`LIVE_S`, sorted."""
+        return self._live_workers(set())
+
+    def kick(self, name: str) -> bool:
+        """Disconnect the player called ``name`` (any case) from this gateway.
+
+        It gets the fatal error ``kicked`` and its connection is closed with
+        code 1008, as ``underhall serve`` does; the name is then refused by
+        this gateway (``kicked``) for :data:`~server.game.bans.KICK_HOLD_S`
+        seconds. Other gateways do not know of the kick.
+
+        Returns:
+            False (and nothing is held) if nobody of that name is seated here.
+        """
+        found = [p for p in self.players.values() if p.name.lower() == name.lower()]
+        if not found:
+            return False
+        self.holds.kick(name)
+        data = encode_server(Error(code=ErrorCode.KICKED.value, msg=KICK_TEXT, fatal=True))
+        for p in found:
+            self._send([p.ws], data)
+            self._spawn(p.ws.close(1008, ErrorCode.KICKED.value))
+        return True
+
+    async def notice(self, text: str) -> None:
+        """Send an operator notice to every player of every gateway of the cluster.
+
+        It goes on the cluster's chat subject; each gateway writes it to its
+        players as ``serve`` writes a broadcast (a ``chat`` from ``""``
+        without a scope). Returns once NATS has it.
+
+        Raises:
+            nats.errors.Error: NATS did not take it within 2 s (it may not
+                have been sent).
+        """
+        await self.nc.publish(self.subjects.chat, pack(["", text, None, None, self.tick]))
+        await self.nc.flush(timeout=2)
+
+    def _send(self, targets: list[ServerConnection], data: bytes) -> None:
+        """Write ``data`` to each of ``targets`` (those still open), counted."""
+        for ws in targets:
+            send_binary(ws, data)
+        self.frames += len(targets)
+        self.frame_bytes += len(data) * len(targets)
 
     # ----------------------------------------------------------- from workers
 
@@ -245,7 +394,7 @@ class Gateway:
             aid, epoch = rest
             p = self.players.get(aid)
             if p is not None and p.epoch == epoch and not p.rejoining:
-                self._rejoin(p)
+                self._rejoin(p, "lost")
 
     async def _orphan(self, aid: int, worker: str, epoch: int) -> None:
         """A route notice for a player not seated here: if it is still not
@@ -254,30 +403,40 @@ class Gateway:
         await asyncio.sleep(JOIN_TIMEOUT_S + 1.0)
         p = self.players.get(aid)
         if p is None or p.epoch < epoch:
+            self.metrics.orphans.inc()
             await self._to_worker(worker, ["leave", aid, epoch])
 
     def _frames(self, entries: list[list[Any]]) -> None:
+        dropped = self.dropped
         for aid, epoch, data in entries:
             p = self.players.get(aid)
             if p is None or p.epoch != epoch:
+                dropped["stale"] += 1
                 continue  # gone, or a late frame from a worker it left
             buffered = buffered_output(p.ws)
             if buffered is None:
+                dropped["cut"] += 1
                 continue  # cut off (not reading at all: the guard's output cap)
             if buffered > OUTBOX_LIMIT_BYTES:
+                dropped["behind"] += 1
                 p.behind = True
                 continue
             if p.behind:  # caught up: what it missed needs a snapshot
+                dropped["behind"] += 1
                 p.behind = False
                 self._spawn(self._to_worker(p.worker, ["resync", aid, p.epoch]))
                 continue
+            if data.startswith(SNAP_MARK, 1):
+                p.depth = snapshot_depth(data)
             p.frames += 1
             p.sent_bytes += len(data)
             self.frames += 1
             self.frame_bytes += len(data)
-            broadcast([p.ws], data)
+            send_binary(p.ws, data)
 
     async def _on_chat(self, msg: Msg) -> None:
+        """A line on the cluster's chat subject: global or private, or an
+        operator's notice (sender ``""``, no scope)."""
         sender, text, scope, to, tick = unpack(msg.data)
         out = encode_server(
             ChatOut(sender=sender, text=text, tick=tick, scope=scope, to=to)
@@ -289,7 +448,10 @@ class Gateway:
             targets = [p.ws for p in self.players.values() if p.name.lower() in names]
         else:
             targets = [p.ws for p in self.players.values()]
-        broadcast(targets, out)
+        kind = "notice" if scope is None else str(scope)
+        self.metrics.chat_lines.labels(kind).inc()
+        self.metrics.chat_deliveries.labels(kind).inc(len(targets))
+        self._send(targets, out)
 
     async def _on_heartbeat(self, msg: Msg) -> None:
         worker = msg.subject.rsplit(".", 1)[1]
@@ -315,7 +477,7 @@ class Gateway:
                 last = self.heartbeats.setdefault(p.worker, now)
                 if not p.rejoining and now - last > SILENT_S:
                     log.warning("worker %s silent: seating %s again", p.worker, p.name)
-                    self._rejoin(p)
+                    self._rejoin(p, "silent")
 
     # ----------------------------------------------------------- to workers
 
@@ -374,7 +536,10 @@ class Gateway:
             await asyncio.sleep(delay)
             delay = min(1.0, delay * 1.5)
 
-    def _rejoin(self, p: Player) -> None:
+    def _rejoin(self, p: Player, cause: str) -> None:
+        """Seat ``p`` again; ``cause`` is ``lost`` (its worker let it go) or
+        ``silent`` (its worker fell silent)."""
+        self.metrics.reseats.labels(cause).inc()
         p.rejoining = True
         p.moving = True
         self._spawn(self._rejoin_task(p))
@@ -386,7 +551,8 @@ class Gateway:
             return
         if not answer.get("ok"):
             log.warning("could not seat %s again: %s", p.name, answer.get("detail"))
-            broadcast(
+            self.metrics.reseat_failures.inc()
+            self._send(
                 [p.ws],
                 encode_server(
                     Error(code=ErrorCode.SHUTDOWN.value, msg="your world is gone", fatal=True)
@@ -408,27 +574,34 @@ class Gateway:
         now = time.monotonic()
         bucket = message_bucket(now)
         player: Player | None = None
+        metrics = self.metrics
+        metrics.accepted.inc()
+        metrics.connections.inc()
         try:
             hello = await self._await_hello(ws, session, bucket)
             if hello is None:
+                return
+            refused = (
+                (ErrorCode.SHUTDOWN.value, "the gateway is stopping")
+                if self.draining
+                else self.holds.refusal(hello.name)
+            )
+            if refused is not None:
+                await self._refuse(ws, *refused)
                 return
             answer = await self._join(hello, hello.token)
             if not answer.get("ok"):
                 code = str(answer.get("code") or "server_full")
                 if code == "retry":
                     code = ErrorCode.SERVER_FULL.value
-                broadcast(
-                    [ws],
-                    encode_server(Error(code=code, msg=str(answer.get("detail", "")), fatal=True)),
-                )
-                await ws.close(1008, code)
+                await self._refuse(ws, code, str(answer.get("detail", "")))
                 return
             welcome_bytes: bytes = answer["welcome"]
             welcome = unpack(welcome_bytes)
             aid = int(answer["actor"])
             old = self.players.get(aid)
             if old is not None:  # the same character connected again here
-                broadcast(
+                self._send(
                     [old.ws],
                     encode_server(
                         Error(
@@ -449,12 +622,14 @@ class Gateway:
                 int(answer["epoch"]),
                 bucket,
                 *chat_buckets(now),
+                address=address(ws.remote_address),
             )
             if old is not None and old.epoch > player.epoch:
                 player.epoch = old.epoch
             self.players[aid] = player
             session.welcomed()
-            broadcast([ws], welcome_bytes)
+            metrics.joins.labels("resumed" if welcome.get("resumed") else "new").inc()
+            self._send([ws], welcome_bytes)
             # Frames the worker sent before the answer arrived were dropped:
             # the first one the client gets must be a snapshot.
             await self._to_worker(player.worker, ["resync", aid, player.epoch])
@@ -464,10 +639,20 @@ class Gateway:
         except ConnectionClosed:
             pass
         finally:
+            metrics.connections.dec()
             session.close()
             if player is not None and self.players.get(player.actor_id) is player:
                 del self.players[player.actor_id]
+                metrics.leaves.inc()
                 await self._to_worker(player.worker, ["leave", player.actor_id, player.epoch])
+
+    async def _refuse(self, ws: ServerConnection, code: str, text: str) -> None:
+        """Refuse a join as ``serve`` does: the fatal error ``code``, then a
+        close (1001 for ``shutdown``, else 1008); counted."""
+        self.metrics.refusals.labels(code).inc()
+        log.info("refused %s: %s", address(ws.remote_address), code)
+        self._send([ws], encode_server(Error(code=code, msg=text, fatal=True)))
+        await ws.close(1001 if code == ErrorCode.SHUTDOWN.value else 1008, code)
 
     async def _await_hello(
         self, ws: ServerConnection, session: ServerSession, bucket: TokenBucket
@@ -477,6 +662,7 @@ class Gateway:
                 async for raw in ws:
                     if not bucket.allow(time.monotonic()):
                         if bucket.flooding:
+                            self.metrics.protocol_errors.labels(ErrorCode.FLOOD.value).inc()
                             return None
                         continue
                     try:
@@ -484,49 +670,42 @@ class Gateway:
                         if isinstance(msg, Hello):
                             check_version(msg.v)
                     except ProtocolError as exc:
-                        broadcast([ws], encode_server(_error(exc)))
+                        await self._protocol_error(ws, exc)
                         if exc.fatal:
-                            await ws.close(1008, exc.code.value)
                             return None
                         continue
                     if isinstance(msg, Ping):
-                        broadcast([ws], encode_server(Pong(id=msg.id, tick=self.tick)))
+                        self._send([ws], encode_server(Pong(id=msg.id, tick=self.tick)))
                     elif isinstance(msg, Hello):
                         return msg
         except TimeoutError:
-            broadcast(
-                [ws],
-                encode_server(
-                    Error(code=ErrorCode.TIMEOUT.value, msg="no hello in time", fatal=True)
-                ),
-            )
-            await ws.close(1008, ErrorCode.TIMEOUT.value)
+            await self._protocol_error(ws, ProtocolError(ErrorCode.TIMEOUT, "no hello in time"))
         return None
+
+    async def _protocol_error(self, ws: ServerConnection, exc: ProtocolError) -> None:
+        """Tell the client of ``exc`` (counted); close the connection if it is fatal."""
+        self.metrics.protocol_errors.labels(exc.code.value).inc()
+        self._send([ws], encode_server(_error(exc)))
+        if exc.fatal:
+            await ws.close(1008, exc.code.value)
 
     async def _message(self, p: Player, raw: bytes | str) -> bool:
         """Handle one message of a seated client; False to end the connection."""
         now = time.monotonic()
         if not p.bucket.allow(now):
             if p.bucket.flooding:
-                broadcast(
-                    [p.ws],
-                    encode_server(
-                        Error(code=ErrorCode.FLOOD.value, msg="too many messages", fatal=True)
-                    ),
+                await self._protocol_error(
+                    p.ws, ProtocolError(ErrorCode.FLOOD, "too many messages")
                 )
-                await p.ws.close(1008, ErrorCode.FLOOD.value)
                 return False
             return True
         try:
             msg = p.session.receive(decode_client(raw))
         except ProtocolError as exc:
-            broadcast([p.ws], encode_server(_error(exc)))
-            if exc.fatal:
-                await p.ws.close(1008, exc.code.value)
-                return False
-            return True
+            await self._protocol_error(p.ws, exc)
+            return not exc.fatal
         if isinstance(msg, Ping):
-            broadcast([p.ws], encode_server(Pong(id=msg.id, tick=self.tick)))
+            self._send([p.ws], encode_server(Pong(id=msg.id, tick=self.tick)))
             return True
         if isinstance(msg, Chat):
             if not p.chat.allow(now):
@@ -539,12 +718,58 @@ class Gateway:
                     self.subjects.chat, pack([p.name, msg.text, scope, msg.to, self.tick])
                 )
                 return True
+            self.metrics.route("chat")
+        elif isinstance(msg, Command):
+            self.metrics.route("cmd")
+            self.metrics.command(msg.c.value)
+        elif isinstance(msg, Look):
+            self.metrics.route("look")
         data = raw if isinstance(raw, bytes) else raw.encode()
         if p.moving:
+            if len(p.buffer) == BUFFER_LIMIT:
+                self.metrics.overflows.inc()  # the oldest goes
             p.buffer.append(data)
         else:
             await self._to_worker(p.worker, ["m", p.actor_id, p.epoch, data])
         return True
+
+
+REFUSAL_REASONS = {
+    HTTPStatus.TOO_MANY_REQUESTS: "per_address",
+    HTTPStatus.SERVICE_UNAVAILABLE: "open_files",
+}
+"""The reason label of ``underhall_gateway_connections_refused_total`` for
+each HTTP status :meth:`~server.net.guard.AddressBook.opened` refuses with."""
+
+SNAP_MARK = b"\xa1t\xa4snap"
+"""What follows the map header of an encoded ``snap`` (``"t": "snap"`` first)."""
+
+
+def snapshot_depth(frame: bytes) -> int | None:
+    """The ``depth`` of an encoded ``snap`` frame (docs/protocol.md), or None
+    for any other frame or one that does not decode.
+
+    Reads only the map's keys up to ``depth`` (the third), not the map itself.
+    """
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(frame)
+    try:
+        keys = unpacker.read_map_header()
+        seen: dict[str, Any] = {}
+        for _ in range(keys):
+            key = unpacker.unpack()
+            if key not in ("t", "depth"):
+                unpacker.skip()
+                continue
+            seen[key] = unpacker.unpack()
+            if len(seen) == 2:
+                break
+    except Exception:  # noqa: BLE001 - a frame we cannot read has no depth for us
+        return None
+    depth = seen.get("depth")
+    if seen.get("t") != "snap" or not isinstance(depth, int) or isinstance(depth, bool):
+        return None
+    return depth
 
 
 def _error(exc: ProtocolError) -> Error:

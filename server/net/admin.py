@@ -15,16 +15,22 @@ per line, in order, as many as the client likes on one connection::
     {"cmd": "nope"}
     {"ok": false, "error": "unknown command 'nope' (known: ban, bans, ...)"}
 
-Commands and their keys: ``who``; ``kick`` ``name``; ``ban`` ``name``
-[``reason``]; ``unban`` ``name``; ``bans``; ``broadcast`` ``text``; ``save``;
-``shutdown`` [``grace`` seconds]. Every action is logged at INFO with
-``event: "admin"``, and counted in ``underhall_admin_actions_total``.
+:class:`AdminSocket` is that plumbing (listening, the peer check, the line
+protocol, errors, logging, counting) with a command table of its owner's;
+:class:`AdminServer` is ``underhall serve``'s table, and
+:mod:`server.cluster.gateway_admin` the cluster gateway's.
+
+``serve``'s commands and their keys: ``who``; ``kick`` ``name``; ``ban``
+``name`` [``reason``]; ``unban`` ``name``; ``bans``; ``broadcast`` ``text``;
+``save``; ``shutdown`` [``grace`` seconds]. Every action is logged at INFO
+with ``event: "admin"``, and counted in ``underhall_admin_actions_total``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -32,10 +38,10 @@ import socket
 import stat
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from protocol.errors import ErrorCode
 from protocol.limits import MAX_CHAT
@@ -48,37 +54,55 @@ log = logging.getLogger("underhall.admin")
 
 MAX_REQUEST_BYTES = 4096
 """Longest request line accepted; a longer one ends the connection."""
+KICK_TEXT = "an operator disconnected you"
+"""The text of the ``kicked`` error a kicked player gets."""
 
 
 class AdminError(Exception):
     """A request that cannot be carried out; its text goes back to the client."""
 
 
-class AdminServer:
-    """Serve admin requests for ``server`` on the Unix socket ``path``.
+Answer: TypeAlias = dict[str, Any]
+Command: TypeAlias = Callable[[dict[str, Any]], Answer | Awaitable[Answer]]
+"""One admin command: takes the request object, returns the answer's fields
+(``"ok"`` is added), or an awaitable of them; raises :class:`AdminError` to
+refuse with that text."""
+
+QUESTIONS = frozenset({"who", "bans"})
+"""Commands that change nothing: logged at DEBUG and not counted."""
+
+
+class AdminSocket:
+    """Serve admin requests on the Unix socket ``path`` with a command table.
+
+    The plumbing every server shares: the private socket, the peer check,
+    the JSON-lines protocol, error answers, logging (logger
+    ``underhall.admin``, ``event: "admin"``) and counting.
 
     Use as an async context manager: the socket exists inside the block and
     is removed after.
+
+    Args:
+        path: Where the socket goes (at most 107 bytes on Linux).
+        commands: Command name -> :data:`Command`.
+        count: Called with the command's name after each action carried out
+            (not after questions, nor refused requests): a metrics counter.
 
     Raises (on entering):
         OSError: The path is in use by a running server, is not a socket, or
             cannot be bound (too long, no such directory, no permission).
     """
 
-    def __init__(self, server: GameServer, path: Path) -> None:
-        self.server = server
+    def __init__(
+        self,
+        path: Path,
+        commands: Mapping[str, Command],
+        count: Callable[[str], None] | None = None,
+    ) -> None:
         self.path = Path(path)
+        self._commands = dict(commands)
+        self._count = count
         self._unix: asyncio.Server | None = None
-        self._commands: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-            "who": self._who,
-            "kick": self._kick,
-            "ban": self._ban,
-            "unban": self._unban,
-            "bans": self._bans,
-            "broadcast": self._broadcast,
-            "save": self._save,
-            "shutdown": self._shutdown,
-        }
 
     async def __aenter__(self) -> Self:
         sock = bind_private_socket(self.path)
@@ -122,7 +146,7 @@ class AdminServer:
                     return
                 if not line:
                     return
-                await _write(writer, self.handle(line, uid))
+                await _write(writer, await self.handle(line, uid))
         except (ConnectionError, OSError):
             pass
         except asyncio.CancelledError:  # the server is closing with this client still on
@@ -130,8 +154,13 @@ class AdminServer:
         finally:
             writer.close()
 
-    def handle(self, line: bytes, uid: int | None = None) -> dict[str, Any]:
-        """Carry out one request line; return the answer (never raises)."""
+    async def handle(self, line: bytes, uid: int | None = None) -> Answer:
+        """Carry out one request line; return the answer (never raises).
+
+        Args:
+            line: One JSON object (``{"cmd": ..., ...}``), UTF-8.
+            uid: The requesting user's id, for the log (None: unknown).
+        """
         try:
             request = json.loads(line)
         except ValueError:
@@ -145,6 +174,8 @@ class AdminServer:
             return {"ok": False, "error": f"unknown command {cmd!r} (known: {known})"}
         try:
             answer = run(request)
+            if inspect.isawaitable(answer):
+                answer = await answer
         except AdminError as exc:
             return {"ok": False, "error": str(exc)}
         except Exception as exc:  # a failing save must not take the admin channel down
@@ -155,16 +186,45 @@ class AdminServer:
         if "name" in fields:
             fields["player"] = fields.pop("name")
         extra = {"event": "admin", "action": cmd, "uid": uid, **fields}
-        if cmd in ("who", "bans"):  # questions change nothing: DEBUG
+        if cmd in QUESTIONS:
             log.debug("admin %s", said, extra=extra)
         else:
-            self.server.metrics.admin_actions.labels(cmd).inc()
+            if self._count is not None:
+                self._count(cmd)
             log.info("admin %s", said, extra=extra)
         return {"ok": True, **answer}
 
+
+class AdminServer(AdminSocket):
+    """Serve admin requests for ``underhall serve``'s ``server`` on the Unix socket ``path``.
+
+    Use as an async context manager (see :class:`AdminSocket`).
+
+    Raises (on entering):
+        OSError: The path is in use by a running server, is not a socket, or
+            cannot be bound (too long, no such directory, no permission).
+    """
+
+    def __init__(self, server: GameServer, path: Path) -> None:
+        self.server = server
+        super().__init__(
+            path,
+            {
+                "who": self._who,
+                "kick": self._kick,
+                "ban": self._ban,
+                "unban": self._unban,
+                "bans": self._bans,
+                "broadcast": self._broadcast,
+                "save": self._save,
+                "shutdown": self._shutdown,
+            },
+            count=lambda cmd: server.metrics.admin_actions.labels(cmd).inc(),
+        )
+
     # --------------------------------------------------------- commands
 
-    def _who(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _who(self, request: dict[str, Any]) -> Answer:
         server = self.server
         game = server.game
         players = []
@@ -182,15 +242,15 @@ class AdminServer:
             )
         return {"players": players, "draining": server.draining, "tick": game.world.tick}
 
-    def _kick(self, request: dict[str, Any]) -> dict[str, Any]:
-        name = _name(request)
-        if not self.server.disconnect(name, ErrorCode.KICKED.value, "an operator disconnected you"):
+    def _kick(self, request: dict[str, Any]) -> Answer:
+        name = name_field(request)
+        if not self.server.disconnect(name, ErrorCode.KICKED.value, KICK_TEXT):
             raise AdminError(f"nobody called {name!r} is playing")
         self.server.game.bans.kick(name)
         return {"name": name}
 
-    def _ban(self, request: dict[str, Any]) -> dict[str, Any]:
-        name = _name(request)
+    def _ban(self, request: dict[str, Any]) -> Answer:
+        name = name_field(request)
         reason = request.get("reason") or ""
         if not isinstance(reason, str) or len(reason) > MAX_CHAT:
             raise AdminError(f"reason must be text of at most {MAX_CHAT} characters")
@@ -200,13 +260,13 @@ class AdminServer:
         )
         return {"name": name, "online": online}
 
-    def _unban(self, request: dict[str, Any]) -> dict[str, Any]:
-        name = _name(request)
+    def _unban(self, request: dict[str, Any]) -> Answer:
+        name = name_field(request)
         if not self.server.game.bans.unban(name):
             raise AdminError(f"{name!r} is not banned")
         return {"name": name}
 
-    def _bans(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _bans(self, request: dict[str, Any]) -> Answer:
         return {
             "bans": [
                 {"name": b.name, "reason": b.reason, "at": b.at}
@@ -214,18 +274,10 @@ class AdminServer:
             ]
         }
 
-    def _broadcast(self, request: dict[str, Any]) -> dict[str, Any]:
-        text = request.get("text")
-        if (
-            not isinstance(text, str)
-            or not text.strip()
-            or len(text) > MAX_CHAT
-            or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text)
-        ):
-            raise AdminError(f"text must be 1-{MAX_CHAT} characters without control characters")
-        return {"players": self.server.notice(text)}
+    def _broadcast(self, request: dict[str, Any]) -> Answer:
+        return {"players": self.server.notice(text_field(request))}
 
-    def _save(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _save(self, request: dict[str, Any]) -> Answer:
         started = time.perf_counter()
         self.server.game.save_all()
         return {
@@ -233,24 +285,60 @@ class AdminServer:
             "seconds": round(time.perf_counter() - started, 3),
         }
 
-    def _shutdown(self, request: dict[str, Any]) -> dict[str, Any]:
-        grace = request.get("grace")
-        if grace is not None and (
-            isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600
-        ):
-            raise AdminError("grace must be a number of seconds, 0-3600")
-        given = self.server.drain(None if grace is None else float(grace))
+    def _shutdown(self, request: dict[str, Any]) -> Answer:
+        grace = grace_field(request)
+        given = self.server.drain(grace)
         return {"grace_s": given, "players": len(self.server.game.seats)}
 
 
-def _name(request: dict[str, Any]) -> str:
+# ------------------------------------------------------------- request fields
+
+
+def name_field(request: dict[str, Any]) -> str:
+    """The request's ``name``.
+
+    Raises:
+        AdminError: Missing, not text, or not 1-64 characters.
+    """
     name = request.get("name")
     if not isinstance(name, str) or not 1 <= len(name) <= 64:
         raise AdminError('this command needs a "name"')
     return name
 
 
-async def _write(writer: asyncio.StreamWriter, answer: dict[str, Any]) -> None:
+def text_field(request: dict[str, Any]) -> str:
+    """The request's ``text``: a notice for every player.
+
+    Raises:
+        AdminError: Missing, blank, longer than ``MAX_CHAT`` characters, or
+            holding control characters.
+    """
+    text = request.get("text")
+    if (
+        not isinstance(text, str)
+        or not text.strip()
+        or len(text) > MAX_CHAT
+        or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text)
+    ):
+        raise AdminError(f"text must be 1-{MAX_CHAT} characters without control characters")
+    return text
+
+
+def grace_field(request: dict[str, Any]) -> float | None:
+    """The request's ``grace``, in seconds (None when absent).
+
+    Raises:
+        AdminError: Not a number from 0 to 3600.
+    """
+    grace = request.get("grace")
+    if grace is None:
+        return None
+    if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600:
+        raise AdminError("grace must be a number of seconds, 0-3600")
+    return float(grace)
+
+
+async def _write(writer: asyncio.StreamWriter, answer: Answer) -> None:
     writer.write(json.dumps(answer).encode() + b"\n")
     await writer.drain()
 

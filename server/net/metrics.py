@@ -275,3 +275,33 @@ def http_response(conn: ServerConnection, status: int, content_type: str, body: 
     response.headers["Content-Length"] = str(len(body))
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+# ------------------------------------------------------------- for other servers
+# Helpers for the metrics of processes other than ``serve`` (the cluster
+# gateway, server/cluster/gateway_metrics.py), so they are built the same way.
+
+TEXT_PLAIN = "text/plain; charset=utf-8"
+"""Content type of the health checks' answers."""
+
+
+def new_registry() -> CollectorRegistry:
+    """A ``CollectorRegistry`` of its own for one server (several may run in one
+    process), holding the ``underhall_process_*`` metrics (CPU seconds,
+    resident memory, open files), without ``*_created`` series."""
+    disable_created_metrics()  # type: ignore[no-untyped-call]
+    registry = CollectorRegistry(auto_describe=True)
+    ProcessCollector(namespace="underhall", registry=registry)
+    return registry
+
+
+def metrics_answer(registry: CollectorRegistry) -> tuple[int, str, bytes]:
+    """``(200, content type, body)``: ``registry`` in the Prometheus text
+    format (version 0.0.4), for :func:`http_response`."""
+    return 200, CONTENT_TYPE_PLAIN_0_0_4, generate_latest(registry)
+
+
+def labelled(children: dict[str, Counter], counter: Counter, label: str) -> Counter:
+    """``counter.labels(label)``, looked up once and kept in ``children``: for
+    counters bumped per message or per frame."""
+    return _child(children, counter, label)

@@ -96,14 +96,19 @@ class ClusterProcs:
             rb"worker \S+ ready",
         )  # fmt: skip
 
-    def gateway(self, name: str, max_conns_per_addr: int = 0) -> str:
+    def gateway(
+        self, name: str, max_conns_per_addr: int = 0, admin_socket: Path | None = None
+    ) -> str:
         """Start gateway ``name`` on a free port; return its ``ws://`` URL.
         Every test client comes from 127.0.0.1, so the per-address cap is off
-        unless ``max_conns_per_addr`` is given."""
+        unless ``max_conns_per_addr`` is given; an admin socket is opened at
+        ``admin_socket`` if given."""
+        admin = [] if admin_socket is None else ["--admin-socket", str(admin_socket)]
         match = self._start(
             name,
             ["gateway", "--nats", self.nats_url, "--port", "0", "--id", name,
-             "--prefix", self.prefix, "--max-conns-per-addr", str(max_conns_per_addr)],
+             "--prefix", self.prefix, "--max-conns-per-addr", str(max_conns_per_addr),
+             *admin],
             rb"listening on (ws://\S+)",
         )  # fmt: skip
         return match.group(1).decode()

@@ -1,0 +1,230 @@
+"""The Prometheus metrics of one cluster gateway, answered at ``GET /metrics``
+on the gateway's own port (beside ``/healthz`` and ``/readyz``).
+
+Every :class:`~server.cluster.gateway.Gateway` owns one :class:`GatewayMetrics`
+with its own ``CollectorRegistry`` (several gateways may run in one process,
+as in the tests), built by the helpers of :mod:`server.net.metrics`. Events
+are counted as they happen; what already exists as the gateway's state
+(players, workers heard, frames written, route changes) is read when scraped,
+so the frame path pays one integer addition per frame.
+
+Names follow ``underhall serve``'s: a metric that means the same as one of
+``serve``'s keeps its name (``underhall_players_online``,
+``underhall_frames_sent_total``, ...), so one dashboard reads both; the
+gateway's own start ``underhall_gateway_``. docs/operating.md lists them all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import Counter, Gauge
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from server.net.metrics import labelled, new_registry
+
+if TYPE_CHECKING:
+    from server.cluster.gateway import Gateway
+
+WORKER_SHOWN_S = 600.0
+"""A worker not heard from for this many seconds is left out of the
+per-worker series (worker ids of past processes would pile up)."""
+
+
+class _StateCollector:
+    """Series read from the gateway's state at scrape time."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+
+    def describe(self) -> Iterator[Metric]:
+        """The families :meth:`collect` yields, without samples (read at registration)."""
+        yield GaugeMetricFamily("underhall_players_online", "")
+        yield GaugeMetricFamily("underhall_ready", "")
+        yield GaugeMetricFamily("underhall_draining", "")
+        yield GaugeMetricFamily("underhall_world_tick", "")
+        yield CounterMetricFamily("underhall_frames_sent", "")
+        yield CounterMetricFamily("underhall_sent_bytes", "")
+        yield CounterMetricFamily("underhall_gateway_handoffs", "")
+        yield CounterMetricFamily("underhall_gateway_frames_dropped", "", labels=["reason"])
+        yield GaugeMetricFamily("underhall_gateway_workers_live", "")
+        yield GaugeMetricFamily("underhall_gateway_players_by_worker", "", labels=["worker"])
+        yield GaugeMetricFamily(
+            "underhall_gateway_worker_heartbeat_age_seconds", "", labels=["worker"]
+        )
+
+    def collect(self) -> Iterator[Metric]:
+        gw = self._gateway
+        now = time.monotonic()
+        yield GaugeMetricFamily(
+            "underhall_players_online",
+            "Players seated through this gateway",
+            value=len(gw.players),
+        )
+        yield GaugeMetricFamily(
+            "underhall_ready",
+            "1 while joins are accepted (a worker heard, not draining), else 0",
+            value=1 if gw.ready else 0,
+        )
+        yield GaugeMetricFamily(
+            "underhall_draining", "1 from the start of a drain", value=1 if gw.draining else 0
+        )
+        yield GaugeMetricFamily(
+            "underhall_world_tick", "Highest tick heard in a worker's heartbeat", value=gw.tick
+        )
+        frames = CounterMetricFamily("underhall_frames_sent", "Websocket frames sent to players")
+        frames.add_metric([], gw.frames)
+        yield frames
+        sent = CounterMetricFamily("underhall_sent_bytes", "Payload bytes sent to players")
+        sent.add_metric([], gw.frame_bytes)
+        yield sent
+        handoffs = CounterMetricFamily(
+            "underhall_gateway_handoffs",
+            "Route changes of a player to another worker (stairs, or seated again elsewhere)",
+        )
+        handoffs.add_metric([], gw.handoffs)
+        yield handoffs
+        dropped = CounterMetricFamily(
+            "underhall_gateway_frames_dropped",
+            "Workers' frames not written to the client, by reason",
+            labels=["reason"],
+        )
+        for reason in sorted(gw.dropped):
+            dropped.add_metric([reason], gw.dropped[reason])
+        yield dropped
+        heard = {w: now - t for w, t in gw.heartbeats.items() if now - t <= WORKER_SHOWN_S}
+        yield GaugeMetricFamily(
+            "underhall_gateway_workers_live",
+            "Workers heard from lately enough to be asked to seat joins",
+            value=len(gw.live_workers()),
+        )
+        by_worker: dict[str, int] = {}
+        for p in gw.players.values():
+            by_worker[p.worker] = by_worker.get(p.worker, 0) + 1
+        players = GaugeMetricFamily(
+            "underhall_gateway_players_by_worker",
+            "Players of this gateway held by each worker",
+            labels=["worker"],
+        )
+        for worker in sorted(by_worker):
+            players.add_metric([worker], by_worker[worker])
+        yield players
+        age = GaugeMetricFamily(
+            "underhall_gateway_worker_heartbeat_age_seconds",
+            f"Seconds since each worker's last heartbeat (workers heard within "
+            f"{WORKER_SHOWN_S:g} s)",
+            labels=["worker"],
+        )
+        for worker in sorted(heard):
+            age.add_metric([worker], round(heard[worker], 3))
+        yield age
+
+
+class GatewayMetrics:
+    """The metrics of one gateway, in a registry of their own.
+
+    Args:
+        gateway: The gateway whose state is read at scrape time.
+
+    Attributes:
+        registry: The ``CollectorRegistry`` holding every metric below, the
+            state read at scrape time and ``underhall_process_*``.
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.registry = r = new_registry()
+        self.connections = Gauge(
+            "underhall_connections_open",
+            "Open websocket connections (players, and clients not yet seated)",
+            registry=r,
+        )
+        self.accepted = Counter(
+            "underhall_gateway_connections_accepted",
+            "Websocket connections past the per-address and open-file caps",
+            registry=r,
+        )
+        self.refused = Counter(
+            "underhall_gateway_connections_refused",
+            "Connections refused at the handshake, by cap",
+            ["reason"],
+            registry=r,
+        )
+        self.joins = Counter(
+            "underhall_joins", "Players seated, new characters or resumed", ["kind"], registry=r
+        )
+        self.refusals = Counter(
+            "underhall_join_refusals", "Joins refused, by error code", ["code"], registry=r
+        )
+        self.leaves = Counter("underhall_leaves", "Seated players who left", registry=r)
+        self.commands = Counter(
+            "underhall_commands",
+            "Commands routed to a worker, by command",
+            ["command"],
+            registry=r,
+        )
+        self.routed = Counter(
+            "underhall_gateway_messages_routed",
+            "Client messages routed to a worker (at once or after a move), by message type",
+            ["type"],
+            registry=r,
+        )
+        self.overflows = Counter(
+            "underhall_gateway_messages_dropped",
+            "Client messages dropped: the player's buffer was full while it moved",
+            registry=r,
+        )
+        self.protocol_errors = Counter(
+            "underhall_protocol_errors",
+            "Protocol errors sent to clients, by code",
+            ["code"],
+            registry=r,
+        )
+        self.reseats = Counter(
+            "underhall_gateway_reseats",
+            "Players this gateway began seating again after their worker let them go "
+            "(lost) or fell silent (silent)",
+            ["cause"],
+            registry=r,
+        )
+        self.reseat_failures = Counter(
+            "underhall_gateway_reseat_failures",
+            "Players who could not be seated again and were disconnected",
+            registry=r,
+        )
+        self.orphans = Counter(
+            "underhall_gateway_orphans",
+            "Players a worker admitted after they had left this gateway (it was told to save them)",
+            registry=r,
+        )
+        self.chat_lines = Counter(
+            "underhall_gateway_chat_lines",
+            "Cluster chat lines heard, by scope (global, private, notice)",
+            ["scope"],
+            registry=r,
+        )
+        self.chat_deliveries = Counter(
+            "underhall_gateway_chat_deliveries",
+            "Copies of cluster chat lines written to this gateway's players, by scope",
+            ["scope"],
+            registry=r,
+        )
+        self.admin_actions = Counter(
+            "underhall_admin_actions",
+            "Admin commands carried out, by command",
+            ["action"],
+            registry=r,
+        )
+        r.register(_StateCollector(gateway))
+        self._commands: dict[str, Counter] = {}
+        self._routed: dict[str, Counter] = {}
+
+    def command(self, name: str) -> None:
+        """A command named ``name`` went (or will go, after a move) to a worker."""
+        labelled(self._commands, self.commands, name).inc()
+
+    def route(self, kind: str) -> None:
+        """A client message of type ``kind`` (``cmd``, ``look``, ``chat``) went
+        (or will go) to a worker."""
+        labelled(self._routed, self.routed, kind).inc()
