@@ -529,7 +529,7 @@ class Gateway:
                 answer = {"ok": False, "code": "retry", "detail": repr(exc), "retry": True}
                 if target is not None:
                     avoid.add(target)
-            if target is not None and answer.get("detail") == "draining":
+            if target is not None and answer.get("draining"):
                 avoid.add(target)
             if answer.get("ok") or not answer.get("retry") or time.monotonic() > deadline:
                 return answer

@@ -67,6 +67,11 @@ CLAIM_TIMEOUT_S = 0.5
 LEAVE_WAIT_S = 1.0
 """Seconds a join waits for the save of the same player's leave here (a
 reconnect racing its own disconnect); within the forwarding timeout."""
+_DRAINING: dict[str, Any] = {
+    "ok": False, "code": "retry", "detail": "draining", "retry": True, "draining": True
+}  # fmt: skip
+"""A join's answer from a draining worker: the gateway asks another
+(``draining`` is what it reads; ``detail`` is for people)."""
 SAVE_INTERVAL_S = 3.0
 NATS_GRACE_S = 5.0
 """Seconds a stopping worker waits on NATS for each of its last steps."""
@@ -472,7 +477,7 @@ class Worker:
 
     async def _route_join(self, req: dict[str, Any]) -> dict[str, Any]:
         if self.draining:
-            return {"ok": False, "code": "retry", "detail": "draining", "retry": True}
+            return dict(_DRAINING)
         row = await self.chars.load(req["name"])
         if row is not None:
             token = req.get("token")
@@ -498,6 +503,7 @@ class Worker:
         except Exception:  # noqa: BLE001 - the holder may be dead: its lease will expire
             return {"ok": False, "code": "retry", "detail": f"{owner} silent", "retry": True}
         out: dict[str, Any] = unpack(answer.data)
+        out.pop("draining", None)  # the holder drains, not this worker: ask here again
         return out
 
     async def _admit_join(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -520,7 +526,7 @@ class Worker:
 
     async def _admit_join_now(self, req: dict[str, Any]) -> dict[str, Any]:
         if self.draining:
-            return {"ok": False, "code": "retry", "detail": "draining", "retry": True}
+            return dict(_DRAINING)
         name: str = req["name"]
         gateway: str = req["gw"]
         token: str | None = req.get("token")
