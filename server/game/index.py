@@ -14,6 +14,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from server.game.wire import (
     actor_flags,
     actor_record,
@@ -89,9 +91,9 @@ class TickIndex:
         self.snapshot_for: set[int] = set()
         self.shared: list[tuple[int, Joined | Left]] = []
         self.involving: dict[int, list[Witnessed]] = defaultdict(list)
-        self._placed: dict[int, dict[tuple[int, int], list[tuple[int, int, int, list[Any]]]]] = (
-            defaultdict(lambda: defaultdict(list))
-        )
+        self._placed: dict[int, list[tuple[int, int, int, list[Any]]]] = defaultdict(list)
+        """Per depth, the tick's events seen by whoever sees their cell:
+        ``(x, y, order, wire)``."""
         self._items: dict[int, dict[tuple[int, int], list[tuple[int, int, str]]]] = {}
         self._spans: dict[int, list[tuple[int, RayFired | Flew, int, int, int, int]]] = defaultdict(
             list
@@ -134,9 +136,20 @@ class TickIndex:
                 involved.add(event.killer)
             for aid in involved:
                 self.involving[aid].append((order, wire))
-            key = (event.x // BUCKET, event.y // BUCKET)
-            self._placed[event.depth][key].append((event.x, event.y, order, wire))
+            self._placed[event.depth].append((event.x, event.y, order, wire))
 
+        self._seen: dict[int, list[tuple[int, list[Any]]]] = defaultdict(list)
+        """Per player, the placed events whose cell it sees, in tick order:
+        found for all players of a level at once (:meth:`World.cell_viewers`),
+        so a player who saw none of them costs nothing here."""
+        for depth, placed in self._placed.items():
+            cols = np.fromiter((p[0] for p in placed), np.intp, len(placed))
+            rows = np.fromiter((p[1] for p in placed), np.intp, len(placed))
+            viewers, seen_cells = world.cell_viewers(depth, cols, rows)
+            seen = self._seen
+            for pid, i in zip(viewers.tolist(), seen_cells.tolist(), strict=True):
+                _, _, order, wire = placed[i]
+                seen[pid].append((order, wire))
         self._shared_orders = [order for order, _ in self.shared]
         self._shared_wires: list[list[Any]] = [
             ["join" if isinstance(e, Joined) else "leave", e.name] for _, e in self.shared
@@ -234,7 +247,7 @@ class TickIndex:
             self.shared
             or actor_id in self.involving
             or depth in self._spans
-            or depth in self._placed
+            or actor_id in self._seen
         )
 
     def witnessed(
@@ -264,12 +277,9 @@ class TickIndex:
             if wire[3] or concerned:
                 found[order] = wire
         if fov is not None:
-            placed = self._placed.get(depth)
-            if placed:
-                for key in _buckets(fov):
-                    for x, y, order, wire in placed.get(key, ()):
-                        if order not in found and fov.contains(x, y):
-                            found[order] = wire
+            for order, wire in self._seen.get(actor_id, ()):
+                if order not in found:
+                    found[order] = wire
         if not self.shared:
             return [anonymise(found[o], known) for o in sorted(found)]
         orders, wires = self._shared_orders, self._shared_wires

@@ -332,6 +332,36 @@ class World:
         """Number of players (alive or awaiting respawn) on ``depth``."""
         return self._players_on[depth]
 
+    def cell_viewers(
+        self, depth: int, xs: NDArray[np.intp], ys: NDArray[np.intp]
+    ) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+        """Which living players of ``depth`` have which of the cells
+        ``(xs[i], ys[i])`` in their field of view, as of the last step.
+
+        Args:
+            depth: The level.
+            xs: Cell columns, ``intp[E]``.
+            ys: Cell rows, ``intp[E]``.
+
+        Returns:
+            ``(players, cells)``, two arrays of equal length: player
+            ``players[k]`` sees cell ``cells[k]`` (an index into ``xs``). The
+            same answer as ``world.actors[p].fov.contains(xs[i], ys[i])`` over
+            every living player ``p`` on ``depth``, found with one numpy pass
+            over the level's fields of view instead of one call per pair.
+        """
+        sight = self._sight.get(depth)
+        if sight is None or not sight.count or not len(xs):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.intp)
+        active = sight.active()
+        side = 2 * FOV_RADIUS + 1
+        dx = xs[None, :] - sight.xs[active][:, None] + FOV_RADIUS  # [players, cells]
+        dy = ys[None, :] - sight.ys[active][:, None] + FOV_RADIUS
+        near = (dx >= 0) & (dx < side) & (dy >= 0) & (dy < side)
+        pi, ci = np.nonzero(near)
+        seen = sight.masks[active[pi], dy[pi, ci], dx[pi, ci]]
+        return sight.owners[active[pi[seen]]], ci[seen]
+
     def free_cell_near(self, depth: int, x: int, y: int) -> tuple[int, int]:
         """Return the free cell nearest to ``(x, y)`` by walking distance.
 

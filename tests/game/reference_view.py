@@ -121,10 +121,9 @@ class ReferenceView:
         for order, event in others[:PRESENCE_PER_TICK]:
             found[order] = ["join" if isinstance(event, Joined) else "leave", event.name]
         if fov is not None:
-            for placed in index._placed.get(actor.depth, {}).values():
-                for x, y, order, wire in placed:
-                    if order not in found and fov.contains(x, y):
-                        found[order] = wire
+            for x, y, order, wire in index._placed.get(actor.depth, ()):
+                if order not in found and fov.contains(x, y):
+                    found[order] = wire
         return [anonymise(found[o], lambda a: a == me or a in known) for o in sorted(found)]
 
 

@@ -109,3 +109,38 @@ def test_a_monster_turning_invisible_in_place_leaves_only_the_sets_of_those_blin
     rat.abilities.discard("invisible")
     world.step()
     assert rat.id in world.sees[ann.id] and rat.id in world.sees[bob.id]
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_cell_viewers_agree_with_every_field_of_view(seed: int) -> None:
+    """:meth:`World.cell_viewers` answers, for all players and cells at once,
+    what each player's ``fov.contains`` says of each cell, on a real level
+    with walls, players scattered over its rooms, and one dead player."""
+    world = World(seed)
+    rng = np.random.default_rng(seed)
+    level = world.level(1)
+    players = [world.join(f"p{i}") for i in range(12)]
+    for p in players:
+        room = level.rooms[int(rng.integers(len(level.rooms)))]
+        x, y = world.free_cell_near(1, room.x + room.w // 2, room.y + room.h // 2)
+        world.move_actor(p, x, y)
+    world.step()
+    players[0].hp = 0
+    world.after_harm(players[0], None, [])
+    world.step()
+    xs = rng.integers(0, level.width, 400).astype(np.intp)
+    ys = rng.integers(0, level.height, 400).astype(np.intp)
+    xs[:12] = [p.x for p in players]  # the players' own cells, seen at least by themselves
+    ys[:12] = [p.y for p in players]
+    got = set(zip(*(a.tolist() for a in world.cell_viewers(1, xs, ys)), strict=True))
+    want = {
+        (p.id, i)
+        for p in players
+        if p.alive and p.fov is not None
+        for i in range(len(xs))
+        if p.fov.contains(int(xs[i]), int(ys[i]))
+    }
+    assert got == want
+    assert {(p.id, i) for i, p in enumerate(players) if p.alive} <= got
+    assert not any(pid == players[0].id for pid, _ in got)
+    assert world.cell_viewers(2, xs, ys)[0].size == 0  # nobody on depth 2
