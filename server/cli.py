@@ -374,23 +374,53 @@ def _print_admin_answer(action: str, answer: dict[str, Any]) -> None:
     if action == "who":
         players = answer.get("players", [])
         gateway = answer.get("gateway")  # a cluster gateway's answer
-        for p in players:
+        cluster = answer.get("cluster")  # ... with every gateway's players
+        listed = (
+            [{**p, "gateway": g["gateway"]} for g in cluster for p in g.get("players", [])]
+            if cluster is not None
+            else players
+        )
+        for p in sorted(listed, key=lambda p: (str(p["name"]).lower(), str(p.get("gateway")))):
             if gateway is None:
                 where = f"level {p.get('level')!s:>3}"
             else:
                 where = f"worker {p.get('worker')} epoch {p.get('epoch')} {p.get('state')}"
+                if cluster is not None:
+                    where = f"gateway {p.get('gateway')}  {where}"
             print(f"{p['name']:<16} depth {p['depth']!s:>3}  {where}  {p.get('address') or ''}")
         state = ", draining" if answer.get("draining") else ""
         if gateway is not None:
             workers = ", ".join(answer.get("workers", [])) or "none"
             state += f", gateway {gateway}, live workers: {workers}"
         print(f"{len(players)} playing (tick {answer.get('tick')}{state})")
+        if cluster is not None:
+            each = ", ".join(f"{g['gateway']} {len(g.get('players', []))}" for g in cluster)
+            print(f"{len(listed)} playing in the cluster ({each}){_silent(answer)}")
     elif action == "bans":
         for b in answer.get("bans", []):
             print(f"{b['name']:<16} {b['reason']}")
         print(f"{len(answer.get('bans', []))} banned")
+    elif action in ("kick", "ban") and "gateways" in answer:  # a cluster gateway's answer
+        verb = "kicked" if action == "kick" else "banned"
+        asked = ", ".join(answer["gateways"])
+        if answer.get("online"):
+            found = f"disconnected from {', '.join(answer.get('where', []))}"
+        else:
+            found = f"not playing on the gateways that answered ({asked})"
+        held = (
+            f"; held out of every gateway for {answer['hold_s']:.0f} s"
+            if "hold_s" in answer
+            else ""
+        )
+        print(f"{verb} {answer.get('name')}: {found}{held}{_silent(answer)}")
     else:
         print(", ".join(f"{k} {v}" for k, v in answer.items() if k != "ok") or "done")
+
+
+def _silent(answer: dict[str, Any]) -> str:
+    """``"; no answer from g3"`` for a cluster gateway's answer naming silent gateways."""
+    silent = answer.get("silent") or []
+    return f"; no answer from {', '.join(silent)}" if silent else ""
 
 
 def build_parser() -> argparse.ArgumentParser:

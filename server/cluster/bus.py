@@ -30,6 +30,21 @@ Subjects (``P`` is the prefix, ``W`` a worker id, ``G`` a gateway id):
   private chat lines.
 - ``P.release`` (every worker): ``[name, epoch]``: whoever holds the
   character under an older epoch drops it without writing.
+- ``P.admin`` (queue group ``workers``): an operator's ``{"op": "ban",
+  "name", "reason", "inbox"}``, ``{"op": "unban", "name"}`` or ``{"op":
+  "bans"}`` from a gateway's admin socket; the worker that takes it writes
+  the bans in PostgreSQL (:mod:`server.cluster.bans`) and replies ``{"ok":
+  true, ...}`` or ``{"ok": false, "error": text}``.
+- ``P.bans`` (every worker and gateway): ``["ban", name, reason]`` or
+  ``["unban", name]``, published after the change is committed. Workers read
+  the list again; gateways disconnect a banned player (and lift a kick hold
+  on an unban). A ban's notice has a reply subject: each gateway answers
+  ``[gateway, players disconnected]`` there.
+- ``P.kick`` (every gateway): ``[name]``, reply subject set: each gateway
+  holds the name out, disconnects the player if it is there, and answers
+  ``[gateway, players disconnected]``.
+- ``P.who`` (every gateway): ``[]``, reply subject set: each gateway answers
+  ``[gateway, {"players": [...], "draining": bool}]``.
 - ``P.hb.W``: a worker's heartbeat, ``[tick, players]``, once a second.
 - ``P.ghb.G``: a gateway's heartbeat, ``[players]``, once a second (workers
   let go of the players of a gateway silent for :data:`GATEWAY_SILENT_S`).
@@ -79,6 +94,10 @@ class Subjects:
         self.claim = f"{prefix}.claim"
         self.chat = f"{prefix}.chat"
         self.release = f"{prefix}.release"
+        self.admin = f"{prefix}.admin"
+        self.bans = f"{prefix}.bans"
+        self.kick = f"{prefix}.kick"
+        self.who = f"{prefix}.who"
         self.heartbeats = f"{prefix}.hb.*"
         self.gateway_heartbeats = f"{prefix}.ghb.*"
         self.leases = f"{prefix}_leases"

@@ -20,7 +20,11 @@ For the operator, the gateway's port also answers ``GET /metrics``
 admin channel of ``underhall serve`` with the commands that make sense for
 a gateway (:mod:`server.cluster.gateway_admin`). An operator's notice
 travels on ``P.chat`` as a line from ``""`` with no scope, and every
-gateway writes it as ``serve`` writes its notices.
+gateway writes it as ``serve`` writes its notices. Every gateway, with an
+admin socket or not, carries out the cluster-wide parts of the operators'
+commands: it disconnects a player banned (``P.bans``) or kicked (``P.kick``)
+through any gateway, holds a kicked name out, and answers ``P.who`` with its
+players (:meth:`Gateway.gather` collects such answers).
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ import secrets
 import signal
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgpack  # type: ignore[import-untyped]
 import nats
@@ -73,6 +78,8 @@ from server.net.ratelimit import TokenBucket, chat_buckets, message_bucket
 
 log = logging.getLogger("underhall.gateway")
 
+T = TypeVar("T")
+
 JOIN_TIMEOUT_S = 4.0
 """Seconds one join request may take."""
 LIVE_S = 2.5 * HEARTBEAT_S
@@ -86,6 +93,9 @@ OUTBOX_LIMIT_BYTES = 256 * 1024
 """Socket write buffer above which a client gets no frames (and a snapshot later)."""
 CLOSE_WAIT_S = 2.0
 """Seconds a stopping gateway waits for each closing handshake."""
+GATHER_S = 0.5
+"""Seconds :meth:`Gateway.gather` waits for the other gateways' answers (it
+stops sooner once every gateway heard within :data:`LIVE_S` has answered)."""
 
 
 @dataclass(eq=False)
@@ -159,6 +169,8 @@ class Gateway:
         self.players: dict[int, Player] = {}
         self.heartbeats: dict[str, float] = {}
         """Worker id -> ``time.monotonic()`` of its last heartbeat."""
+        self.gateway_beats: dict[str, float] = {}
+        """Other gateways' ids -> ``time.monotonic()`` of their last heartbeat."""
         self.tick = 0
         self.handoffs = 0
         self.frames = 0
@@ -173,8 +185,9 @@ class Gateway:
         self.draining = False
         """Whether a drain (or stop) has begun: joins are refused."""
         self.holds = BanList()
-        """Names kicked through the admin socket, kept out of this gateway
-        for :data:`~server.game.bans.KICK_HOLD_S` (in memory only)."""
+        """Names kicked through any gateway's admin socket, kept out of this
+        gateway for :data:`~server.game.bans.KICK_HOLD_S` (in memory only;
+        the bans are the workers' to check)."""
         self.metrics = GatewayMetrics(self)
         self._grace = 0.0
         self._stop = asyncio.Event()
@@ -209,10 +222,16 @@ class Gateway:
         await self.nc.subscribe(self.subjects.gateway(self.id), cb=self._on_worker)
         await self.nc.subscribe(self.subjects.chat, cb=self._on_chat)
         await self.nc.subscribe(self.subjects.heartbeats, cb=self._on_heartbeat)
+        await self.nc.subscribe(self.subjects.gateway_heartbeats, cb=self._on_gateway_beat)
+        await self.nc.subscribe(self.subjects.bans, cb=self._on_bans)
+        await self.nc.subscribe(self.subjects.kick, cb=self._on_kick)
+        await self.nc.subscribe(self.subjects.who, cb=self._on_who)
         if install_signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop)
+        # Heard at once: other gateways wait for the answers of those they hear.
+        await self.nc.publish(self.subjects.gateway_heartbeat(self.id), pack([0]))
         watch = asyncio.create_task(self._watch_workers())
         self.book = AddressBook(self.limits, raise_open_file_limit())
         async with serve(
@@ -320,26 +339,149 @@ class Gateway:
         """Ids of the workers heard within :data:`LIVE_S`, sorted."""
         return self._live_workers(set())
 
-    def kick(self, name: str) -> bool:
-        """Disconnect the player called ``name`` (any case) from this gateway.
+    def live_gateways(self) -> list[str]:
+        """Ids of the gateways heard within :data:`LIVE_S` (this one included), sorted."""
+        now = time.monotonic()
+        heard = {g for g, t in self.gateway_beats.items() if now - t <= LIVE_S}
+        return sorted(heard | {self.id})
 
-        It gets the fatal error ``kicked`` and its connection is closed with
-        code 1008, as ``underhall serve`` does; the name is then refused by
-        this gateway (``kicked``) for :data:`~server.game.bans.KICK_HOLD_S`
-        seconds. Other gateways do not know of the kick.
+    def disconnect(self, name: str, code: str, text: str) -> int:
+        """Close the connections of the players called ``name`` (any case)
+        seated here, as ``underhall serve`` does: the fatal error ``code``
+        with ``text``, then close code 1008 with ``code`` as the reason.
 
         Returns:
-            False (and nothing is held) if nobody of that name is seated here.
+            How many connections were closed (0: nobody of that name here).
         """
         found = [p for p in self.players.values() if p.name.lower() == name.lower()]
-        if not found:
-            return False
-        self.holds.kick(name)
-        data = encode_server(Error(code=ErrorCode.KICKED.value, msg=KICK_TEXT, fatal=True))
+        data = encode_server(Error(code=code, msg=text, fatal=True))
         for p in found:
             self._send([p.ws], data)
-            self._spawn(p.ws.close(1008, ErrorCode.KICKED.value))
-        return True
+            self._spawn(p.ws.close(1008, code))
+        return len(found)
+
+    def kick(self, name: str) -> int:
+        """Hold ``name`` (any case) out of this gateway and disconnect it here.
+
+        The name is refused (``kicked``) for
+        :data:`~server.game.bans.KICK_HOLD_S` seconds whether or not it is
+        seated here (a kick goes to every gateway: the player may come back
+        through any); a player of that name here gets the fatal error
+        ``kicked`` and close code 1008, as from ``underhall serve``.
+
+        Returns:
+            How many connections were closed here.
+        """
+        self.holds.kick(name)
+        return self.disconnect(name, ErrorCode.KICKED.value, KICK_TEXT)
+
+    def who_here(self) -> list[dict[str, Any]]:
+        """The players seated through this gateway, by name: ``name``,
+        ``actor``, ``worker``, ``epoch``, ``depth`` (of the last snapshot sent;
+        None before one), ``address``, ``state`` (``playing``, ``moving``
+        during a hand-off, ``reseating`` after its worker was lost)."""
+        return [
+            {
+                "name": p.name,
+                "actor": p.actor_id,
+                "worker": p.worker,
+                "epoch": p.epoch,
+                "depth": p.depth,
+                "address": p.address,
+                "state": "reseating" if p.rejoining else "moving" if p.moving else "playing",
+            }
+            for p in sorted(self.players.values(), key=lambda p: (p.name.lower(), p.actor_id))
+        ]
+
+    async def gather(
+        self, send: Callable[[str], Awaitable[T]], wait_s: float = GATHER_S
+    ) -> tuple[T, dict[str, Any]]:
+        """Ask every gateway something and collect their answers.
+
+        ``send(inbox)`` publishes (or requests) with ``inbox`` as the reply
+        subject; each gateway answers there with ``[gateway id, body]``.
+        Answers are collected from when ``send`` returns for at most
+        ``wait_s`` seconds, or until every gateway of :meth:`live_gateways`
+        (this one included) has answered.
+
+        Returns:
+            What ``send`` returned, and the bodies by gateway id.
+
+        Raises:
+            Whatever ``send`` raises (NATS errors); nothing is then gathered.
+        """
+        answers: dict[str, Any] = {}
+        heard = asyncio.Event()
+
+        async def take(msg: Msg) -> None:
+            with contextlib.suppress(ValueError, TypeError):
+                gateway, body = unpack(msg.data)
+                answers[str(gateway)] = body
+                heard.set()
+
+        inbox = self.nc.new_inbox()
+        sub = await self.nc.subscribe(inbox, cb=take)
+        try:
+            result = await send(inbox)
+            deadline = time.monotonic() + wait_s
+            while not set(self.live_gateways()) <= answers.keys():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                heard.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(heard.wait(), left)
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        return result, answers
+
+    async def _answer(self, msg: Msg, body: Any) -> None:
+        """Answer a gathered question (:meth:`gather`) with ``body``."""
+        if msg.reply:
+            with contextlib.suppress(Exception):
+                await self.nc.publish(msg.reply, pack([self.id, body]))
+
+    async def _on_bans(self, msg: Msg) -> None:
+        """The cluster's bans changed (a worker wrote them): a banned player
+        here is disconnected as ``serve`` disconnects one (``banned``, with
+        the reason); an unban lifts a kick hold of the name, as in ``serve``."""
+        try:
+            kind, name, *rest = unpack(msg.data)
+            name = str(name)
+        except (ValueError, TypeError):
+            return
+        closed = 0
+        if kind == "ban":
+            reason = str(rest[0]) if rest and rest[0] else ""
+            closed = self.disconnect(
+                name, ErrorCode.BANNED.value, "banned" + (f": {reason}" if reason else "")
+            )
+            if closed:
+                log.info("%s banned: disconnected", name)
+        elif kind == "unban":
+            self.holds.unban(name)
+        await self._answer(msg, closed)
+
+    async def _on_kick(self, msg: Msg) -> None:
+        """An operator kicked a name through some gateway: hold it out here too."""
+        try:
+            [name] = unpack(msg.data)
+        except (ValueError, TypeError):
+            return
+        closed = self.kick(str(name))
+        if closed:
+            log.info("%s kicked: disconnected", name)
+        await self._answer(msg, closed)
+
+    async def _on_who(self, msg: Msg) -> None:
+        """An operator asks who plays: this gateway's players."""
+        await self._answer(msg, {"players": self.who_here(), "draining": self.draining})
+
+    async def _on_gateway_beat(self, msg: Msg) -> None:
+        gateway = msg.subject.rsplit(".", 1)[1]
+        if gateway != self.id:
+            self.gateway_beats[gateway] = time.monotonic()
 
     async def notice(self, text: str) -> None:
         """Send an operator notice to every player of every gateway of the cluster.
@@ -548,6 +690,11 @@ class Gateway:
         hello = Hello(v=3, name=p.name, token=p.token)
         answer = await self._join(hello, p.token)
         if self.players.get(p.actor_id) is not p:
+            return
+        if answer.get("code") == ErrorCode.BANNED.value:  # banned meanwhile
+            error = Error(code=ErrorCode.BANNED.value, msg=str(answer.get("detail")), fatal=True)
+            self._send([p.ws], encode_server(error))
+            await p.ws.close(1008, ErrorCode.BANNED.value)
             return
         if not answer.get("ok"):
             log.warning("could not seat %s again: %s", p.name, answer.get("detail"))

@@ -3,41 +3,66 @@
 The channel of ``underhall serve`` (:class:`~server.net.admin.AdminSocket`:
 a Unix socket of mode 0600, the ``SO_PEERCRED`` check, one JSON object per
 line each way, every action logged with ``event: "admin"`` and counted in
-``underhall_admin_actions_total``), with the commands that make sense for a
-gateway, which holds connections and no game state:
+``underhall_admin_actions_total``), with ``serve``'s commands made
+cluster-wide. A gateway holds connections and no game state, so what needs
+the other gateways is asked of them over NATS (:meth:`Gateway.gather
+<server.cluster.gateway.Gateway.gather>`: answers collected for at most
+:data:`~server.cluster.gateway.GATHER_S` seconds), and what needs the
+database goes to a worker (``P.admin``, :mod:`server.cluster.bans`).
+Answers carry ``serve``'s fields, and these:
 
-- ``who``: the players connected through this gateway: ``name``, ``actor``
-  (the lasting id), ``worker`` and ``epoch`` (its route), ``depth`` (of the
-  last snapshot it was sent; None before one), ``address``, and ``state``
-  (``playing``, ``moving`` during a hand-off, ``reseating`` after its worker
-  was lost); and the ``gateway``'s id, the live ``workers``, ``draining``
-  and the highest worker ``tick`` heard.
-- ``kick`` ``name``: as ``serve``: the fatal error ``kicked``, close code
-  1008, and the name refused by this gateway for
-  :data:`~server.game.bans.KICK_HOLD_S` seconds.
+- ``gateways``: the ids of the gateways that answered in time (this one
+  included), and ``silent``: gateways heard from lately that did not.
+
+The commands:
+
+- ``who``: this gateway's players as before (``players``: ``name``,
+  ``actor``, ``worker``, ``epoch``, ``depth`` of the last snapshot sent,
+  ``address``, ``state``; ``gateway``, the live ``workers``, ``draining``,
+  the highest worker ``tick`` heard), and ``cluster``: one entry per
+  gateway that answered, ``{"gateway", "players", "draining"}``, by id.
+- ``kick`` ``name``: every gateway holds the name out for
+  :data:`~server.game.bans.KICK_HOLD_S` seconds (``kicked``), and the one
+  the player is on disconnects it as ``serve`` does (the fatal error
+  ``kicked``, close code 1008). ``online`` says whether it was found on a
+  gateway that answered, ``where`` on which.
+- ``ban`` ``name`` [``reason``]: a worker adds it to the bans in PostgreSQL
+  (where ``serve`` keeps them) and announces it; workers then refuse the
+  name (``banned``, with the reason) and the gateway the player is on
+  disconnects it (``banned``, close code 1008). ``online`` and ``where`` as
+  for ``kick``.
+- ``unban`` ``name``; ``bans``: as ``serve``'s, answered by a worker.
 - ``broadcast`` ``text``: one notice to every player on every gateway (over
   the cluster's chat subject), as ``serve``'s broadcast looks to a client.
   The answer's ``players_here`` counts this gateway's players only.
 - ``shutdown`` [``grace`` seconds]: :meth:`~server.cluster.gateway.Gateway.drain`.
 
-``ban``, ``unban``, ``bans`` and ``save`` are answered with an error saying
-why they are not available on a gateway.
+``save`` is answered with an error: the workers save.
+
+A ban, an unban or ``bans`` that no worker answers within
+:data:`WORKER_ANSWER_S` seconds is answered with an error saying so.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+
+from protocol.limits import MAX_CHAT
+from server.cluster.bus import pack, unpack
+from server.game.bans import KICK_HOLD_S
 from server.net.admin import AdminError, AdminSocket, Answer, grace_field, name_field, text_field
 
 if TYPE_CHECKING:
     from server.cluster.gateway import Gateway
 
-NO_BANS = (
-    "bans are not available on a gateway yet: they are cluster-wide state, "
-    "to be kept in PostgreSQL (kick holds a name out of this gateway for a while)"
-)
+WORKER_ANSWER_S = 8.0
+"""Seconds a ban, an unban or ``bans`` waits for a worker's answer (a worker
+opens a connection of its own to the database: up to 5 s)."""
 NO_SAVE = "a gateway holds no game state: the workers save the characters they hold"
 
 
@@ -58,43 +83,106 @@ class GatewayAdmin(AdminSocket):
             {
                 "who": self._who,
                 "kick": self._kick,
+                "ban": self._ban,
+                "unban": self._unban,
+                "bans": self._bans,
                 "broadcast": self._broadcast,
                 "shutdown": self._shutdown,
-                "ban": self._no_bans,
-                "unban": self._no_bans,
-                "bans": self._no_bans,
                 "save": self._no_save,
             },
             count=lambda cmd: gateway.metrics.admin_actions.labels(cmd).inc(),
         )
 
-    def _who(self, request: dict[str, Any]) -> Answer:
+    def _heard(self, answers: dict[str, Any]) -> Answer:
+        """The ``gateways`` that answered and the ``silent`` ones."""
+        return {
+            "gateways": sorted(answers),
+            "silent": [g for g in self.gateway.live_gateways() if g not in answers],
+        }
+
+    async def _who(self, request: dict[str, Any]) -> Answer:
         gw = self.gateway
-        players = [
+        here = gw.who_here()
+        _, answers = await gw.gather(
+            lambda inbox: gw.nc.publish(gw.subjects.who, pack([]), reply=inbox)
+        )
+        answers[gw.id] = {"players": here, "draining": gw.draining}  # as it is now
+        cluster = [
             {
-                "name": p.name,
-                "actor": p.actor_id,
-                "worker": p.worker,
-                "epoch": p.epoch,
-                "depth": p.depth,
-                "address": p.address,
-                "state": "reseating" if p.rejoining else "moving" if p.moving else "playing",
+                "gateway": g,
+                "players": list(body.get("players", [])),
+                "draining": bool(body.get("draining")),
             }
-            for p in sorted(gw.players.values(), key=lambda p: (p.name.lower(), p.actor_id))
+            for g, body in sorted(answers.items())
+            if isinstance(body, dict)
         ]
         return {
             "gateway": gw.id,
-            "players": players,
+            "players": here,
             "workers": gw.live_workers(),
             "draining": gw.draining,
             "tick": gw.tick,
+            "cluster": cluster,
+            **self._heard(answers),
         }
 
-    def _kick(self, request: dict[str, Any]) -> Answer:
+    async def _kick(self, request: dict[str, Any]) -> Answer:
+        gw = self.gateway
         name = name_field(request)
-        if not self.gateway.kick(name):
-            raise AdminError(f"nobody called {name!r} is playing through this gateway")
+        _, answers = await gw.gather(
+            lambda inbox: gw.nc.publish(gw.subjects.kick, pack([name]), reply=inbox)
+        )
+        where = sorted(g for g, closed in answers.items() if closed)
+        return {
+            "name": name,
+            "online": bool(where),
+            "where": where,
+            "hold_s": KICK_HOLD_S,
+            **self._heard(answers),
+        }
+
+    async def _ask_worker(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Send ``req`` to a worker on ``P.admin``; its answer if ``ok``.
+
+        Raises:
+            AdminError: No worker answered within :data:`WORKER_ANSWER_S`,
+                none listens, or the worker refused (its text).
+        """
+        gw = self.gateway
+        started = time.monotonic()
+        try:
+            reply = await gw.nc.request(gw.subjects.admin, pack(req), timeout=WORKER_ANSWER_S)
+            answer: dict[str, Any] = unpack(reply.data)
+        except NoRespondersError as exc:
+            raise AdminError("no worker is running to carry it out (nobody listens)") from exc
+        except NatsTimeout as exc:
+            raise AdminError(
+                f"no worker answered within {time.monotonic() - started:.0f} s: "
+                "it may or may not have been done (ask again, or see 'bans')"
+            ) from exc
+        if not isinstance(answer, dict) or not answer.get("ok"):
+            raise AdminError(str(answer.get("error") if isinstance(answer, dict) else answer))
+        return answer
+
+    async def _ban(self, request: dict[str, Any]) -> Answer:
+        gw = self.gateway
+        name = name_field(request)
+        reason = request.get("reason") or ""
+        if not isinstance(reason, str) or len(reason) > MAX_CHAT:
+            raise AdminError(f"reason must be text of at most {MAX_CHAT} characters")
+        req = {"op": "ban", "name": name, "reason": reason}
+        _, answers = await gw.gather(lambda inbox: self._ask_worker({**req, "inbox": inbox}))
+        where = sorted(g for g, closed in answers.items() if closed)
+        return {"name": name, "online": bool(where), "where": where, **self._heard(answers)}
+
+    async def _unban(self, request: dict[str, Any]) -> Answer:
+        name = name_field(request)
+        await self._ask_worker({"op": "unban", "name": name})
         return {"name": name}
+
+    async def _bans(self, request: dict[str, Any]) -> Answer:
+        answer = await self._ask_worker({"op": "bans"})
+        return {"bans": answer.get("bans", [])}
 
     async def _broadcast(self, request: dict[str, Any]) -> Answer:
         text = text_field(request)
@@ -105,9 +193,6 @@ class GatewayAdmin(AdminSocket):
         grace = grace_field(request)
         players = len(self.gateway.players)
         return {"grace_s": self.gateway.drain(grace), "players": players}
-
-    def _no_bans(self, request: dict[str, Any]) -> Answer:
-        raise AdminError(NO_BANS)
 
     def _no_save(self, request: dict[str, Any]) -> Answer:
         raise AdminError(NO_SAVE)

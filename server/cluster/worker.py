@@ -13,6 +13,9 @@ at the edges:
   every save is fenced by it, and a refused save drops the character;
 - a tick's frames go out as one NATS message per gateway
   (:func:`server.cluster.bus.batches`), not to sockets;
+- it refuses the join of a banned name as ``serve`` does, from a copy of
+  the cluster's bans kept fresh by notices (:mod:`server.cluster.bans`), and
+  carries out the operators' ``ban``, ``unban`` and ``bans``;
 - after each tick, a player standing on a level this worker does not hold
   (stairs, a respawn at depth 1, a level teleport) is handed off to the
   holder of that level (:meth:`Worker._hand_off`, the issue's seven steps).
@@ -41,6 +44,7 @@ from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import Chat, ChatOut, Command, Info, Look, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
+from server.cluster.bans import ClusterBans
 from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches, pack, unpack
 from server.cluster.fence import Characters
 from server.cluster.lease import LEASE_S, RENEW_S, Leases, open_bucket
@@ -173,6 +177,7 @@ class Worker:
         self.chars: Characters
         self.nc: NatsClient
         self.leases: Leases
+        self.bans: ClusterBans
 
     # ----------------------------------------------------------- lifecycle
 
@@ -205,6 +210,8 @@ class Worker:
         self.nc = await nats.connect(
             self.nats_url, name=f"worker {self.id}", max_reconnect_attempts=-1
         )
+        self.bans = ClusterBans(self.db_url, self.nc, self.subjects)
+        await self.bans.load()
         js = self.nc.jetstream()
         self.leases = Leases(
             await open_bucket(js, self.subjects.leases, self.lease_s), self.id, self.lease_s
@@ -219,6 +226,8 @@ class Worker:
             await self.nc.subscribe(self.subjects.inbox(self.id), cb=self._on_inbox),
             await self.nc.subscribe(self.subjects.release, cb=self._on_release),
             await self.nc.subscribe(self.subjects.gateway_heartbeats, cb=self._on_gateway_beat),
+            await self.nc.subscribe(self.subjects.admin, "workers", cb=self._on_admin),
+            await self.nc.subscribe(self.subjects.bans, cb=self._on_bans),
         ]
         if install_signals:
             loop = asyncio.get_running_loop()
@@ -228,6 +237,7 @@ class Worker:
             asyncio.create_task(self._tick_loop()),
             asyncio.create_task(self._lease_loop()),
             asyncio.create_task(self._heartbeat_loop()),
+            asyncio.create_task(self.bans.keep_fresh()),
         ]
         log.info("worker %s ready (seed %d)", self.id, self.seed)
         if ready is not None and not ready.done():
@@ -478,6 +488,9 @@ class Worker:
     async def _route_join(self, req: dict[str, Any]) -> dict[str, Any]:
         if self.draining:
             return dict(_DRAINING)
+        banned = self.bans.refusal(req["name"])
+        if banned is not None:  # as serve refuses it: the code, and the reason in the text
+            return {"ok": False, "code": banned[0], "detail": banned[1], "retry": False}
         row = await self.chars.load(req["name"])
         if row is not None:
             token = req.get("token")
@@ -651,6 +664,23 @@ class Worker:
         if seat is not None and seat.epoch < int(epoch):
             log.info("%s is held elsewhere now (epoch %d): dropped", seat.name, epoch)
             self._unseat(seat.actor_id)
+
+    # ----------------------------------------------------------- bans
+
+    async def _on_admin(self, msg: Msg) -> None:
+        """An operator's ``ban``, ``unban`` or ``bans`` from a gateway (``P.admin``)."""
+        try:
+            req = unpack(msg.data)
+        except ValueError:
+            return
+        answer = await self.bans.answer(req)
+        if msg.reply:
+            await msg.respond(pack(answer))
+
+    async def _on_bans(self, msg: Msg) -> None:
+        """The bans changed (``P.bans``): apply it, and read the list again."""
+        with contextlib.suppress(ValueError):
+            self.bans.heard(unpack(msg.data))
 
     # ----------------------------------------------------------- players' messages
 

@@ -9,6 +9,7 @@ test's directory, shown when it fails to start.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -19,10 +20,13 @@ from pathlib import Path
 from typing import Any, Self
 
 import psycopg
+from websockets.asyncio.client import ClientConnection, connect
 
 from client.connection import Connection
 from client.model import GameModel
-from protocol.messages import CommandName, Delta, ServerMessage, Snapshot
+from protocol.codec import decode_server, encode_client
+from protocol.messages import CommandName, Delta, Hello, ServerMessage, Snapshot
+from protocol.version import PROTOCOL_VERSION
 from server.sim.world import World
 from server.store import hash_token, open_store, unpack_record
 from tests.serverproc import underhall_command
@@ -217,3 +221,39 @@ async def step(conn: Connection, model: GameModel) -> None:
     else:
         seq = await conn.command(CommandName.WAIT)
     await play_until(conn, model, acked(seq))
+
+
+async def admin_request(path: Path, **req: Any) -> dict[str, Any]:
+    """One request over an admin socket, as ``underhall admin`` sends it; the answer."""
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    writer.write(json.dumps(req).encode() + b"\n")
+    line = await asyncio.wait_for(reader.readline(), 15)
+    writer.close()
+    await writer.wait_closed()
+    answer: dict[str, Any] = json.loads(line)
+    return answer
+
+
+async def raw_hello(
+    url: str, name: str, token: str | None = None
+) -> tuple[ClientConnection, ServerMessage]:
+    """A raw websocket (its close code is wanted) that said ``hello`` as
+    ``name``; the first message answered (a welcome, or an error)."""
+    ws = await connect(url, compression=None)
+    await ws.send(encode_client(Hello(PROTOCOL_VERSION, name, token)))
+    data = await asyncio.wait_for(ws.recv(), 10)
+    assert isinstance(data, bytes)
+    return ws, decode_server(data)
+
+
+async def recv_until(
+    ws: ClientConnection, done: Callable[[ServerMessage], bool], timeout: float = 10.0
+) -> ServerMessage:
+    """Read the raw websocket ``ws`` until a message passes ``done``; that message."""
+    async with asyncio.timeout(timeout):
+        while True:
+            data = await ws.recv()
+            assert isinstance(data, bytes)
+            msg = decode_server(data)
+            if done(msg):
+                return msg
