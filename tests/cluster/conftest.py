@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from tests.cluster.natsenv import require_nats, unique_prefix
-from tests.pgdb import pg_database
+from tests.pgdb import empty_pg, pg_database
 
 __all__ = ["pg_database"]
 
@@ -20,3 +25,18 @@ def nats_url() -> str:
 def prefix() -> str:
     """A subject and bucket prefix of this test's own."""
     return unique_prefix()
+
+
+@pytest.fixture
+def db(request: pytest.FixtureRequest) -> str:
+    """The URL of an empty PostgreSQL database of this test's own (skips
+    when PostgreSQL is unreachable)."""
+    return empty_pg(request.getfixturevalue("pg_database"))
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A directory with a short path (a Unix socket path has at most 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="uh-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

@@ -8,14 +8,10 @@ bans are checked in the database with ``serve``'s own reader
 from __future__ import annotations
 
 import asyncio
-import shutil
 import signal
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from client.connection import Connection
 from client.model import GameModel
@@ -31,21 +27,7 @@ from tests.cluster.procs import (
     raw_hello,
     recv_until,
 )
-from tests.pgdb import empty_pg
 from tests.serverproc import underhall_command
-
-
-@pytest.fixture
-def db(request: pytest.FixtureRequest) -> str:
-    return empty_pg(request.getfixturevalue("pg_database"))
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (a Unix socket path has at most 107 bytes)."""
-    path = Path(tempfile.mkdtemp(prefix="uh-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def saved_bans(db: str) -> dict[str, str]:

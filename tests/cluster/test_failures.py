@@ -18,7 +18,6 @@ from protocol.messages import Chat, ChatOut
 from server.cluster.bus import GATEWAY_SILENT_S, SILENT_S, unpack
 from server.cluster.gateway import JOIN_TIMEOUT_S
 from tests.cluster.procs import ClusterProcs, is_snap, plant, play_until, row_of, step
-from tests.pgdb import empty_pg
 
 LEASE_S = 2.0
 TAKEOVER_S = SILENT_S + LEASE_S + JOIN_TIMEOUT_S + 2.0
@@ -27,11 +26,6 @@ asks a worker it still hears to seat the player; the dead worker's lease is
 gone LEASE_S after its last renewal, so one join may be forwarded to the
 dead holder first and time out (JOIN_TIMEOUT_S); 2 s more for a loaded
 machine. A stalled worker is never asked: it is no longer heard."""
-
-
-@pytest.fixture
-def db(request: pytest.FixtureRequest) -> str:
-    return empty_pg(request.getfixturevalue("pg_database"))
 
 
 async def test_sigkill_worker_is_taken_over(

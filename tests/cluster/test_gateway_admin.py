@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import shlex
-import shutil
 import stat
-import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -22,39 +18,31 @@ from websockets.exceptions import InvalidStatus
 
 from client.connection import Connection, ConnectionClosed
 from client.model import GameModel
-from protocol.codec import decode_server, encode_client, encode_server
+from protocol.codec import encode_server
 from protocol.messages import (
     ChatOut,
     CommandName,
     Delta,
     Error,
-    Hello,
-    ServerMessage,
     Snapshot,
     Welcome,
 )
-from protocol.version import PROTOCOL_VERSION
 from server.cluster.gateway import snapshot_depth
 from server.game.bans import KICK_HOLD_S
-from tests.cluster.procs import ClusterProcs, acked, is_snap, plant, play_until
-from tests.pgdb import empty_pg
+from tests.cluster.procs import (
+    ClusterProcs,
+    acked,
+    admin_request,
+    is_snap,
+    plant,
+    play_until,
+    raw_hello,
+    recv_until,
+)
 from tests.serverproc import underhall_command
 
 Scrape = dict[tuple[str, frozenset[tuple[str, str]]], float]
 CLUSTER_DOC = Path(__file__).resolve().parents[2] / "docs" / "cluster.md"
-
-
-@pytest.fixture
-def db(request: pytest.FixtureRequest) -> str:
-    return empty_pg(request.getfixturevalue("pg_database"))
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (a Unix socket path has at most 107 bytes)."""
-    path = Path(tempfile.mkdtemp(prefix="uh-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -94,40 +82,6 @@ async def scrape_until(http: str, done: Callable[[Scrape], bool], timeout: float
             return samples
         assert asyncio.get_running_loop().time() < deadline, "the metrics never got there"
         await asyncio.sleep(0.1)
-
-
-async def admin(path: Path, **req: Any) -> dict[str, Any]:
-    """One request over an admin socket, as ``underhall admin`` sends it."""
-    reader, writer = await asyncio.open_unix_connection(str(path))
-    writer.write(json.dumps(req).encode() + b"\n")
-    line = await asyncio.wait_for(reader.readline(), 5)
-    writer.close()
-    await writer.wait_closed()
-    answer: dict[str, Any] = json.loads(line)
-    return answer
-
-
-async def hello(url: str, name: str, token: str | None = None) -> tuple[ClientConnection, Any]:
-    """A raw websocket (its close code is wanted) that said ``hello`` as
-    ``name``; the first message answered (a welcome, or an error)."""
-    ws = await connect(url, compression=None)
-    await ws.send(encode_client(Hello(PROTOCOL_VERSION, name, token)))
-    data = await asyncio.wait_for(ws.recv(), 10)
-    assert isinstance(data, bytes)
-    return ws, decode_server(data)
-
-
-async def recv_until(
-    ws: ClientConnection, done: Callable[[ServerMessage], bool], timeout: float = 10.0
-) -> ServerMessage:
-    """Read ``ws`` until a message passes ``done``; that message."""
-    async with asyncio.timeout(timeout):
-        while True:
-            data = await ws.recv()
-            assert isinstance(data, bytes)
-            msg = decode_server(data)
-            if done(msg):
-                return msg
 
 
 async def test_metrics_follow_a_player_through_a_hand_off(
@@ -176,7 +130,7 @@ async def test_metrics_follow_a_player_through_a_hand_off(
             assert value(moved, "underhall_gateway_players_by_worker", worker="wa") == 0
             assert value(moved, "underhall_world_tick") > 0
             # who follows the route and the depth of the last snapshot.
-            [walker] = (await admin(sock, cmd="who"))["players"]
+            [walker] = (await admin_request(sock, cmd="who"))["players"]
             assert (walker["worker"], walker["depth"], walker["epoch"]) == ("wb", 2, 2)
             for name in ("underhall_frames_sent_total", "underhall_sent_bytes_total"):
                 assert value(moved, name) > value(seated, name)
@@ -240,14 +194,14 @@ async def test_admin_who_kick_broadcast_and_shutdown(
         for http in (http1, http2):
             await scrape_until(http, lambda m: value(m, "underhall_ready") == 1)
 
-        ann, welcome = await hello(url1, "ann")
+        ann, welcome = await raw_hello(url1, "ann")
         assert isinstance(welcome, Welcome)
         await recv_until(ann, is_snap(1))
         bob = await Connection.open(url2, "bob")
         bob_model = GameModel(bob.welcome)
         await play_until(bob, bob_model, is_snap(1))
 
-        who = await admin(sock, cmd="who")
+        who = await admin_request(sock, cmd="who")
         assert who["ok"] and who["gateway"] == "g1" and who["workers"] == ["wa"]
         assert who["draining"] is False
         [player] = who["players"]  # bob plays through g2
@@ -269,10 +223,10 @@ async def test_admin_who_kick_broadcast_and_shutdown(
         assert "1 playing" in out and "gateway g1" in out
 
         # Bans are answered by a worker (tests/cluster/test_cluster_admin.py).
-        assert await admin(sock, cmd="bans") == {"ok": True, "bans": []}
+        assert await admin_request(sock, cmd="bans") == {"ok": True, "bans": []}
 
         # A notice reaches the players of every gateway, as serve's does.
-        said = await admin(sock, cmd="broadcast", text="Reboot at noon")
+        said = await admin_request(sock, cmd="broadcast", text="Reboot at noon")
         assert said == {"ok": True, "players_here": 1}
         heard = await play_until(bob, bob_model, lambda m: isinstance(m, ChatOut))
         notice = await recv_until(ann, lambda m: isinstance(m, ChatOut))
@@ -286,19 +240,19 @@ async def test_admin_who_kick_broadcast_and_shutdown(
             )
 
         # Kick: the error and close code serve uses; the name is held out.
-        kicked = await admin(sock, cmd="kick", name="ANN")
+        kicked = await admin_request(sock, cmd="kick", name="ANN")
         assert kicked["ok"] and kicked["name"] == "ANN"
         assert kicked["online"] and kicked["where"] == ["g1"]
         error = await recv_until(ann, lambda m: isinstance(m, Error))
         assert isinstance(error, Error) and (error.code, error.fatal) == ("kicked", True)
         await asyncio.wait_for(ann.wait_closed(), 5)
         assert (ann.close_code, ann.close_reason) == (1008, "kicked")
-        again, refusal = await hello(url1, "ann", welcome.token)
+        again, refusal = await raw_hello(url1, "ann", welcome.token)
         assert isinstance(refusal, Error) and (refusal.code, refusal.fatal) == ("kicked", True)
         assert f"{KICK_HOLD_S:.0f} s" in refusal.msg
         await asyncio.wait_for(again.wait_closed(), 5)
         assert again.close_code == 1008
-        nobody = await admin(sock, cmd="kick", name="ann")
+        nobody = await admin_request(sock, cmd="kick", name="ann")
         assert nobody["ok"] and not nobody["online"] and nobody["where"] == []
 
         counted = await scrape_until(http1, lambda m: value(m, "underhall_players_online") == 0)
@@ -315,7 +269,7 @@ async def test_admin_who_kick_broadcast_and_shutdown(
         cy = await Connection.open(url1, "cy")
         cy_model = GameModel(cy.welcome)
         await play_until(cy, cy_model, is_snap(1))
-        answer = await admin(sock, cmd="shutdown", grace=1)
+        answer = await admin_request(sock, cmd="shutdown", grace=1)
         assert answer == {"ok": True, "grace_s": 1.0, "players": 1}
         warned = await play_until(cy, cy_model, lambda m: isinstance(m, ChatOut))
         assert isinstance(warned[-1], ChatOut) and warned[-1].sender == ""

@@ -12,12 +12,6 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from tests.cluster.procs import ClusterProcs
-from tests.pgdb import empty_pg
-
-
-@pytest.fixture
-def db(request: pytest.FixtureRequest) -> str:
-    return empty_pg(request.getfixturevalue("pg_database"))
 
 
 def _get(url: str) -> tuple[int, str]:

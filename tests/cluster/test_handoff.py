@@ -7,18 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from client.connection import Connection
 from client.model import GameModel
 from protocol.messages import CommandName, Delta, ServerMessage, Snapshot
 from tests.cluster.procs import ClusterProcs, plant, play_until
-from tests.pgdb import empty_pg
-
-
-@pytest.fixture
-def db(request: pytest.FixtureRequest) -> str:
-    return empty_pg(request.getfixturevalue("pg_database"))
 
 
 def _epoch(db: str, name: str) -> int:

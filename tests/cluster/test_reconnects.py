@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from client.connection import Connection
 from client.model import GameModel
 from protocol.messages import CommandName
@@ -17,15 +15,9 @@ from server.sim.actors import player_from_record
 from tests.cluster.procs import SEED, ClusterProcs, acked, is_snap, plant, play_until, row_of
 from tests.cluster.replay import digest, replay
 from tests.cluster.trips import _step_toward, _target
-from tests.pgdb import empty_pg
 
 ROUNDS = 36
 """Stair trips, each ended by a dropped connection."""
-
-
-@pytest.fixture
-def db(request: pytest.FixtureRequest) -> str:
-    return empty_pg(request.getfixturevalue("pg_database"))
 
 
 async def _open(url: str) -> tuple[Connection, GameModel]:

@@ -8,22 +8,15 @@ import asyncio
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from server.sim.actors import player_from_record
 from server.store import unpack_record
 from tests.cluster.procs import SEED, ClusterProcs, plant
 from tests.cluster.replay import digest, replay
 from tests.cluster.trips import trip
-from tests.pgdb import empty_pg
 
 PLAYERS = 8
 TRIPS_EACH = 30
-
-
-@pytest.fixture
-def db(request: pytest.FixtureRequest) -> str:
-    return empty_pg(request.getfixturevalue("pg_database"))
 
 
 async def test_stair_trips_lose_and_duplicate_nobody(
