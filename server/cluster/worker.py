@@ -70,7 +70,9 @@ CLAIM_TIMEOUT_S = 0.5
 """Seconds the claim queue has to answer before this worker claims itself."""
 LEAVE_WAIT_S = 1.0
 """Seconds a join waits for the save of the same player's leave here (a
-reconnect racing its own disconnect); within the forwarding timeout."""
+reconnect racing its own disconnect); within the forwarding timeout. A save
+still running then makes the join answer ``retry`` (the gateway asks again)
+rather than read a row that save is about to change."""
 _DRAINING: dict[str, Any] = {
     "ok": False, "code": "retry", "detail": "draining", "retry": True, "draining": True
 }  # fmt: skip
@@ -546,6 +548,8 @@ class Worker:
         leaving = self._leaving.get(name.lower())
         if leaving is not None:  # it just left here: read it as that save left it
             await asyncio.wait([leaving], timeout=LEAVE_WAIT_S)
+            if not leaving.done():  # the database is slow: the gateway asks again
+                return {"ok": False, "code": "retry", "detail": "still saving", "retry": True}
         row = await self.chars.load(name)
         if row is None:
             return await self._create(name, req.get("cls"), gateway)
