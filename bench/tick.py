@@ -29,8 +29,11 @@ from typing import Any
 import numpy as np
 
 from protocol.codec import encode_server
+from server.game import index as index_module
+from server.game import views as views_module
 from server.game.game import Game
 from server.game.store import Store
+from server.net import collector
 from server.sim import monsters, projectiles, upkeep
 from server.sim import world as world_module
 from server.sim.commands import DIRECTIONS
@@ -48,10 +51,14 @@ SPLIT_PARTS: tuple[tuple[str, Any, str], ...] = (
     ("upkeep_round", upkeep, "run_round"),
     ("regenerate", upkeep, "regenerate"),
     ("restock", monsters, "restock"),
+    ("tick_index", index_module.TickIndex, "__init__"),
+    ("views", views_module.PlayerView, "message"),
 )
 """Name, owner and attribute of each part ``--split`` times. Parts nest:
 ``update_views`` holds ``fov_compute`` and ``remember``; ``monsters_act``
-holds ``visible_players`` and ``monster_paths``. An attribute the code
+holds ``visible_players`` and ``monster_paths``; ``tick_index`` (the
+tick's shared index) and ``views`` (every player's message) are the parts
+of :meth:`Game.step` after the world's step. An attribute the code
 does not have (an older or newer version) is left out."""
 
 
@@ -109,6 +116,7 @@ def run(
     """
     world = World(seed)
     game = Game(world, Store(":memory:"), max_players=n + 1)
+    collector.tune()  # the collector as `underhall serve` sets it after start-up
     rng = np.random.default_rng(seed)
     ids = []
     for i in range(n):

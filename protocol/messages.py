@@ -138,9 +138,13 @@ class Hello:
     cls: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Command:
     """``cmd``: an action. Keys a command does not take are None.
+
+    Not frozen, for the reason :class:`Delta` is not: one is decoded for
+    every command a client sends, and the frozen constructor took a third
+    of that decoding (1.1 of 3.4 µs). Treat it as read-only all the same.
 
     Attributes:
         seq: the client's sequence number.

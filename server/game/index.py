@@ -17,11 +17,10 @@ from typing import Any
 import numpy as np
 
 from server.game.wire import (
-    actor_flags,
     actor_record,
     event_to_wire,
     span_to_wire,
-    status_bits,
+    wire_states,
 )
 from server.sim.events import (
     Attacked,
@@ -163,23 +162,22 @@ class TickIndex:
         for i, (_, e) in enumerate(self.shared):
             self._shared_own[e.actor].append(i)
 
-        self.states: dict[int, ActorState] = {}
+        players_on = world.players_on
+        active = [d for d in world.levels if players_on(d) > 0]
+        self.states: dict[int, ActorState] = wire_states(world.actors.values(), set(active))
         """Wire state of every living actor on a level with players."""
+        states = self.states
         self.records: dict[int, list[Any]] = {}
         """Actor records (``add``) built so far this tick, by id, without the
         "you" flag: each is built once however many players see it."""
-        players_on = world.players_on
-        active = [d for d in world.levels if players_on(d) > 0]
-        states = self.states
-        for a in world.actors.values():
-            if a.alive and players_on(a.depth) > 0:
-                states[a.id] = (a.x, a.y, a.hp, a.max_hp, actor_flags(a, -1), status_bits(a))
         self.tops: dict[int, dict[tuple[int, int], str]] = {
             d: {pos: pile[-1].key for pos, pile in world.levels[d].items.items() if pile}
             for d in active
         }
         """Top floor item by cell, per level with players."""
-        self._upd_rows: dict[int, list[Any]] = {}
+        self.upd_rows: dict[int, list[Any]] = {}
+        """The ``upd`` row ``[id, x, y, hp, max_hp, flags, sts]`` (no "you"
+        flag) of every actor in :attr:`changed`, built once for all viewers."""
         self.all_changed = previous is None
         """True on the first tick: every view must look at everything."""
         self.changed: set[int] = set()
@@ -189,10 +187,14 @@ class TickIndex:
         """Per depth, the cells whose top floor item appeared, changed or
         went since the previous tick."""
         if previous is None:
+            self.upd_rows = {aid: [aid, *state] for aid, state in states.items()}
             self.changed = set(states)
             return
         before = previous.states
-        self.changed = {aid for aid, state in states.items() if before.get(aid) != state}
+        self.upd_rows = {
+            aid: [aid, *state] for aid, state in states.items() if before.get(aid) != state
+        }
+        self.changed = set(self.upd_rows)
         for depth, tops in self.tops.items():
             old_tops = previous.tops.get(depth, {})
             if tops == old_tops:
@@ -201,14 +203,6 @@ class TickIndex:
             cells += [pos for pos, key in tops.items() if pos in old_tops and old_tops[pos] != key]
             if cells:
                 self.item_changes[depth] = sorted(cells)
-
-    def upd_row(self, aid: int) -> list[Any]:
-        """The ``upd`` row ``[id, x, y, hp, max_hp, flags, sts]`` of actor
-        ``aid`` (no "you" flag), built at most once per tick."""
-        row = self._upd_rows.get(aid)
-        if row is None:
-            row = self._upd_rows[aid] = [aid, *self.states[aid]]
-        return row
 
     def may_touch_me(self, actor_id: int) -> bool:
         """Whether the player's ``me`` fields other than position, health and

@@ -156,7 +156,7 @@ class PlayerView:
                 fields["fov"] = self._packed_fov(actor)
             self.fov = fov
         old = self.ids
-        now = self._visible_ids(index)
+        now = index.world.sees.get(self.actor_id) or _NOBODY  # as _visible_ids
         if now is not old and now != old:
             rm = old - now
             add = now - old
@@ -170,8 +170,8 @@ class PlayerView:
         changed = index.changed
         upd_ids = kept & changed if len(kept) > len(changed) else changed & kept
         if upd_ids:
-            row, me = index.upd_row, self.actor_id
-            upd = [row(aid) for aid in sorted(upd_ids)]
+            rows, me = index.upd_rows, self.actor_id
+            upd = [rows[aid] for aid in sorted(upd_ids)]
             if me in upd_ids:
                 i = next(i for i, r in enumerate(upd) if r[0] == me)
                 own = upd[i]
@@ -241,23 +241,32 @@ class PlayerView:
     ) -> None:
         """Put the changed ``me`` fields into ``fields["me"]``.
 
-        Position, health and energy change often and are compared one by one;
-        the rest is rebuilt only when its fingerprint (:func:`_me_key`)
+        Position, health, energy and food change often and are compared one
+        by one; the rest is rebuilt only when its fingerprint (:func:`_me_key`)
         changes, and the fingerprint is taken only when ``may_change`` (see
         :meth:`TickIndex.may_touch_me`), or depth, level, death or the
         spell-memory round changed.
         """
         me = self.me
         diff: dict[str, Any] = {}
-        for key, value in (("x", actor.x), ("y", actor.y), ("hp", actor.hp), ("en", actor.en)):
-            if me[key] != value:
-                diff[key] = me[key] = value
+        x, y, hp, en = actor.x, actor.y, actor.hp, actor.en
+        if me["x"] != x:
+            diff["x"] = me["x"] = x
+        if me["y"] != y:
+            diff["y"] = me["y"] = y
+        if me["hp"] != hp:
+            diff["hp"] = me["hp"] = hp
+        if me["en"] != en:
+            diff["en"] = me["en"] = en
+        food, sent = actor.food, me["food"]
+        if sent[0] != food.nourishment or sent[1] != food.hunger:
+            diff["food"] = me["food"] = [food.nourishment, food.hunger]
         if (
             not may_change
             and me["depth"] == actor.depth
             and me["level"] == actor.level
-            and me["dead"] != actor.alive
-            and self.me_key[-1] == _memory_round(actor, world.tick)
+            and me["dead"] == (hp <= 0)
+            and self.me_key[-1] == (world.tick // MEMORY_STEP if actor.known_spells else 0)
         ):
             if diff:
                 fields["me"] = diff
@@ -273,8 +282,8 @@ class PlayerView:
 
 
 def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
-    """A cheap fingerprint of the ``me`` fields other than ``x``, ``y``, ``hp``
-    and ``en`` (compared one by one): rebuild them only when it changes.
+    """A cheap fingerprint of the ``me`` fields other than ``x``, ``y``, ``hp``,
+    ``en`` and ``food`` (compared one by one): rebuild them only when it changes.
 
     Spell failure rates and forgetting depend on time only through whole
     rounds of :data:`server.sim.casting.MEMORY_STEP` ticks, so the key holds
@@ -296,8 +305,6 @@ def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
         tuple((i.letter, i.key, i.count, i.charges, i.known) for i in actor.inventory),
         tuple(id(i) for i in actor.equipment.values()),
         actor.statuses.snapshot(),
-        actor.food.nourishment,
-        actor.food.hunger,
         tuple(actor.known_spells.items()),
         tuple(sorted(actor.skills.items())),
         actor.choices_owed,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 from server.content import DAMAGE_TYPES, Content, ItemDef
 from server.content.spells import default_spells
 from server.content.statuses import StatusKind
-from server.sim.actors import Actor, Mind
+from server.sim.actors import PLAYER_KIND, Actor, Mind
 from server.sim.casting import AIMS, choice_options, spell_menu
 from server.sim.combat import CRITICAL_CHANCE, AttackOutcome, hit_chance
 from server.sim.commands import (
@@ -151,20 +151,44 @@ _ITEM_COMMANDS: dict[str, Any] = {
 }
 
 
+MIND_FLAGS: dict[int, int] = {
+    Mind.ASLEEP: FLAG_ASLEEP,
+    Mind.FLEEING: FLAG_FLEEING,
+    Mind.HUNTING: FLAG_HUNTING,
+}
+"""The flag bit of each state of mind that has one (awake and wandering have none)."""
+
+
 def actor_flags(actor: Actor, viewer: int) -> int:
     """The wire flag bits of ``actor`` as seen by player ``viewer``."""
-    flags = 0
-    if actor.mind == Mind.ASLEEP:
-        flags |= FLAG_ASLEEP
-    elif actor.mind == Mind.FLEEING:
-        flags |= FLAG_FLEEING
-    elif actor.mind == Mind.HUNTING:
-        flags |= FLAG_HUNTING
+    flags = MIND_FLAGS.get(actor.mind, 0)
     if actor.id == viewer:
         flags |= FLAG_YOU
-    if actor.is_player:
+    if actor.kind == PLAYER_KIND:
         flags |= FLAG_PLAYER
     return flags
+
+
+def wire_states(
+    actors: Iterable[Actor], depths: Container[int]
+) -> dict[int, tuple[int, int, int, int, int, int]]:
+    """``(x, y, hp, max_hp, flags, sts)`` of every living actor on one of
+    ``depths``, by id: the ``upd`` fields (flags without the viewer's "you"
+    bit), as :func:`actor_flags` and :func:`status_bits` give them.
+
+    Called once a tick for every actor of the levels with players, so it is
+    written as one loop with those two functions inlined (issue 10: a third
+    of the cost of building the tick's index with 4,000 players).
+    """
+    out: dict[int, tuple[int, int, int, int, int, int]] = {}
+    mind_flags = MIND_FLAGS.get
+    for a in actors:
+        if a.hp > 0 and a.depth in depths:
+            flags = mind_flags(a.mind, 0)
+            if a.kind == PLAYER_KIND:
+                flags |= FLAG_PLAYER
+            out[a.id] = (a.x, a.y, a.hp, a.max_hp, flags, status_bits(a) if a.statuses else 0)
+    return out
 
 
 def wire_kind(actor: Actor, content: Content) -> str:

@@ -990,7 +990,12 @@ class World:
         in numpy (:meth:`_visible_sets`). :attr:`seen_by` follows the sets
         that changed.
         """
-        unseen = {aid for aid, a in self.actors.items() if a.unseen}
+        # Invisibility needs the ability or a status: the cheap test first.
+        unseen = {
+            aid
+            for aid, a in self.actors.items()
+            if (a.statuses or "invisible" in a.abilities) and a.unseen
+        }
         turned = unseen ^ self._unseen  # became invisible or visible (or came or went)
         self._unseen = unseen
         version = self._version
