@@ -444,6 +444,8 @@ class GameModel:
             self._add_actors(msg.add)
         if isinstance(msg.upd, list):
             self._update_actors(msg.upd)
+        if isinstance(msg.mv, list):
+            self._move_actors(msg.mv)
         if msg.objs is not None:
             self._set_objs(msg.objs)
         if isinstance(msg.me, dict):
@@ -480,6 +482,15 @@ class GameModel:
             view.x, view.y, view.hp, view.max_hp, view.flags = x, y, hp, max_hp, flags
             if len(record) > 6 and _is_int(record[6]) and record[6] >= 0:
                 view.sts = record[6]
+
+    def _move_actors(self, flat: list[Any]) -> None:
+        """Apply ``mv``: ``[id, x, y, ...]``, new positions of actors in view
+        (a malformed or unknown triple is skipped)."""
+        for i in range(0, len(flat) - 2, 3):
+            ident, x, y = flat[i : i + 3]
+            view = self.actors.get(ident) if _is_int(ident) else None
+            if view is not None and _is_int(x) and _is_int(y):
+                view.x, view.y = x, y
 
     def _set_objs(self, flat: object) -> None:
         objs = self.objs

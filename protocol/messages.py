@@ -264,7 +264,9 @@ class Delta:
 
     ``rej`` lists ``[seq, reason]`` for the commands refused this tick
     (protocol 3: they ride in the tick's one frame instead of ``reject``
-    messages of their own)."""
+    messages of their own). ``mv`` is ``[id, x, y, id, x, y, ...]`` for the
+    actors in view whose position alone changed (protocol 4: a third of the
+    bytes of their ``upd`` rows)."""
 
     tick: int
     ack: int | None = None
@@ -277,6 +279,7 @@ class Delta:
     ev: list[Any] | None = None
     me: dict[str, Any] | None = None
     rej: list[Any] | None = None
+    mv: list[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

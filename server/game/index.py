@@ -177,7 +177,11 @@ class TickIndex:
         """Top floor item by cell, per level with players."""
         self.upd_rows: dict[int, list[Any]] = {}
         """The ``upd`` row ``[id, x, y, hp, max_hp, flags, sts]`` (no "you"
-        flag) of every actor in :attr:`changed`, built once for all viewers."""
+        flag) of every actor in :attr:`changed` but those in :attr:`moves`,
+        built once for all viewers."""
+        self.moves: dict[int, tuple[int, int, int]] = {}
+        """``(id, x, y)`` of every actor in :attr:`changed` whose position
+        alone changed since the previous tick (an ``mv`` triple: protocol 4)."""
         self.all_changed = previous is None
         """True on the first tick: every view must look at everything."""
         self.changed: set[int] = set()
@@ -191,10 +195,14 @@ class TickIndex:
             self.changed = set(states)
             return
         before = previous.states
-        self.upd_rows = {
-            aid: [aid, *state] for aid, state in states.items() if before.get(aid) != state
-        }
-        self.changed = set(self.upd_rows)
+        upd_rows, moves = self.upd_rows, self.moves
+        for aid in [aid for aid, state in states.items() if before.get(aid) != state]:
+            state, old = states[aid], before.get(aid)
+            if old is not None and old[2:] == state[2:]:
+                moves[aid] = (aid, state[0], state[1])
+            else:
+                upd_rows[aid] = [aid, *state]
+        self.changed = upd_rows.keys() | moves.keys()
         for depth, tops in self.tops.items():
             old_tops = previous.tops.get(depth, {})
             if tops == old_tops:

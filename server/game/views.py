@@ -170,13 +170,25 @@ class PlayerView:
         changed = index.changed
         upd_ids = kept & changed if len(kept) > len(changed) else changed & kept
         if upd_ids:
-            rows, me = index.upd_rows, self.actor_id
-            upd = [rows[aid] for aid in sorted(upd_ids)]
-            if me in upd_ids:
-                i = next(i for i, r in enumerate(upd) if r[0] == me)
-                own = upd[i]
-                upd[i] = [*own[:5], own[5] | FLAG_YOU, own[6]]
-            fields["upd"] = upd
+            # Position-only changes go as flat mv triples, the rest as upd rows.
+            move, rows = index.moves.get, index.upd_rows
+            mv: list[int] = []
+            upd: list[list[Any]] = []
+            for aid in sorted(upd_ids):
+                triple = move(aid)
+                if triple is None:
+                    upd.append(rows[aid])
+                else:
+                    mv += triple
+            if mv:
+                fields["mv"] = mv
+            if upd:
+                me = self.actor_id
+                if me in upd_ids and me in rows:
+                    i = next(i for i, r in enumerate(upd) if r[0] == me)
+                    own = upd[i]
+                    upd[i] = [*own[:5], own[5] | FLAG_YOU, own[6]]
+                fields["upd"] = upd
         self.ids = now
         if fov is not None and (moved or index.all_changed):
             changed_objs = self._objs_after_move(index, actor.depth, fov)

@@ -237,6 +237,7 @@ junk_lists = st.lists(junk | records, max_size=6) | records
         fov=st.none() | st.just(pack_level_fov(np.eye(3, 5, dtype=bool))),
         add=st.none() | junk_lists,
         upd=st.none() | junk_lists,
+        mv=st.none() | junk_lists,
         rm=st.none() | junk_lists,
         objs=st.none() | junk_lists,
         ev=st.none() | junk_lists,
@@ -330,6 +331,19 @@ def test_actor_statuses_from_records_and_updates() -> None:
         Delta(tick=104, upd=[[9, 3, 1, 4, 5, 1, "x"]], add=[[12, "rat", "", 0, 0, 1, 1, 0, -2]])
     )
     assert m.actors[9].sts == 0b10 and m.actors[12].sts == 0
+
+
+def test_mv_moves_actors_and_keeps_their_other_fields() -> None:
+    m = model_2()
+    rat = m.actors[9]
+    hp, flags, sts = rat.hp, rat.flags, rat.sts
+    m.apply(Delta(tick=102, mv=[9, 4, 1, 404, 0, 0, 7, "x", 2, 9]))
+    assert (rat.x, rat.y) == (4, 1) and (rat.hp, rat.flags, rat.sts) == (hp, flags, sts)
+    assert 404 not in m.actors  # unknown id: skipped
+    assert isinstance(m.actors[7].x, int)  # malformed triple (x not an int): skipped
+    seven = (m.actors[7].x, m.actors[7].y)
+    m.apply(Delta(tick=103, mv=[9, 6, 2, 7, 1]))  # a partial triple at the end: skipped
+    assert (rat.x, rat.y) == (6, 2) and (m.actors[7].x, m.actors[7].y) == seven
 
 
 def test_inventory_records() -> None:

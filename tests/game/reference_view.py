@@ -75,12 +75,12 @@ class ReferenceView:
         self.fov = fov
         rm = sorted(a for a in self.actors if a not in actors)
         add = [actors[a] for a in sorted(actors) if a not in self.actors]
-        upd = [
-            [a, *actors[a][3:]]
-            for a in sorted(actors)
-            if a in self.actors and self.actors[a] != actors[a]
-        ]
-        for key, value in (("rm", rm), ("add", add), ("upd", upd)):
+        differ = [a for a in sorted(actors) if a in self.actors and self.actors[a] != actors[a]]
+        # Position alone changed (health, flags, statuses as sent): an mv triple.
+        moved = {a for a in differ if self.actors[a][5:] == actors[a][5:]}
+        upd = [[a, *actors[a][3:]] for a in differ if a not in moved]
+        mv: list[Any] = [v for a in differ if a in moved for v in (a, *actors[a][3:5])]
+        for key, value in (("rm", rm), ("add", add), ("upd", upd), ("mv", mv)):
             if value:
                 fields[key] = value
         cells = {pos: key for pos, key in objs.items() if self.objs.get(pos) != key}

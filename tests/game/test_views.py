@@ -32,6 +32,9 @@ def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
         assert fov.contains(rec[3], rec[4]), f"actor {rec[0]} sent from outside the view"
     for rec in msg.upd or []:
         assert fov.contains(rec[1], rec[2]), f"update of {rec[0]} from outside the view"
+    mv = msg.mv or []
+    for i in range(0, len(mv), 3):
+        assert fov.contains(mv[i + 1], mv[i + 2]), f"move of {mv[i]} from outside the view"
     tiles = msg.tiles or []
     for i in range(0, len(tiles), 3):
         assert fov.contains(tiles[i], tiles[i + 1]), "tile sent from outside the view"
@@ -84,6 +87,8 @@ def _check_ids_known(pid: int, model: GameModel, msg: Any) -> None:
     known |= {rec[0] for rec in msg.add or []}
     for rec in msg.upd or []:
         assert rec[0] in known, f"upd of unknown actor {rec[0]}"
+    for aid in (msg.mv or [])[::3]:
+        assert aid in known, f"mv of unknown actor {aid}"
     for ev in msg.ev or []:
         for i in EVENT_ACTOR_FIELDS.get(ev[0], ()):
             assert ev[i] is None or ev[i] in known, f"{ev} names unknown actor {ev[i]}"
@@ -166,6 +171,7 @@ def test_nothing_is_sent_when_nothing_changed() -> None:
         and m.ev is None
         and m.add is None
         and m.upd is None
+        and m.mv is None
         and m.tiles is None
         for m in sent
     )

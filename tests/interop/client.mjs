@@ -17,7 +17,7 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 3;
+const PROTOCOL_VERSION = 4;
 const WAIT_MS = 3000; // bound on any single wait for the server
 const RUN_MS = 15000; // bound on the whole run
 const MAX_FRAME = 4096;
@@ -369,6 +369,15 @@ class Game {
         check(a !== undefined, `delta.upd of unknown actor ${id}`);
         this.checkSts(sts, `delta.upd of ${id}`);
         Object.assign(a, { x, y, hp, max_hp: maxHp, flags, sts });
+      }
+    }
+    if ("mv" in m) {
+      check(isList(m.mv) && m.mv.length % 3 === 0 && m.mv.every(isInt), `delta.mv ${show(m.mv)}`);
+      for (let i = 0; i < m.mv.length; i += 3) {
+        const [id, x, y] = m.mv.slice(i, i + 3);
+        const a = this.actors.get(id);
+        check(a !== undefined, `delta.mv of unknown actor ${id}`);
+        Object.assign(a, { x, y });
       }
     }
     if ("objs" in m) this.applyObjs(m.objs, "delta");

@@ -40,9 +40,9 @@ def test_protocol_error() -> None:
 
 
 def test_version() -> None:
-    assert PROTOCOL_VERSION == 3
-    check_version(3)
-    for other in (1, 2, 4):
+    assert PROTOCOL_VERSION == 4
+    check_version(4)
+    for other in (1, 2, 3, 5):
         try:
             check_version(other)
         except ProtocolError as exc:
