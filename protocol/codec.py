@@ -57,7 +57,6 @@ from protocol.messages import (
 )
 
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
-_DIRECTION_VALUES = (-1, 0, 1)
 # What msgpack.unpackb raises for bad input: ValueError covers ExtraData,
 # FormatError, StackError and UnicodeDecodeError; OutOfData is an
 # UnpackException only; TypeError for an unhashable map key.
