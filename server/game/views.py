@@ -156,7 +156,7 @@ class PlayerView:
                 fields["fov"] = self._packed_fov(actor)
             self.fov = fov
         old = self.ids
-        now = index.world.sees.get(self.actor_id) or _NOBODY  # as _visible_ids
+        now = self._visible_ids(index)
         if now is not old and now != old:
             rm = old - now
             add = now - old
