@@ -117,6 +117,10 @@ DEFAULT_SIZE = (198, 66)
 """Width and height of generated levels, in cells: Angband's dungeon size, room
 for a crowd (about 2,200 walkable cells, 60 rooms) while the per-player cost
 stays bounded by the view window."""
+FOV_CACHE_CELLS = 4096
+"""Cells per level whose field of view :meth:`World._cached_fov` keeps (about
+1 KB each); past this the level's cache starts afresh. A default level has
+about 2,200 walkable cells, so in play it never fills."""
 
 
 class World:
@@ -192,6 +196,14 @@ class World:
         self._next_projectile_id = 1
         self._sight: dict[int, _Sight] = {}
         """Per depth, the occupancy the visible sets were last built from."""
+        self._fov_cache: dict[
+            int, dict[tuple[int, int], tuple[FieldOfView, NDArray[np.bool_]]]
+        ] = {}
+        """Per depth, the field of view and its padded mask computed from each
+        cell ``(x, y)`` since the terrain within ``FOV_RADIUS`` of it last
+        changed (:meth:`_cached_fov`). A field of view depends only on the
+        transparency of its window, and walkers keep returning to the same
+        cells: in a crowd most steps find theirs here."""
         self._raw_sees: dict[int, set[int]] = {}
         """Player id -> ids of every actor in its field of view, invisible
         ones included (what :attr:`sees` is cut from)."""
@@ -255,6 +267,7 @@ class World:
         del self.levels[depth]
         del self._occ[depth]
         self._sight.pop(depth, None)
+        self._fov_cache.pop(depth, None)
         for key in [k for k in self._search_orders if k[0] == depth]:
             del self._search_orders[key]
 
@@ -998,6 +1011,7 @@ class World:
         }
         turned = unseen ^ self._unseen  # became invisible or visible (or came or went)
         self._unseen = unseen
+        self._prune_fov_cache()
         version = self._version
         for depth, sight in self._sight.items():
             if sight.version != version.get(depth, 0):
@@ -1065,7 +1079,7 @@ class World:
             actor.fov_key = key  # terrain changed elsewhere on the level only
         if key != actor.fov_key or actor.fov is None:
             actor.fov_key = key
-            actor.fov = field_of_view(level.transparent, actor.x, actor.y, FOV_RADIUS)
+            actor.fov = self._cached_fov(actor.depth, level, actor.x, actor.y)[0]
             memory = actor.memory.get(actor.depth)
             if memory is None:
                 memory = np.full(level.terrain.shape, 255, dtype=np.uint8)
@@ -1087,9 +1101,68 @@ class World:
         sight = self._sight.get(actor.depth)
         if sight is None:
             sight = self._sight[actor.depth] = _Sight(self._occ[actor.depth].shape)
-        mask = padded_mask(actor.fov, actor.x, actor.y, FOV_RADIUS)
+        cached = self._fov_cache.get(actor.depth, {}).get((actor.x, actor.y))
+        if cached is not None and cached[0] is actor.fov:
+            mask = cached[1]
+        else:
+            mask = padded_mask(actor.fov, actor.x, actor.y, FOV_RADIUS)
         slot = sight.place(actor.id, actor.x, actor.y, mask, None if placed is None else placed[1])
         self._slots[actor.id] = (actor.depth, slot, actor.fov)
+
+    def _cached_fov(
+        self, depth: int, level: Level, x: int, y: int
+    ) -> tuple[FieldOfView, NDArray[np.bool_]]:
+        """The field of view from ``(x, y)`` on ``level`` (at ``depth``) and its
+        :func:`~server.sim.fov.padded_mask`, computed at most once while the
+        terrain around the cell stays as it is (:attr:`_fov_cache`; entries
+        near a changed cell are dropped by :meth:`_prune_fov_cache` before
+        any field of view is looked up). Both arrays are read-only: they are
+        shared by every player who stands on the cell."""
+        cache = self._fov_cache.get(depth)
+        if cache is None:
+            cache = self._fov_cache[depth] = {}
+        found = cache.get((x, y))
+        if found is None:
+            if len(cache) >= FOV_CACHE_CELLS:
+                cache.clear()
+            fov = field_of_view(level.transparent, x, y, FOV_RADIUS)
+            fov.visible.flags.writeable = False
+            mask = padded_mask(fov, x, y, FOV_RADIUS)
+            mask.flags.writeable = False
+            found = cache[(x, y)] = (fov, mask)
+        return found
+
+    def _prune_fov_cache(self) -> None:
+        """Drop the cached fields of view that a terrain change since the last
+        update may have changed (those from cells within ``FOV_RADIUS`` of a
+        changed cell: :attr:`Level.changed`), and the caches of levels
+        without players."""
+        for depth in list(self._fov_cache):
+            level = self.levels.get(depth)
+            if level is None or not self._players_on[depth]:
+                del self._fov_cache[depth]
+                continue
+            cache = self._fov_cache[depth]
+            if not level.changed or not cache:
+                continue
+            r = FOV_RADIUS
+            if len(level.changed) * (2 * r + 1) ** 2 > len(cache):
+                near = [
+                    pos
+                    for pos in cache
+                    if any(
+                        abs(pos[0] - cx) <= r and abs(pos[1] - cy) <= r for cx, cy in level.changed
+                    )
+                ]
+            else:
+                near = [
+                    (cx + dx, cy + dy)
+                    for cx, cy in level.changed
+                    for dy in range(-r, r + 1)
+                    for dx in range(-r, r + 1)
+                ]
+            for pos in near:
+                cache.pop(pos, None)
 
     def _visible_sets(self, depth: int, sight: _Sight) -> None:
         """Rebuild the visible sets of the living players of ``depth`` (fields

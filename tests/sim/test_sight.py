@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from server.content.schema import Terrain
 from server.sim.actors import Mind
 from server.sim.fov import field_of_view, padded_mask
 from server.sim.level import Level
@@ -144,3 +145,53 @@ def test_cell_viewers_agree_with_every_field_of_view(seed: int) -> None:
     assert {(p.id, i) for i, p in enumerate(players) if p.alive} <= got
     assert not any(pid == players[0].id for pid, _ in got)
     assert world.cell_viewers(2, xs, ys)[0].size == 0  # nobody on depth 2
+
+
+ROOMS = """
+##############################
+#<.........#.................#
+#..........#.................#
+#..........#.................#
+##############################
+"""
+
+
+@pytest.mark.parametrize("through", ["world", "level"])
+def test_a_field_of_view_kept_for_a_cell_is_made_again_after_terrain_near_it_changes(
+    through: str,
+) -> None:
+    """Fields of view are kept per cell (:meth:`World._cached_fov`): one
+    taken from a cell, then left, must not come back stale once a wall in
+    its window opened while nobody stood there (changed through the world
+    or straight on the level)."""
+    world = make_world(ROOMS)
+    ann = world.join("ann")
+    world.move_actor(ann, 8, 2)
+    world.step()
+    before = ann.fov
+    assert before is not None and not before.contains(14, 2)  # behind the wall
+    world.move_actor(ann, 2, 2)  # away, the wall out of its window
+    world.step()
+    if through == "world":
+        world.set_terrain(1, 11, 2, Terrain.FLOOR)
+    else:
+        world.level(1).set_terrain(11, 2, Terrain.FLOOR)
+    world.step()
+    world.move_actor(ann, 8, 2)  # back to the first cell
+    world.step()
+    fresh = field_of_view(world.level(1).transparent, 8, 2)
+    assert ann.fov is not before and ann.fov.contains(14, 2)
+    assert np.array_equal(ann.fov.visible, fresh.visible)
+
+
+def test_players_on_one_cell_share_its_field_of_view_and_cannot_change_it() -> None:
+    world = make_world(HALL)
+    ann, bob = world.join("ann"), world.join("bob")
+    world.move_actor(ann, 5, 2)
+    world.step()
+    kept = ann.fov
+    world.move_actor(ann, 6, 2)
+    world.move_actor(bob, 5, 2)
+    world.step()
+    assert bob.fov is kept
+    assert kept is not None and not kept.visible.flags.writeable
