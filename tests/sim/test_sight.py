@@ -180,8 +180,9 @@ def test_a_field_of_view_kept_for_a_cell_is_made_again_after_terrain_near_it_cha
     world.move_actor(ann, 8, 2)  # back to the first cell
     world.step()
     fresh = field_of_view(world.level(1).transparent, 8, 2)
-    assert ann.fov is not before and ann.fov.contains(14, 2)
-    assert np.array_equal(ann.fov.visible, fresh.visible)
+    after = ann.fov
+    assert after is not None and after is not before and after.contains(14, 2)
+    assert np.array_equal(after.visible, fresh.visible)
 
 
 def test_players_on_one_cell_share_its_field_of_view_and_cannot_change_it() -> None:
