@@ -45,6 +45,10 @@ class PlayerView:
         self.fov: FieldOfView | None = None
         self.me: dict[str, Any] = {}
         self.me_key: tuple[Any, ...] = ()
+        self.quiet: tuple[int, ...] | None = None
+        """What :meth:`_me_delta` last found with nothing else to look at
+        (position, health, energy, food, depth, level, spell-memory round),
+        or None: the same again, with ``may_change`` False, means no change."""
         self.ack = -1
 
     def _visible_ids(self, index: TickIndex) -> set[int] | frozenset[int]:
@@ -88,6 +92,7 @@ class PlayerView:
         self.fov = actor.fov
         self.me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
         self.me_key = _me_key(actor, world.tick)
+        self.quiet = None
         self.ack = actor.last_tag
         ev = None
         if index.may_witness(self.actor_id, actor.depth):
@@ -259,9 +264,24 @@ class PlayerView:
         :meth:`TickIndex.may_touch_me`), or depth, level, death or the
         spell-memory round changed.
         """
+        x, y, hp, en, food = actor.x, actor.y, actor.hp, actor.en, actor.food
+        memory_round = world.tick // MEMORY_STEP if actor.known_spells else 0
+        quiet = (
+            x,
+            y,
+            hp,
+            en,
+            food.nourishment,
+            food.hunger,
+            actor.depth,
+            actor.level,
+            memory_round,
+        )
+        if not may_change and quiet == self.quiet:
+            return  # as last time, when the comparisons below found all in place
+        self.quiet = None
         me = self.me
         diff: dict[str, Any] = {}
-        x, y, hp, en = actor.x, actor.y, actor.hp, actor.en
         if me["x"] != x:
             diff["x"] = me["x"] = x
         if me["y"] != y:
@@ -270,7 +290,7 @@ class PlayerView:
             diff["hp"] = me["hp"] = hp
         if me["en"] != en:
             diff["en"] = me["en"] = en
-        food, sent = actor.food, me["food"]
+        sent = me["food"]
         if sent[0] != food.nourishment or sent[1] != food.hunger:
             diff["food"] = me["food"] = [food.nourishment, food.hunger]
         if (
@@ -278,8 +298,9 @@ class PlayerView:
             and me["depth"] == actor.depth
             and me["level"] == actor.level
             and me["dead"] == (hp <= 0)
-            and self.me_key[-1] == (world.tick // MEMORY_STEP if actor.known_spells else 0)
+            and self.me_key[-1] == memory_round
         ):
+            self.quiet = quiet
             if diff:
                 fields["me"] = diff
             return
