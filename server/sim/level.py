@@ -126,7 +126,8 @@ class Level:
 
     def in_bounds(self, x: int, y: int) -> bool:
         """Whether ``(x, y)`` is a cell of the level."""
-        return 0 <= x < self.width and 0 <= y < self.height
+        height, width = self.terrain.shape
+        return 0 <= x < width and 0 <= y < height
 
     @property
     def passable(self) -> NDArray[np.bool_]:

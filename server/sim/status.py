@@ -391,16 +391,22 @@ def doubles_hunger(statuses: Statuses) -> bool:
 
 def power_bonus(statuses: Statuses) -> int:
     """Power added by active statuses (enraged; Underhall's numbers in statuses.toml)."""
+    if not statuses:  # most actors most of the time: no generator to build
+        return 0
     return sum(d.power_bonus for d in statuses.defs())
 
 
 def defence_bonus(statuses: Statuses) -> int:
     """Defence added by active statuses (stoneskin; Underhall's numbers in statuses.toml)."""
+    if not statuses:
+        return 0
     return sum(d.defence_bonus for d in statuses.defs())
 
 
 def accuracy_factor(statuses: Statuses) -> float:
     """Product of the active statuses' accuracy factors (stunned: 0.75, Underhall's decision)."""
+    if not statuses:
+        return 1  # math.prod's empty product, as before
     return math.prod(d.accuracy_factor for d in statuses.defs())
 
 
@@ -419,6 +425,8 @@ def action_delay(statuses: Statuses, speed: int) -> int:
     """
     if speed < 1:
         raise ValueError(f"speed must be >= 1, got {speed}")
+    if not statuses:
+        return speed
     factor = math.prod(d.delay_factor for d in statuses.defs())
     return max(1, math.ceil(speed * factor))
 
@@ -446,6 +454,8 @@ def confused_direction(
     """
     if intended not in DIRECTIONS:
         raise ValueError(f"not a direction: {intended}")
+    if not statuses:  # no status, no chance to stray, no draw
+        return intended
     chance = max((d.random_move_chance for d in statuses.defs()), default=0.0)
     if chance <= 0.0 or rng.random() >= chance:
         return intended
