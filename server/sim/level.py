@@ -126,8 +126,8 @@ class Level:
 
     def in_bounds(self, x: int, y: int) -> bool:
         """Whether ``(x, y)`` is a cell of the level."""
-        height, width = self.terrain.shape
-        return 0 <= x < width and 0 <= y < height
+        shape: tuple[int, int] = self.terrain.shape
+        return 0 <= x < shape[1] and 0 <= y < shape[0]
 
     @property
     def passable(self) -> NDArray[np.bool_]:
