@@ -30,6 +30,11 @@ from websockets.exceptions import ProtocolError as WsProtocolError
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.protocol import State
 
+try:
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover -- websockets built without its C extension
+    from websockets.utils import apply_mask
+
 from server.net.ratelimit import TokenBucket
 
 log = logging.getLogger("underhall.net")
@@ -351,8 +356,79 @@ class GuardedConnection(ServerConnection):
     def data_received(self, data: bytes) -> None:
         if self.cut_reason is not None:
             return
+        if self.on_message is not None:
+            taken = self._take_messages(data)
+            if taken == len(data):
+                self.over_cap()
+                return
+            if taken:
+                data = data[taken:]
         super().data_received(data)
         self.over_cap()
+
+    def _take_messages(self, data: bytes) -> int:
+        """Hand :attr:`on_message` the whole unfragmented data frames at the
+        start of ``data`` without websockets' parser; return how many bytes
+        they took (issue 10: a command costs a few microseconds less).
+
+        Only the common case is taken: the connection open, the parser
+        between two frames (nothing buffered, no fragmented message under
+        way, no extension), and a frame that is whole in ``data``, masked,
+        ``FIN`` set, opcode text or binary, no reserved bit, within the size
+        limit and under 64 KiB. At the first frame that is not, the rest of
+        ``data`` goes to websockets from that frame boundary, which then
+        parses, checks and answers it as it always does (control frames,
+        protocol errors, close codes).
+        """
+        protocol = self.protocol
+        handler = self.on_message
+        if (
+            handler is None
+            or protocol.state is not State.OPEN
+            or protocol.reader.buffer
+            or protocol.current_size is not None
+            or protocol.extensions
+        ):
+            return 0
+        limit = protocol.max_message_size
+        if protocol.max_fragment_size is not None:
+            limit = (
+                protocol.max_fragment_size
+                if limit is None
+                else min(limit, protocol.max_fragment_size)
+            )
+        end = len(data)
+        at = 0
+        while end - at >= 6:
+            head = data[at]
+            if head != 0x82 and head != 0x81:  # FIN, no RSV bit, binary or text
+                break
+            size = data[at + 1]
+            if not size & 0x80:  # unmasked: websockets fails the connection
+                break
+            size &= 0x7F
+            if size < 126:
+                start = at + 6
+            elif size == 126 and end - at >= 8:
+                size = (data[at + 2] << 8) | data[at + 3]
+                start = at + 8
+            else:
+                break
+            if (limit is not None and size > limit) or start + size > end:
+                break
+            payload = apply_mask(data[start : start + size], data[start - 4 : start])
+            at = start + size
+            try:
+                handler(payload if head == 0x82 else payload.decode(errors="replace"))
+            except Exception:  # a bug must not break the connection's reading
+                log.exception("handling a message from %s failed", self.address)
+            if (
+                self.on_message is not handler
+                or self.cut_reason is not None
+                or protocol.state is not State.OPEN
+            ):
+                break
+        return at
 
 
 def buffered_output(ws: ServerConnection) -> int | None:
