@@ -365,4 +365,6 @@ def _same_fov(a: FieldOfView | None, b: FieldOfView | None) -> bool:
     terrain change elsewhere on the level, a field of view is often unchanged)."""
     if a is None or b is None:
         return a is b
-    return (a.x0, a.y0) == (b.x0, b.y0) and np.array_equal(a.visible, b.visible)
+    if (a.x0, a.y0) != (b.x0, b.y0):
+        return False
+    return a.visible is b.visible or np.array_equal(a.visible, b.visible)

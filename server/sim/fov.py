@@ -87,7 +87,10 @@ def field_of_view(
         light_walls=True,
         algorithm=tcod.constants.FOV_SYMMETRIC_SHADOWCAST,
     )
-    return FieldOfView(x0, y0, visible)
+    # tcod returns a view of a structured array whose dtype (with its own
+    # fields dict and tuples) it builds per call; a plain copy keeps neither
+    # alive, nor the other two fields' bytes.
+    return FieldOfView(x0, y0, np.array(visible, dtype=np.bool_))
 
 
 def padded_mask(fov: FieldOfView, x: int, y: int, radius: int = FOV_RADIUS) -> NDArray[np.bool_]:

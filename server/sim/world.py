@@ -196,12 +196,10 @@ class World:
         self._next_projectile_id = 1
         self._sight: dict[int, _Sight] = {}
         """Per depth, the occupancy the visible sets were last built from."""
-        self._fov_cache: dict[
-            int, dict[tuple[int, int], tuple[FieldOfView, NDArray[np.bool_]]]
-        ] = {}
+        self._fov_cache: dict[int, _FovCache] = {}
         """Per depth, the field of view and its padded mask computed from each
-        cell ``(x, y)`` since the terrain within ``FOV_RADIUS`` of it last
-        changed (:meth:`_cached_fov`). A field of view depends only on the
+        cell since the terrain within ``FOV_RADIUS`` of it last changed
+        (:meth:`_cached_fov`). A field of view depends only on the
         transparency of its window, and walkers keep returning to the same
         cells: in a crowd most steps find theirs here."""
         self._raw_sees: dict[int, set[int]] = {}
@@ -1101,9 +1099,10 @@ class World:
         sight = self._sight.get(actor.depth)
         if sight is None:
             sight = self._sight[actor.depth] = _Sight(self._occ[actor.depth].shape)
-        cached = self._fov_cache.get(actor.depth, {}).get((actor.x, actor.y))
-        if cached is not None and cached[0] is actor.fov:
-            mask = cached[1]
+        cache = self._fov_cache.get(actor.depth)
+        cell = actor.y * level.width + actor.x
+        if cache is not None and cache.visible.get(cell) is actor.fov.visible:
+            mask = cache.masks[cell]
         else:
             mask = padded_mask(actor.fov, actor.x, actor.y, FOV_RADIUS)
         slot = sight.place(actor.id, actor.x, actor.y, mask, None if placed is None else placed[1])
@@ -1117,20 +1116,26 @@ class World:
         terrain around the cell stays as it is (:attr:`_fov_cache`; entries
         near a changed cell are dropped by :meth:`_prune_fov_cache` before
         any field of view is looked up). Both arrays are read-only: they are
-        shared by every player who stands on the cell."""
+        shared by every player who stands on the cell; the
+        :class:`FieldOfView` around them is new for each call."""
         cache = self._fov_cache.get(depth)
         if cache is None:
-            cache = self._fov_cache[depth] = {}
-        found = cache.get((x, y))
-        if found is None:
-            if len(cache) >= FOV_CACHE_CELLS:
-                cache.clear()
+            cache = self._fov_cache[depth] = _FovCache(level.width)
+        key = y * cache.width + x
+        visible = cache.visible.get(key)
+        if visible is None:
+            if len(cache.visible) >= FOV_CACHE_CELLS:
+                cache.visible.clear()
+                cache.masks.clear()
             fov = field_of_view(level.transparent, x, y, FOV_RADIUS)
             fov.visible.flags.writeable = False
             mask = padded_mask(fov, x, y, FOV_RADIUS)
             mask.flags.writeable = False
-            found = cache[(x, y)] = (fov, mask)
-        return found
+            cache.visible[key] = fov.visible
+            cache.masks[key] = mask
+            return fov, mask
+        fov = FieldOfView(max(0, x - FOV_RADIUS), max(0, y - FOV_RADIUS), visible)
+        return fov, cache.masks[key]
 
     def _prune_fov_cache(self) -> None:
         """Drop the cached fields of view that a terrain change since the last
@@ -1143,26 +1148,8 @@ class World:
                 del self._fov_cache[depth]
                 continue
             cache = self._fov_cache[depth]
-            if not level.changed or not cache:
-                continue
-            r = FOV_RADIUS
-            if len(level.changed) * (2 * r + 1) ** 2 > len(cache):
-                near = [
-                    pos
-                    for pos in cache
-                    if any(
-                        abs(pos[0] - cx) <= r and abs(pos[1] - cy) <= r for cx, cy in level.changed
-                    )
-                ]
-            else:
-                near = [
-                    (cx + dx, cy + dy)
-                    for cx, cy in level.changed
-                    for dy in range(-r, r + 1)
-                    for dx in range(-r, r + 1)
-                ]
-            for pos in near:
-                cache.pop(pos, None)
+            if level.changed and cache.visible:
+                cache.drop_near(level.changed, FOV_RADIUS)
 
     def _visible_sets(self, depth: int, sight: _Sight) -> None:
         """Rebuild the visible sets of the living players of ``depth`` (fields
@@ -1310,6 +1297,55 @@ class World:
         if not fresh.any():
             return []
         return _remember(mem, window, fresh, x0, y0)
+
+
+class _FovCache:
+    """One level's kept fields of view (:meth:`World._cached_fov`), by cell
+    index ``y * width + x``.
+
+    It holds arrays under int keys only, none of them objects the garbage
+    collector tracks. That matters: with the thresholds
+    :mod:`server.net.collector` sets, a young collection comes only after
+    50,000 more tracked objects than were freed, but then walks every
+    object made since the last one (most of a busy world: 20-40 ms with
+    4,000 players). A world in steady play frees what it makes, so none
+    comes; a :class:`FieldOfView` and two tuples kept per cell brought
+    them back while the cache filled.
+    """
+
+    __slots__ = ("masks", "visible", "width")
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.visible: dict[int, NDArray[np.bool_]] = {}
+        """Cell -> the ``visible`` array of its field of view."""
+        self.masks: dict[int, NDArray[np.bool_]] = {}
+        """Cell -> its field of view's padded mask."""
+
+    def drop_near(self, cells: list[tuple[int, int]], radius: int) -> None:
+        """Forget the fields of view from the cells within ``radius``
+        (Chebyshev) of any of ``cells``."""
+        width, visible, masks = self.width, self.visible, self.masks
+        if len(cells) * (2 * radius + 1) ** 2 > len(visible):
+            near = [
+                key
+                for key in visible
+                if any(
+                    abs(key % width - cx) <= radius and abs(key // width - cy) <= radius
+                    for cx, cy in cells
+                )
+            ]
+        else:
+            near = [
+                (cy + dy) * width + cx + dx
+                for cx, cy in cells
+                for dy in range(-radius, radius + 1)
+                for dx in range(-radius, radius + 1)
+                if 0 <= cx + dx < width
+            ]
+        for key in near:
+            if visible.pop(key, None) is not None:
+                del masks[key]
 
 
 class _Sight:

@@ -186,6 +186,7 @@ def test_a_field_of_view_kept_for_a_cell_is_made_again_after_terrain_near_it_cha
 
 
 def test_players_on_one_cell_share_its_field_of_view_and_cannot_change_it() -> None:
+    """Whoever stands on a cell gets the mask kept for it, read-only."""
     world = make_world(HALL)
     ann, bob = world.join("ann"), world.join("bob")
     world.move_actor(ann, 5, 2)
@@ -194,5 +195,6 @@ def test_players_on_one_cell_share_its_field_of_view_and_cannot_change_it() -> N
     world.move_actor(ann, 6, 2)
     world.move_actor(bob, 5, 2)
     world.step()
-    assert bob.fov is kept
-    assert kept is not None and not kept.visible.flags.writeable
+    assert kept is not None and bob.fov is not None
+    assert bob.fov.visible is kept.visible and (bob.fov.x0, bob.fov.y0) == (kept.x0, kept.y0)
+    assert not kept.visible.flags.writeable
