@@ -16,6 +16,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from protocol.version import PROTOCOL_VERSION
 from tests.net.conftest import Started
+from tests.net.fuzzframes import RawConnection
 
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0, 1, 2, 8, 9, 10
 
@@ -42,42 +43,27 @@ def ping(n: int) -> bytes:
 
 
 class Raw:
-    """A websocket client on asyncio streams that sends bytes as it is told."""
+    """A joined raw connection (:class:`RawConnection`) that sends bytes as
+    it is told and reads the server's answers."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
+    def __init__(self, conn: RawConnection) -> None:
+        self.conn = conn
 
     @classmethod
     async def join(cls, port: int, name: str) -> Raw:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(
-            (
-                f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                "Sec-WebSocket-Version: 13\r\n\r\n"
-            ).encode()
-        )
-        head = await reader.readuntil(b"\r\n\r\n")
-        assert b" 101 " in head.split(b"\r\n", 1)[0]
-        raw = cls(reader, writer)
+        raw = cls(await RawConnection.open(port))
         hello = {"t": "hello", "v": PROTOCOL_VERSION, "name": name}
         await raw.send(masked(OP_BINARY, msgpack.packb(hello)))
         assert (await raw.message())["t"] == "welcome"
         return raw
 
     async def send(self, data: bytes) -> None:
-        self.writer.write(data)
-        await self.writer.drain()
+        self.conn.writer.write(data)
+        await self.conn.writer.drain()
 
     async def frame(self, timeout: float = 5.0) -> tuple[int, bytes]:
         async with asyncio.timeout(timeout):
-            b0, b1 = await self.reader.readexactly(2)
-            n = b1 & 0x7F
-            if n == 126:
-                n = struct.unpack("!H", await self.reader.readexactly(2))[0]
-            elif n == 127:
-                n = struct.unpack("!Q", await self.reader.readexactly(8))[0]
-            return b0 & 0x0F, await self.reader.readexactly(n)
+            return await self.conn.recv()
 
     async def message(self, timeout: float = 5.0) -> dict[str, Any]:
         """The next binary message (ticks' deltas included)."""
@@ -105,7 +91,7 @@ class Raw:
         return out
 
     def close(self) -> None:
-        self.writer.close()
+        self.conn.writer.close()
 
 
 async def test_messages_cut_and_mixed_anyhow_are_each_handled_once_in_order(
