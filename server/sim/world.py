@@ -1077,7 +1077,7 @@ class World:
             actor.fov_key = key  # terrain changed elsewhere on the level only
         if key != actor.fov_key or actor.fov is None:
             actor.fov_key = key
-            actor.fov = self._cached_fov(actor.depth, level, actor.x, actor.y)[0]
+            actor.fov = self._cached_fov(actor.depth, level, actor.x, actor.y)
             memory = actor.memory.get(actor.depth)
             if memory is None:
                 memory = np.full(level.terrain.shape, 255, dtype=np.uint8)
@@ -1100,42 +1100,37 @@ class World:
         if sight is None:
             sight = self._sight[actor.depth] = _Sight(self._occ[actor.depth].shape)
         cache = self._fov_cache.get(actor.depth)
-        cell = actor.y * level.width + actor.x
-        if cache is not None and cache.visible.get(cell) is actor.fov.visible:
-            mask = cache.masks[cell]
-        else:
+        mask = None if cache is None else cache.mask_of(actor.fov, actor.x, actor.y)
+        if mask is None:
             mask = padded_mask(actor.fov, actor.x, actor.y, FOV_RADIUS)
         slot = sight.place(actor.id, actor.x, actor.y, mask, None if placed is None else placed[1])
         self._slots[actor.id] = (actor.depth, slot, actor.fov)
 
-    def _cached_fov(
-        self, depth: int, level: Level, x: int, y: int
-    ) -> tuple[FieldOfView, NDArray[np.bool_]]:
-        """The field of view from ``(x, y)`` on ``level`` (at ``depth``) and its
-        :func:`~server.sim.fov.padded_mask`, computed at most once while the
-        terrain around the cell stays as it is (:attr:`_fov_cache`; entries
-        near a changed cell are dropped by :meth:`_prune_fov_cache` before
-        any field of view is looked up). Both arrays are read-only: they are
-        shared by every player who stands on the cell; the
+    def _cached_fov(self, depth: int, level: Level, x: int, y: int) -> FieldOfView:
+        """The field of view from ``(x, y)`` on ``level`` (at ``depth``),
+        computed at most once, with its :func:`~server.sim.fov.padded_mask`,
+        while the terrain around the cell stays as it is (:attr:`_fov_cache`;
+        entries near a changed cell are dropped by :meth:`_prune_fov_cache`
+        before any field of view is looked up). Both arrays are read-only:
+        they are shared by every player who stands on the cell; the
         :class:`FieldOfView` around them is new for each call."""
         cache = self._fov_cache.get(depth)
         if cache is None:
             cache = self._fov_cache[depth] = _FovCache(level.width)
         key = y * cache.width + x
         visible = cache.visible.get(key)
-        if visible is None:
-            if len(cache.visible) >= FOV_CACHE_CELLS:
-                cache.visible.clear()
-                cache.masks.clear()
-            fov = field_of_view(level.transparent, x, y, FOV_RADIUS)
-            fov.visible.flags.writeable = False
-            mask = padded_mask(fov, x, y, FOV_RADIUS)
-            mask.flags.writeable = False
-            cache.visible[key] = fov.visible
-            cache.masks[key] = mask
-            return fov, mask
-        fov = FieldOfView(max(0, x - FOV_RADIUS), max(0, y - FOV_RADIUS), visible)
-        return fov, cache.masks[key]
+        if visible is not None:
+            return FieldOfView(max(0, x - FOV_RADIUS), max(0, y - FOV_RADIUS), visible)
+        if len(cache.visible) >= FOV_CACHE_CELLS:
+            cache.visible.clear()
+            cache.masks.clear()
+        fov = field_of_view(level.transparent, x, y, FOV_RADIUS)
+        fov.visible.flags.writeable = False
+        mask = padded_mask(fov, x, y, FOV_RADIUS)
+        mask.flags.writeable = False
+        cache.visible[key] = fov.visible
+        cache.masks[key] = mask
+        return fov
 
     def _prune_fov_cache(self) -> None:
         """Drop the cached fields of view that a terrain change since the last
@@ -1321,6 +1316,12 @@ class _FovCache:
         """Cell -> the ``visible`` array of its field of view."""
         self.masks: dict[int, NDArray[np.bool_]] = {}
         """Cell -> its field of view's padded mask."""
+
+    def mask_of(self, fov: FieldOfView, x: int, y: int) -> NDArray[np.bool_] | None:
+        """The padded mask kept for cell ``(x, y)`` if ``fov`` is the field of
+        view kept for it (the same ``visible`` array), else None."""
+        key = y * self.width + x
+        return self.masks[key] if self.visible.get(key) is fov.visible else None
 
     def drop_near(self, cells: list[tuple[int, int]], radius: int) -> None:
         """Forget the fields of view from the cells within ``radius``
