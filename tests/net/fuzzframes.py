@@ -25,8 +25,7 @@ import numpy as np
 
 from protocol.limits import MAX_FRAME_BYTES, RATE_BURST
 from protocol.version import PROTOCOL_VERSION
-
-OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 1, 2, 8, 9, 10
+from tests.net.rawws import OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, frame
 
 KINDS: tuple[str, ...] = (
     "random", "truncated", "overlong", "shape", "nesting", "ext", "big", "hello", "early",
@@ -177,18 +176,6 @@ def make_frame(kind: str, rng: np.random.Generator, big_max: int = 1 << 20) -> t
     raise KeyError(kind)
 
 
-def ws_frame(opcode: int, payload: bytes) -> bytes:
-    """A masked client frame (zero mask key)."""
-    n = len(payload)
-    if n < 126:
-        head = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
-    elif n < 1 << 16:
-        head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
-    else:
-        head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
-    return head + b"\x00\x00\x00\x00" + payload
-
-
 class RawConnection:
     """A raw websocket client on asyncio streams: sends any frame, reads frames."""
 
@@ -220,7 +207,7 @@ class RawConnection:
 
     async def send(self, opcode: int, payload: bytes) -> None:
         """Send one frame (and wait for the socket to take it)."""
-        self.writer.write(ws_frame(opcode, payload))
+        self.writer.write(frame(opcode, payload))
         await self.writer.drain()
 
     async def recv(self) -> tuple[int, bytes]:
@@ -238,7 +225,7 @@ class RawConnection:
                 n = struct.unpack("!Q", await self.reader.readexactly(8))[0]
             payload = await self.reader.readexactly(n)
             if b0 & 0x0F == OP_PING:
-                self.writer.write(ws_frame(OP_PONG, payload))
+                self.writer.write(frame(OP_PONG, payload))
                 continue
             return b0 & 0x0F, payload
 

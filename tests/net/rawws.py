@@ -16,17 +16,24 @@ import struct
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0, 1, 2, 8, 9, 10
 
 
-def frame(opcode: int, payload: bytes = b"", *, fin: bool = True) -> bytes:
-    """One masked client frame (mask key zero: the payload is sent as it is)."""
+def frame(
+    opcode: int, payload: bytes = b"", *, fin: bool = True, key: bytes | None = b"\0\0\0\0"
+) -> bytes:
+    """One client frame masked with the 4-byte ``key`` (by default zero: the
+    payload is sent as it is), or unmasked when ``key`` is None (which RFC
+    6455 forbids a client)."""
     head = bytes([(0x80 if fin else 0) | opcode])
     n = len(payload)
+    bit = 0 if key is None else 0x80
     if n < 126:
-        head += bytes([0x80 | n])
+        head += bytes([bit | n])
     elif n < 1 << 16:
-        head += bytes([0x80 | 126]) + struct.pack("!H", n)
+        head += bytes([bit | 126]) + struct.pack("!H", n)
     else:
-        head += bytes([0x80 | 127]) + struct.pack("!Q", n)
-    return head + b"\x00\x00\x00\x00" + payload
+        head += bytes([bit | 127]) + struct.pack("!Q", n)
+    if key is None:
+        return head + payload
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
 
 
 class HandshakeRefused(Exception):

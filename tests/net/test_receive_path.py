@@ -17,25 +17,12 @@ import msgpack  # type: ignore[import-untyped]
 from protocol.version import PROTOCOL_VERSION
 from tests.net.conftest import Started
 from tests.net.fuzzframes import RawConnection
-
-OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0, 1, 2, 8, 9, 10
+from tests.net.rawws import OP_BINARY, OP_CLOSE, OP_CONT, OP_PING, OP_PONG, OP_TEXT, frame
 
 
 def masked(opcode: int, payload: bytes, *, fin: bool = True, mask: bool = True) -> bytes:
     """One client frame with a random mask key (or none, which RFC 6455 forbids)."""
-    head = bytes([(0x80 if fin else 0) | opcode])
-    n = len(payload)
-    bit = 0x80 if mask else 0
-    if n < 126:
-        head += bytes([bit | n])
-    elif n < 1 << 16:
-        head += bytes([bit | 126]) + struct.pack("!H", n)
-    else:
-        head += bytes([bit | 127]) + struct.pack("!Q", n)
-    if not mask:
-        return head + payload
-    key = os.urandom(4)
-    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    return frame(opcode, payload, fin=fin, key=os.urandom(4) if mask else None)
 
 
 def ping(n: int) -> bytes:
