@@ -39,12 +39,19 @@ def saved_bans(db: str) -> dict[str, str]:
         store.close()
 
 
-async def gateways_know(sock: Path, gateways: list[str], timeout: float = 10.0) -> None:
+async def gateways_know(
+    sock: Path, gateways: list[str], timeout: float = 10.0, workers: list[str] | None = None
+) -> None:
     """Wait until the gateway of ``sock`` hears the heartbeats of ``gateways``
-    (a question it gathers then waits for their answers)."""
+    (a question it gathers then waits for their answers) and, if given, of
+    ``workers`` (a worker beats once a second, so a gateway that just
+    started may seat players through the join queue before it hears one)."""
     deadline = time.monotonic() + timeout
-    while (await admin_request(sock, cmd="who"))["gateways"] != gateways:
-        assert time.monotonic() < deadline, f"the gateways never heard of {gateways}"
+    while True:
+        who = await admin_request(sock, cmd="who")
+        if who["gateways"] == gateways and (workers is None or who["workers"] == workers):
+            return
+        assert time.monotonic() < deadline, f"never heard of {gateways} and {workers}: {who}"
         await asyncio.sleep(0.2)
 
 
@@ -188,7 +195,7 @@ async def test_who_lists_the_players_of_every_gateway(
         cluster.worker("wa", "1")
         url1 = cluster.gateway("g1", admin_socket=s1)
         url2 = cluster.gateway("g2")
-        await gateways_know(s1, ["g1", "g2"])
+        await gateways_know(s1, ["g1", "g2"], workers=["wa"])
         conns = {}
         for name, url in (("ann", url1), ("bob", url2), ("cy", url2)):
             conns[name] = await Connection.open(url, name)
