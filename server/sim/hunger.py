@@ -37,6 +37,7 @@ __all__ = [
     "hunger_due",
     "hunger_interval",
     "new_nourishment",
+    "quiet_round",
     "reset_on_death",
     "rest_bonus",
     "starvation_drain",
@@ -123,6 +124,22 @@ def hunger_due(
         state.countdown = hunger_interval(rng, rules)
     state.countdown -= 1
     return state.countdown == 0
+
+
+def quiet_round(state: Nourishment) -> bool:
+    """Advance the hunger clock by one round if this round is sure to be
+    quiet; return whether it was.
+
+    A round is quiet when the running interval has more than one round left:
+    :func:`hunger_due` would then draw nothing and return False, and this
+    does the same countdown step for less. On any other round it changes
+    nothing and returns False, and the caller goes the full way
+    (:func:`hunger_due`).
+    """
+    if state.countdown > 1:
+        state.countdown -= 1
+        return True
+    return False
 
 
 def hunger_amount(

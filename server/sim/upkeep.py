@@ -60,24 +60,36 @@ def report_status(
 
 
 def run_round(world: World, events: list[Event]) -> None:
-    """One round of upkeep for every living actor on a level with players."""
-    for actor in list(world.actors.values()):
-        if actor.id not in world.actors or not actor.alive:
+    """One round of upkeep for every living actor on a level with players.
+
+    Most actors have no status and most players are between hunger
+    decreases: those take the short way (no status tick, only the hunger
+    countdown), which draws and changes exactly what the long way would.
+    """
+    actors = world.actors
+    players_on = world.players_on
+    for actor in list(actors.values()):
+        if actor.id not in actors or not actor.alive:
             continue
-        if world.players_on(actor.depth) == 0:
+        if players_on(actor.depth) == 0:
             continue
-        if actor.is_player and actor.statuses.snapshot():
-            world.touched.add(actor.id)  # the rounds left of its statuses change
-        effects = actor.statuses.tick(world.rng)
-        _apply_effects(world, actor, effects, events)
-        if not actor.alive:
-            continue
+        if actor.statuses:  # an actor without statuses: no tick, no draw, no effect
+            if actor.is_player:
+                world.touched.add(actor.id)  # the rounds left of its statuses change
+            effects = actor.statuses.tick(world.rng)
+            if effects:
+                _apply_effects(world, actor, effects, events)
+                if not actor.alive:
+                    continue
         if "regenerate" in actor.abilities and actor.hp < actor.max_hp:
             actor.hp += 1  # every round, even while fighting (the ability)
         if actor.is_player:
-            food = (actor.food.nourishment, actor.food.hunger)
+            food = actor.food
+            if hunger.quiet_round(food):
+                continue
+            before = (food.nourishment, food.hunger)
             _hunger(world, actor, events)
-            if food != (actor.food.nourishment, actor.food.hunger):
+            if before != (food.nourishment, food.hunger):
                 world.touched.add(actor.id)
 
 

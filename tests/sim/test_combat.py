@@ -260,6 +260,18 @@ def test_roll_dice_single_vectorised_draw() -> None:
     assert rng.bit_generator.state == twin.bit_generator.state
 
 
+@pytest.mark.parametrize("sides", [1, 2, 3, 6, 8, 20, 100, 2**31, 2**33])
+def test_roll_dice_one_die_draws_what_the_vectorised_call_draws(sides: int) -> None:
+    # One die takes the scalar call; the stream must not notice.
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        twin = np.random.default_rng(seed)
+        got = [roll_dice(rng, 1, sides) for _ in range(5)]
+        want = [int(twin.integers(1, sides + 1, size=1)[0]) for _ in range(5)]
+        assert got == want
+        assert rng.bit_generator.state == twin.bit_generator.state
+
+
 @pytest.mark.parametrize(("count", "sides"), [(0, 6), (-2, 6), (3, 0), (3, -4)])
 def test_roll_dice_degenerate_is_zero_without_draw(count: int, sides: int) -> None:
     rng = np.random.default_rng(1)

@@ -18,6 +18,7 @@ from server.sim.hunger import (
     hunger_due,
     hunger_interval,
     new_nourishment,
+    quiet_round,
     reset_on_death,
     rest_bonus,
     starvation_drain,
@@ -89,6 +90,31 @@ def test_hunger_due_fires_once_per_drawn_interval() -> None:
     assert due_rounds == expected
     gaps = np.diff([0, *due_rounds])
     assert gaps.min() >= 5 and gaps.max() <= 15
+
+
+def test_quiet_round_is_hunger_due_on_the_rounds_it_takes() -> None:
+    # The upkeep tries quiet_round first and calls hunger_due only when it
+    # declines: the clock, the due rounds and the stream match hunger_due's.
+    rng, twin = np.random.default_rng(9), np.random.default_rng(9)
+    state, alone = new_nourishment(), new_nourishment()
+    taken = 0
+    for _ in range(400):
+        if quiet_round(state):
+            due = False
+            taken += 1
+        else:
+            due = hunger_due(rng, state)
+        assert due == hunger_due(twin, alone)
+        assert state == alone
+    assert rng.bit_generator.state == twin.bit_generator.state
+    assert 250 < taken < 400  # most rounds are quiet (intervals are 5-15 rounds)
+
+
+def test_quiet_round_declines_when_a_draw_or_a_decrease_is_due() -> None:
+    for countdown in (0, 1):
+        state = Nourishment(nourishment=300, hunger=50, countdown=countdown)
+        assert not quiet_round(state)
+        assert state.countdown == countdown
 
 
 # --- how much --------------------------------------------------------------------------

@@ -62,8 +62,13 @@ class _Dice:
         self.rolls = list(rolls)
 
     def integers(self, low: int, high: int, size: int | None = None) -> Any:
+        """One die comes as a scalar call (``size`` None), more as one array call."""
         values = self.rolls.pop(0)
-        assert size == len(values) and all(low <= v < high for v in values)
+        assert all(low <= v < high for v in values)
+        if size is None:
+            assert len(values) == 1
+            return values[0]
+        assert size == len(values)
         return np.array(values)
 
 
