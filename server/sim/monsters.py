@@ -69,6 +69,18 @@ def _choose_kind(world: World, depth: int, rng: np.random.Generator) -> str | No
 def _spawn(
     world: World, level: Level, rng: np.random.Generator, mind: Mind, avoid_seen: bool
 ) -> Actor | None:
+    """Place one monster of a kind fit for the level in a random room cell.
+
+    Its first action falls on a random tick of its first turn,
+    ``tick + rng.integers(speed)``, as the Angband family gives a new monster
+    a random starting energy: the monsters of a level generated at once then
+    do not all act on the same tick (issue 10: a tick of every monster every
+    few ticks set the tick's p99).
+
+    Draw order: the kind, then per try a room and a cell in it (up to 20
+    tries), then the first-action draw. Returns None when no try found a
+    free cell.
+    """
     key = _choose_kind(world, level.depth, rng)
     if key is None or not level.rooms:
         return None
@@ -86,12 +98,14 @@ def _spawn(
         if level.stairs_up and level.depth == 1 and _dist((x, y), level.stairs_up) < 8:
             continue
         mdef = world.content.monsters[key]
-        return world.add_actor(
+        monster = world.add_actor(
             partial(new_monster, mdef=mdef, depth=level.depth, x=x, y=y, mind=mind),
             level.depth,
             x,
             y,
         )
+        monster.next_act = world.tick + int(rng.integers(monster.speed))
+        return monster
     return None
 
 

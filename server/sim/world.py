@@ -11,7 +11,8 @@ Order within a tick (RULES.md "one time model", STYLE.md "order is explicit"):
 2. dead players whose respawn tick has come respawn;
 3. every actor on a level with a player, in id order, acts if
    ``actor.next_act <= tick``: a player carries out its oldest queued command,
-   a monster runs its behaviour (:mod:`server.sim.monsters`);
+   a monster runs its behaviour (:mod:`server.sim.monsters`); a monster due
+   on a level without players only moves its ``next_act`` on by its speed;
 4. health and energy regenerate;
 5. every living player's field of view, map memory and visible set (and
    with them the monsters' ``seen_by``) are brought up to date;
@@ -589,6 +590,11 @@ class World:
                     self._do(actor, command, tag, events)
             elif actor.alive and self._players_on[actor.depth] > 0:
                 monsters.act(self, actor, events)
+            elif actor.alive:
+                # Nobody on its level: it does nothing, but keeps its place in
+                # the turn, so a level's monsters do not all act on the tick a
+                # player arrives.
+                actor.next_act = tick + actor.speed
         if self.projectiles:
             projectiles.advance(self, events)
         if tick % self.status_rules.round_ticks == 0:

@@ -144,11 +144,11 @@ def test_a_played_world_moves_sqlite_to_postgres_to_sqlite_unchanged(
     assert a == c and a == (tmp_path / "b.jsonl").read_bytes()
     assert oct((tmp_path / "a.jsonl").stat().st_mode & 0o777) == "0o600"
     game = Game(World(5), last)  # and the moved world plays on: the character resumes
-    saved = last.load_player("bob")
-    assert saved is not None
-    welcome, _ = game.join("bob", tokens["bob"], None, object())
-    bob = game.world.actors[welcome.id]
-    assert welcome.resumed and (bob.x, bob.y, bob.hp) == (
+    saved = last.load_player("ann")
+    assert saved is not None and saved[1]["hp"] > 0  # alive: resumes where it stood
+    welcome, _ = game.join("ann", tokens["ann"], None, object())
+    ann = game.world.actors[welcome.id]
+    assert welcome.resumed and (ann.x, ann.y, ann.hp) == (
         saved[1]["x"],
         saved[1]["y"],
         saved[1]["hp"],

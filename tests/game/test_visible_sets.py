@@ -63,7 +63,7 @@ def reference_visible_players(
     return [world.actors[pid] for _, pid in sorted(found)]
 
 
-@pytest.mark.parametrize(("seed", "scatter"), [(8, False), (8, True), (13, True)])
+@pytest.mark.parametrize(("seed", "scatter"), [(9, False), (8, True), (13, True)])
 def test_kept_visible_sets_equal_a_recomputation(seed: int, scatter: bool) -> None:
     world = World(seed)
     game = Game(world, Store(":memory:"))

@@ -35,7 +35,7 @@ from server.sim.events import (
 )
 from server.sim.items import Item
 from server.sim.world import COMMAND_QUEUE_LIMIT, RESPAWN_TICKS, World
-from tests.sim.conftest import ROOM, make_world, run, spawn
+from tests.sim.conftest import ROOM, make_world, run, spawn, within
 from tests.sim.conftest import submit_and_step as act
 
 
@@ -479,3 +479,36 @@ def test_a_field_of_view_is_kept_unless_terrain_changes_in_its_window() -> None:
     assert player.memory[1][1, 5] == Terrain.DOOR_OPEN
     tiles = player.seen_tiles
     assert [5, 1, int(Terrain.DOOR_OPEN)] in [tiles[i : i + 3] for i in range(0, len(tiles), 3)]
+
+
+def test_new_monsters_first_act_on_a_uniformly_random_tick_of_their_first_turn() -> None:
+    # Issue 10: the monsters of a level made at once would otherwise all act
+    # on one tick in every few. Each one's first action is tick + U{0..speed-1}.
+    offsets: dict[int, list[int]] = {}
+    for seed in range(1, 4):
+        world = World(seed)
+        for depth in range(1, 11):
+            world.level(depth)  # generated and stocked at tick 0
+        for actor in world.actors.values():
+            offsets.setdefault(actor.speed, []).append(actor.next_act - world.tick)
+    for speed in (2, 3):
+        seen = offsets[speed]
+        assert all(0 <= off < speed for off in seen)
+        for off in range(speed):
+            assert within(seen.count(off), len(seen), 1 / speed), (speed, off)
+
+
+def test_monsters_keep_their_place_in_the_turn_while_nobody_is_on_their_level() -> None:
+    world = World(2)
+    world.join("ann")  # on depth 1; depth 2 has nobody
+    world.level(2)
+    first = {a.id: a.next_act for a in world.actors.values() if a.depth == 2}
+    assert len({t % 6 for t in first.values()}) > 1
+    for _ in range(40):
+        world.step()
+    for mid, then in first.items():
+        monster = world.actors[mid]
+        # Its turns went by without it: due again at a tick of its own phase,
+        # not left behind to act with all the others when a player arrives.
+        assert world.tick <= monster.next_act < world.tick + monster.speed
+        assert (monster.next_act - then) % monster.speed == 0
