@@ -617,15 +617,20 @@ def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
     assert _distance(start, explored) >= 2 or stopped, (start, explored, screen)
 
     # Exploring may have met a monster: a person waits out a death's respawn
-    # before going on (keys typed while dead do nothing).
-    tmux.wait(lambda s: "DEAD" not in s.split("\n")[0], "the respawn", timeout=30)
-    tmux.keys("C-p")
-    history = tmux.wait_for("Message history")
-    for _ in range(8):  # the first message is on the oldest page
+    # before going on (keys typed while dead do nothing). The monsters may be
+    # waiting at the stairs, and a death closes the history: then the person
+    # waits again and opens it again.
+    for _ in range(3):
+        tmux.wait(lambda s: "DEAD" not in s.split("\n")[0], "the respawn", timeout=30)
+        tmux.keys("C-p")
+        history = tmux.wait_for("Message history")
+        for _ in range(8):  # the first message is on the oldest page
+            if "Press ? for help." in history or "DEAD" in history.split("\n")[0]:
+                break
+            tmux.keys("PPage")
+            history = tmux.screen()
         if "Press ? for help." in history:
             break
-        tmux.keys("PPage")
-        history = tmux.screen()
     assert "Press ? for help." in history, history
     tmux.keys("Escape")
     tmux.wait(lambda s: "Message history" not in s, "the history to close")
