@@ -9,19 +9,27 @@ Saving (issue 11, items 2 and 3): every ``save_interval_s`` seconds the tick
 takes a *checkpoint*: the record of every seated character, of every
 character that left since the last one, and of every visited level, all as
 they are at that one tick, handed to a :class:`StoreWriter` thread that
-writes the changed ones in one transaction. A character is therefore never
+writes the changed ones in one transaction. (The map memory that changed is
+copied at that tick and compressed over the next few,
+:data:`CHECKPOINT_SPREAD_TICKS`, so no tick carries all of it; the
+checkpoint goes to the writer after that.) A character is therefore never
 saved with a pack that disagrees with the saved floors (an item picked up
 is in the pack or on the floor, never both), and a crash loses at most one
-interval of play. A character that left is held in memory until its
-checkpoint is written, so coming back at once resumes it as it left.
+interval of play (and those few ticks). A character that left is held in
+memory until its checkpoint is written, so coming back at once resumes it
+as it left.
 """
 
 from __future__ import annotations
 
 import hmac
 import secrets
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from protocol.messages import ChatOut, Info, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
@@ -30,6 +38,7 @@ from server.game.hooks import GameHooks
 from server.game.index import TickIndex
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
+from server.sim.actors import memory_entry
 from server.sim.world import World
 from server.store import Store, hash_token, join_maps, map_pairs, pack_record, pack_value
 from server.store.writer import StoreWriter
@@ -39,6 +48,11 @@ SAVE_INTERVAL_S = 3.0
 to a crash, plus the time the write takes)."""
 MEMORY_KEY = pack_value("memory")
 """The packed key under which a character record holds its map memory."""
+CHECKPOINT_SPREAD_TICKS = 5
+"""A checkpoint's map memory is compressed over the ticks after it, a slice
+each tick, so that no tick carries it all: over this many ticks (fewer
+when checkpoints come closer together). The checkpoint goes to the writer
+when that is done, so a crash loses at most one interval plus these ticks."""
 SHUTDOWN_FLUSH_S = 30.0
 """How long :meth:`Game.save_all` waits for the database."""
 
@@ -68,6 +82,56 @@ class GameError(Exception):
         self.detail = detail
 
 
+class _MemoryPart:
+    """One depth's map memory in a checkpoint's character records: a copy of
+    the grid's bytes as they were when taken, compressed into the record's
+    packed ``str(depth)`` key and :func:`~server.sim.actors.memory_entry`
+    value by the first call of :meth:`pairs`."""
+
+    __slots__ = ("_depth", "_pairs", "_raw", "_shape")
+
+    def __init__(self, depth: int, grid: NDArray[np.uint8]) -> None:
+        self._depth = depth
+        self._shape: tuple[int, ...] = grid.shape
+        self._raw = grid.tobytes()
+        self._pairs: bytes | None = None
+
+    def pairs(self) -> bytes:
+        """The packed key and value (compressing the copy on the first call)."""
+        if self._pairs is None:
+            entry = memory_entry(self._shape, self._raw)
+            self._pairs = pack_value(str(self._depth)) + pack_value(entry)
+            self._raw = b""
+        return self._pairs
+
+
+@dataclass(slots=True)
+class _Checkpoint:
+    """A checkpoint taken at ``tick`` whose map memory is being compressed."""
+
+    tick: int
+    players: list[tuple[str, str, Callable[[], bytes]]] = field(default_factory=list)
+    """Seated characters: name, token hash, their record's packer."""
+    left: list[tuple[str, tuple[str, dict[str, Any], int]]] = field(default_factory=list)
+    """Characters that left since the last checkpoint: name and their
+    :attr:`Game._left` entry as taken."""
+    levels: list[tuple[int, bytes, int]] = field(default_factory=list)
+    parts: list[_MemoryPart] = field(default_factory=list)
+    """The memory parts the records need compressed."""
+    done: int = 0
+    """How many of ``parts`` are compressed."""
+    per_tick: int = 0
+    """How many parts each tick compresses."""
+
+    def compress(self, count: int) -> bool:
+        """Compress up to ``count`` more parts; True once all are."""
+        end = min(len(self.parts), self.done + count)
+        for part in self.parts[self.done : end]:
+            part.pairs()
+        self.done = end
+        return end == len(self.parts)
+
+
 @dataclass(slots=True)
 class Seat:
     """One connected player: its name, token hash, actor and view."""
@@ -77,10 +141,10 @@ class Seat:
     actor_id: int
     view: PlayerView
     session: object
-    memory_blob: bytes | None = None
-    """The character's map memory as last packed for a checkpoint
-    (:meth:`~server.sim.actors.Actor.memory_record`); None once the memory
-    has changed since (a tick gave the player ``seen_tiles``)."""
+    memory_parts: dict[int, _MemoryPart] = field(default_factory=dict)
+    """The character's map memory of each depth as taken for a checkpoint;
+    a depth's part is dropped once a tick wrote cells into that depth's
+    memory (gave the player ``seen_tiles`` there)."""
     steady_blob: bytes | None = None
     """The character's :meth:`~server.sim.actors.Actor.steady_record` as last
     packed for a checkpoint (the pairs of a msgpack map, no header); None
@@ -128,7 +192,9 @@ class Game:
         self._left: dict[str, tuple[str, dict[str, Any], int]] = {}
         """Characters that left and may not be in the database yet: name ->
         (token hash, record, number of the submission holding it; 0 before
-        the next checkpoint)."""
+        the next checkpoint, -1 while that checkpoint is compressed)."""
+        self._pending: _Checkpoint | None = None
+        """A checkpoint taken and not yet handed to the writer."""
         self.hooks = GameHooks()  # the server puts its metrics here
         self.saver.on_saved = lambda what, seconds: self.hooks.saved(what, seconds)
         self.saver.on_error = lambda what: self.hooks.db_error(what)
@@ -345,8 +411,8 @@ class Game:
         out: dict[int, list[ServerMessage]] = {}
         for actor_id, seat in self.seats.items():
             actor = self.world.actors[actor_id]
-            if actor.seen_tiles:
-                seat.memory_blob = None
+            if actor.seen_tiles:  # written at the depth the player is on after the tick
+                seat.memory_parts.pop(actor.depth, None)
             if seat.steady_blob is not None and index.may_touch_me(actor_id):
                 seat.steady_blob = None
             if actor_id in skip:
@@ -355,55 +421,119 @@ class Game:
             msg = seat.view.message(index, actor)
             if msg is not None:
                 out[actor_id] = [msg]
+        pending = self._pending
+        if pending is not None and pending.compress(pending.per_tick):
+            self._submit(pending)
         if self.world.tick % self.save_every == 0:
-            self.checkpoint()
+            self._take_checkpoint()
         return out
 
     def checkpoint(self) -> int:
         """Hand the writer every seated and recently left character and every
-        visited level, as they are now, to be written in one transaction.
+        visited level, as they are now, to be written in one transaction
+        (a tick's checkpoint still being compressed is handed over first).
 
         Returns:
             The submission's number (see :attr:`StoreWriter.committed`).
         """
+        seq = self._take_checkpoint()
+        pending = self._pending
+        if pending is None:
+            return seq
+        pending.compress(len(pending.parts))
+        return self._submit(pending)
+
+    def _take_checkpoint(self) -> int:
+        """Take the records of a checkpoint at this tick (see :meth:`checkpoint`).
+
+        Map memory that changed since the last checkpoint is copied now and
+        compressed over the next ticks (:data:`CHECKPOINT_SPREAD_TICKS`, a
+        share each tick); then the whole checkpoint goes to the writer,
+        everything in it still as it was at this tick. With nothing to
+        compress it goes at once.
+
+        Returns:
+            The submission's number if it went at once, else 0.
+        """
+        previous = self._pending
+        if previous is not None:  # (a checkpoint every tick or so)
+            previous.compress(len(previous.parts))
+            self._submit(previous)
         tick = self.world.tick
         done = self.saver.committed
-        self._left = {n: v for n, v in self._left.items() if v[2] == 0 or v[2] > done}
-        players = [
-            (s.name, s.token_hash, self._character_blob(s), tick) for s in self.seats.values()
-        ]
-        fresh = [n for n, v in self._left.items() if v[2] == 0]
-        players += [(n, self._left[n][0], pack_record(self._left[n][1]), tick) for n in fresh]
-        levels = [
+        self._left = {n: v for n, v in self._left.items() if v[2] <= 0 or v[2] > done}
+        pending = _Checkpoint(tick)
+        for seat in self.seats.values():
+            pending.players.append(
+                (seat.name, seat.token_hash, self._character_blob(seat, pending))
+            )
+        for name, entry in self._left.items():
+            if entry[2] == 0:
+                pending.left.append((name, entry))
+                self._left[name] = (entry[0], entry[1], -1)
+        pending.levels = [
             (d, pack_record(self.world.level_record(d)), tick) for d in sorted(self.world.levels)
         ]
-        seq = self.saver.submit(players, levels, forget=set(fresh), checkpoint_tick=tick)
-        for n in fresh:
-            self._left[n] = (self._left[n][0], self._left[n][1], seq)
+        self._pending = pending
+        spread = max(1, min(CHECKPOINT_SPREAD_TICKS, self.save_every // 2))
+        pending.per_tick = -(-len(pending.parts) // spread)
+        if spread == 1 or not pending.parts:
+            pending.compress(len(pending.parts))
+            return self._submit(pending)
+        return 0
+
+    def _submit(self, pending: _Checkpoint) -> int:
+        """Pack ``pending``'s records (all its memory is compressed) and hand
+        them to the writer; returns the submission's number."""
+        tick = pending.tick
+        players = [(name, token_hash, pack(), tick) for name, token_hash, pack in pending.players]
+        players += [(n, entry[0], pack_record(entry[1]), tick) for n, entry in pending.left]
+        forget = {n for n, _ in pending.left}
+        seq = self.saver.submit(players, pending.levels, forget=forget, checkpoint_tick=tick)
+        for name, entry in pending.left:
+            now = self._left.get(name)
+            if now is not None and now[1] is entry[1] and now[2] == -1:
+                self._left[name] = (entry[0], entry[1], seq)
+        self._pending = None
         return seq
 
-    def _character_blob(self, seat: Seat) -> bytes:
-        """A seated character's record packed as a msgpack map: the same
-        dict as ``pack_record(actor.to_record())``. The
-        :meth:`~server.sim.actors.Actor.moving_record` is packed afresh; the
-        steady record and the map memory (most of a record's bytes) are
-        reused from the last checkpoint while no tick may have changed them,
-        which keeps a checkpoint's tick short."""
+    def _character_blob(
+        self, seat: Seat, pending: _Checkpoint | None = None
+    ) -> Callable[[], bytes]:
+        """A seated character's record as of now, packed when called: a
+        msgpack map equal to ``pack_record(actor.to_record())`` at this tick.
+
+        The :meth:`~server.sim.actors.Actor.moving_record` is packed now,
+        and the steady record too when a tick may have changed it since the
+        last checkpoint (else its bytes are reused). A depth's map memory that
+        a tick wrote to since the last checkpoint is copied now and
+        compressed by the call at the latest (``pending`` collects such
+        parts, for :meth:`_Checkpoint.compress` to do over the next ticks);
+        a compressed part is reused until the memory changes again."""
         actor = self.world.actors[seat.actor_id]
-        if seat.memory_blob is None:
-            seat.memory_blob = pack_record(actor.memory_record())
+        parts = seat.memory_parts
+        for depth, grid in actor.memory.items():
+            if depth not in parts:
+                part = parts[depth] = _MemoryPart(depth, grid)
+                if pending is not None:
+                    pending.parts.append(part)
+        memory = [parts[d] for d in sorted(actor.memory)]
         if seat.steady_blob is None:
             steady = actor.steady_record()
             seat.steady_blob = map_pairs(pack_record(steady))
             seat.steady_count = len(steady)
         moving = actor.moving_record()
-        return join_maps(
+        head = join_maps(
             len(moving) + seat.steady_count + 1,
             map_pairs(pack_record(moving)),
             seat.steady_blob,
             MEMORY_KEY,
-            seat.memory_blob,
         )
+
+        def pack() -> bytes:
+            return head + join_maps(len(memory), *(part.pairs() for part in memory))
+
+        return pack
 
     def save_all(self) -> None:
         """Checkpoint now and wait until it is written (at most

@@ -216,10 +216,14 @@ class Actor:
         ``[[H, W], bytes]``; :func:`player_from_record` reads both.) It changes
         only when a tick's field of view or a scrying writes cells into it
         (they are then in ``seen_tiles``)."""
-        return {
-            str(d): [list(m.shape), zlib.compress(m.tobytes(), MEMORY_COMPRESSION), "zlib"]
-            for d, m in sorted(self.memory.items())
-        }
+        return {str(d): memory_entry(m.shape, m.tobytes()) for d, m in sorted(self.memory.items())}
+
+
+def memory_entry(shape: tuple[int, ...], raw: bytes) -> list[Any]:
+    """One depth's entry in :meth:`Actor.memory_record`, ``[[H, W], zlib
+    bytes, "zlib"]``, from the grid's ``shape`` and its bytes row by row
+    (a copy: the game compresses it on the store writer's thread)."""
+    return [list(shape), zlib.compress(raw, MEMORY_COMPRESSION), "zlib"]
 
 
 def new_player(actor_id: int, name: str, cls: ClassDef, depth: int, x: int, y: int) -> Actor:

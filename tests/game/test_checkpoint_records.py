@@ -14,7 +14,7 @@ from server.game.store import Store
 from server.sim.actors import player_from_record
 from server.sim.world import World
 from server.store import join_maps, map_pairs, pack_record, pack_value, unpack_record
-from tests.game.randomplay import give_commands, seat_players
+from tests.game.randomplay import MOVES, give_commands, seat_players
 
 
 @pytest.mark.parametrize(("seed", "every"), [(33, 1), (4, 7), (5, 30)])
@@ -34,12 +34,13 @@ def test_checkpoint_records_equal_fresh_records(seed: int, every: int) -> None:
             continue
         for pid in ids:
             seat = game.seats[pid]
-            had_steady, had_memory = seat.steady_blob, seat.memory_blob
-            record = unpack_record(game._character_blob(seat))
+            had_steady, kept = seat.steady_blob, set(seat.memory_parts)
+            record = unpack_record(game._character_blob(seat)())
             fresh = world.actors[pid].to_record()
             assert record == fresh, f"player {pid}, tick {tick}"
             steady_reused += had_steady is not None
-            memory_reused += had_memory is not None
+            memory_reused += bool(kept)
+
             previous = last.get(pid)
             if previous is not None:
                 steady_changes += any(
@@ -53,6 +54,79 @@ def test_checkpoint_records_equal_fresh_records(seed: int, every: int) -> None:
     # for a stale part to have shown.
     assert steady_reused > compared // 8 and memory_reused > compared // 8
     assert steady_changes > 20 and memory_changes > 20
+
+
+def test_only_the_depth_walked_on_is_taken_again() -> None:
+    """A character who remembers two depths and walks on the second: each
+    checkpoint takes (and compresses) only the second depth's memory again,
+    reuses the first's, and still saves exactly the fresh record."""
+    world = World(5)
+    game = Game(world, Store(":memory:"))
+    pid = game.join("ann", None, None, object())[0].id
+    actor = world.actors[pid]
+    actor.max_hp = actor.hp = 10_000  # the walk must not end in a respawn
+    seat = game.seats[pid]
+    stairs = world.level(1).stairs_down
+    assert stairs is not None
+    world.move_actor(actor, *stairs)
+    game.step()  # sees depth 1 from the stairs
+    game.command(pid, 0, "down", None)
+    for _ in range(actor.speed + 1):
+        game.step()
+    assert actor.depth == 2 and set(actor.memory) == {1, 2}
+    game._character_blob(seat)()
+    first = seat.memory_parts[1]
+    rng = np.random.default_rng(5)
+    taken_again = 0
+    for seq in range(1, 200):
+        game.command(pid, seq, "move", MOVES[int(rng.integers(len(MOVES)))])
+        game.step()
+        if seq % 10:
+            continue
+        before = seat.memory_parts.get(2)
+        record = unpack_record(game._character_blob(seat)())
+        assert record == actor.to_record(), f"step {seq}"
+        assert seat.memory_parts[1] is first
+        taken_again += seat.memory_parts[2] is not before
+    assert actor.depth == 2 and taken_again >= 5
+
+
+def test_a_record_is_the_character_at_its_checkpoint_tick() -> None:
+    """A tick's checkpoint compresses its map memory over the next ticks
+    and reaches the writer some ticks later: what it hands over is still
+    every character as it was at the checkpoint's tick, whatever the ticks
+    in between did to them."""
+    world = World(33)
+    game = Game(world, Store(":memory:"))
+    rng = np.random.default_rng(33)
+    ids = seat_players(game, 20, rng, scatter=True)
+    submitted: dict[int, tuple[int, list[tuple[str, str, bytes, int]]]] = {}
+    memory_then: dict[str, object] = {}
+
+    def submit(players: list[tuple[str, str, bytes, int]], levels: object, **kw: int) -> int:
+        submitted[kw["checkpoint_tick"]] = (world.tick, list(players))
+        if kw["checkpoint_tick"] == 60:
+            memory_then.update(
+                {n: world.actors[s.actor_id].to_record()["memory"] for n, s in game.by_name.items()}
+            )
+        return len(submitted)
+
+    game.saver.submit = submit  # type: ignore[method-assign,assignment]
+    seq = 0
+    at_checkpoint: dict[str, dict[str, object]] = {}
+    for tick in range(120):
+        seq, _ = give_commands(game, ids, rng, tick, seq)
+        game.step()
+        if world.tick == 60:
+            at_checkpoint = {world.actors[pid].name: world.actors[pid].to_record() for pid in ids}
+    handed_at, rows = submitted[60]
+    assert handed_at > 60  # compressed over some ticks after its own
+    assert len(rows) == len(ids)
+    for name, _, blob, _ in rows:
+        assert unpack_record(blob) == at_checkpoint[name], name
+    # Players saw more of the map while their memory was being compressed.
+    moved_on = sum(memory_then[n] != at_checkpoint[n]["memory"] for n in at_checkpoint)
+    assert moved_on >= 3
 
 
 def test_joined_maps_pack_like_one_map() -> None:

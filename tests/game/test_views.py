@@ -14,7 +14,7 @@ from client.model import GameModel
 from protocol.codec import decode_server, encode_server
 from protocol.fov import unpack_fov
 from protocol.messages import Delta, Snapshot
-from server.game.game import Game, GameError
+from server.game.game import CHECKPOINT_SPREAD_TICKS, Game, GameError
 from server.game.store import Store
 from server.game.wire import inventory_record, status_bits
 from server.sim.casting import castable
@@ -228,7 +228,7 @@ def test_connected_characters_are_saved_without_leaving() -> None:
     ids = [game.join(f"p{i}", None, None, object())[0].id for i in range(5)]
     for aid in ids:
         game.world.actors[aid].xp = 7
-    for _ in range(game.save_every):
+    for _ in range(game.save_every + CHECKPOINT_SPREAD_TICKS):
         game.step()
     assert game.saver.flush(10)
     for i in range(5):
