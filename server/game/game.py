@@ -436,29 +436,22 @@ class Game:
         Returns:
             The submission's number (see :attr:`StoreWriter.committed`).
         """
-        seq = self._take_checkpoint()
-        pending = self._pending
-        if pending is None:
-            return seq
-        pending.compress(len(pending.parts))
-        return self._submit(pending)
+        return self._take_checkpoint(at_once=True)
 
-    def _take_checkpoint(self) -> int:
+    def _take_checkpoint(self, at_once: bool = False) -> int:
         """Take the records of a checkpoint at this tick (see :meth:`checkpoint`).
 
         Map memory that changed since the last checkpoint is copied now and
         compressed over the next ticks (:data:`CHECKPOINT_SPREAD_TICKS`, a
         share each tick); then the whole checkpoint goes to the writer,
-        everything in it still as it was at this tick. With nothing to
-        compress it goes at once.
+        everything in it still as it was at this tick. With ``at_once``, or
+        nothing to compress, it goes at once.
 
         Returns:
             The submission's number if it went at once, else 0.
         """
-        previous = self._pending
-        if previous is not None:  # (a checkpoint every tick or so)
-            previous.compress(len(previous.parts))
-            self._submit(previous)
+        if self._pending is not None:  # (a checkpoint every tick or so)
+            self._submit(self._pending)
         tick = self.world.tick
         done = self.saver.committed
         self._left = {n: v for n, v in self._left.items() if v[2] <= 0 or v[2] > done}
@@ -475,16 +468,16 @@ class Game:
             (d, pack_record(self.world.level_record(d)), tick) for d in sorted(self.world.levels)
         ]
         self._pending = pending
-        spread = max(1, min(CHECKPOINT_SPREAD_TICKS, self.save_every // 2))
+        spread = 1 if at_once else max(1, min(CHECKPOINT_SPREAD_TICKS, self.save_every // 2))
         pending.per_tick = -(-len(pending.parts) // spread)
         if spread == 1 or not pending.parts:
-            pending.compress(len(pending.parts))
             return self._submit(pending)
         return 0
 
     def _submit(self, pending: _Checkpoint) -> int:
-        """Pack ``pending``'s records (all its memory is compressed) and hand
-        them to the writer; returns the submission's number."""
+        """Compress what is left of ``pending``'s map memory, pack its records
+        and hand them to the writer; returns the submission's number."""
+        pending.compress(len(pending.parts))
         tick = pending.tick
         players = [(name, token_hash, pack(), tick) for name, token_hash, pack in pending.players]
         players += [(n, entry[0], pack_record(entry[1]), tick) for n, entry in pending.left]

@@ -222,7 +222,8 @@ class Actor:
 def memory_entry(shape: tuple[int, ...], raw: bytes) -> list[Any]:
     """One depth's entry in :meth:`Actor.memory_record`, ``[[H, W], zlib
     bytes, "zlib"]``, from the grid's ``shape`` and its bytes row by row
-    (a copy: the game compresses it on the store writer's thread)."""
+    (the game compresses a copy taken at a checkpoint's tick over the ticks
+    after it)."""
     return [list(shape), zlib.compress(raw, MEMORY_COMPRESSION), "zlib"]
 
 

@@ -40,7 +40,6 @@ def test_checkpoint_records_equal_fresh_records(seed: int, every: int) -> None:
             assert record == fresh, f"player {pid}, tick {tick}"
             steady_reused += had_steady is not None
             memory_reused += bool(kept)
-
             previous = last.get(pid)
             if previous is not None:
                 steady_changes += any(
