@@ -149,7 +149,7 @@ class Seat:
     """The character's :meth:`~server.sim.actors.Actor.steady_record` as last
     packed for a checkpoint (the pairs of a msgpack map, no header); None
     once a tick may have changed it
-    (:meth:`~server.game.index.TickIndex.may_touch_me`)."""
+    (:meth:`~server.game.index.TickIndex.may_touch_steady`)."""
     steady_count: int = 0
     """How many pairs ``steady_blob`` holds."""
 
@@ -413,7 +413,7 @@ class Game:
             actor = self.world.actors[actor_id]
             if actor.seen_tiles:  # written at the depth the player is on after the tick
                 seat.memory_parts.pop(actor.depth, None)
-            if seat.steady_blob is not None and index.may_touch_me(actor_id):
+            if seat.steady_blob is not None and index.may_touch_steady(actor_id):
                 seat.steady_blob = None
             if actor_id in skip:
                 seat.view.needs_snapshot = True

@@ -90,6 +90,9 @@ class TickIndex:
         self.snapshot_for: set[int] = set()
         self.shared: list[tuple[int, Joined | Left]] = []
         self.involving: dict[int, list[Witnessed]] = defaultdict(list)
+        self._steady: set[int] = set()
+        """Actors named by one of the tick's events other than an attack
+        (:meth:`may_touch_steady`)."""
         self._placed: dict[int, list[tuple[int, int, int, list[Any]]]] = defaultdict(list)
         """Per depth, the tick's events seen by whoever sees their cell:
         ``(x, y, order, wire)``."""
@@ -120,6 +123,7 @@ class TickIndex:
                 continue
             if isinstance(event, PRIVATE):
                 self.involving[event.actor].append((order, wire))
+                self._steady.add(event.actor)
                 continue
             if isinstance(event, (Respawned, TookStairs)):
                 self.snapshot_for.add(event.actor)
@@ -135,6 +139,8 @@ class TickIndex:
                 involved.add(event.killer)
             for aid in involved:
                 self.involving[aid].append((order, wire))
+            if not isinstance(event, Attacked):
+                self._steady.update(involved)
             self._placed[event.depth].append((event.x, event.y, order, wire))
 
         self._seen: dict[int, list[tuple[int, list[Any]]]] = defaultdict(list)
@@ -219,6 +225,19 @@ class TickIndex:
         given, a round's upkeep of its statuses or food), or when it took part
         in an event (an attack, a harm, xp, an item...)."""
         return self.all_changed or actor_id in self.world.touched or actor_id in self.involving
+
+    def may_touch_steady(self, actor_id: int) -> bool:
+        """Whether the player's steady record
+        (:meth:`~server.sim.actors.Actor.steady_record`: pack, equipment,
+        level, scores, spells, skills) may have changed this tick: on the
+        first tick, when it carried out a command other than a step
+        (:attr:`World.commanded`), or when an event other than a melee attack
+        names it. An attack changes only health, energy and statuses (the
+        moving record) on either side; what may follow it comes with events
+        of its own: a death, experience and a level, a shield's burn, a
+        harm's rusting (seeds 001-003 as :mod:`server.sim.fighting` and
+        :mod:`server.sim.harm` apply them)."""
+        return self.all_changed or actor_id in self.world.commanded or actor_id in self._steady
 
     def record(self, aid: int) -> list[Any]:
         """The ``add`` record of living actor ``aid`` (no "you" flag), built

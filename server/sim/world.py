@@ -185,6 +185,11 @@ class World:
         them: they carried out a command other than a step, were given or lost
         a status, or a round's upkeep changed their statuses or food (what the
         per-player views rely on to skip the rest)."""
+        self.commanded: set[int] = set()
+        """Ids of the players who carried out (or were refused) a command other
+        than a step during the last :meth:`step`: with the events naming a
+        player, what may change its steady record (pack, level, scores,
+        spells: :meth:`~server.game.index.TickIndex.may_touch_steady`)."""
         self._search_orders: dict[
             tuple[int, int, int], tuple[NDArray[np.bool_], NDArray[np.intp]]
         ] = {}
@@ -572,6 +577,7 @@ class World:
         events: list[Event] = self._pending
         self._pending = []
         self.touched = set()
+        self.commanded = set()
         tick = self.tick
         for actor in list(self.actors.values()):
             if actor.is_player and not actor.alive and actor.respawn_tick <= tick:
@@ -620,6 +626,7 @@ class World:
     def _do(self, actor: Actor, command: Command, tag: int, events: list[Event]) -> None:
         if not isinstance(command, Move):  # a step changes only the place (or attacks)
             self.touched.add(actor.id)
+            self.commanded.add(actor.id)
         before = actor.last_tag
         reason = self._carry_out(actor, command, events)
         if reason is not None:

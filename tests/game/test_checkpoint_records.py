@@ -6,15 +6,19 @@ character's :meth:`~server.sim.actors.Actor.to_record` says at that tick."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
 from server.game.game import Game
 from server.game.store import Store
-from server.sim.actors import player_from_record
+from server.sim.actors import Actor, player_from_record
+from server.sim.items import Item, add_to_pack
 from server.sim.world import World
 from server.store import join_maps, map_pairs, pack_record, pack_value, unpack_record
 from tests.game.randomplay import MOVES, give_commands, seat_players
+from tests.sim.conftest import ROOM, hardy, hardy_monster, make_world
 
 
 @pytest.mark.parametrize(("seed", "every"), [(33, 1), (4, 7), (5, 30)])
@@ -161,3 +165,83 @@ def test_map_memory_is_saved_compressed_and_old_records_still_load() -> None:
         assert np.array_equal(back.memory[actor.depth], grid)
     with pytest.raises(ValueError, match="coded as"):
         player_from_record(99, dict(record, memory={"1": [shape, packed, "lz4"]}))
+
+
+def _seated_in_hall(seed: int) -> tuple[World, Game, Actor]:
+    """A game on a small hall with no random monsters and one sturdy
+    warrior, one tick in (the first tick looks at everything)."""
+    world = make_world(ROOM, seed=seed)
+    game = Game(world, Store(":memory:"))
+    pid = game.join("ann", None, "warrior", object())[0].id
+    actor = hardy(world.actors[pid])
+    world.move_actor(actor, 3, 3)
+    game.step()
+    return world, game, actor
+
+
+def test_a_melee_attack_alone_keeps_the_packed_steady_record() -> None:
+    """A monster hitting a player who gives no command changes the player's
+    health, energy and statuses (the moving record) only: the steady record
+    packed at the first checkpoint is reused while the attacks go on, and
+    every record is still exactly the character."""
+    world, game, actor = _seated_in_hall(7)
+    seat = game.seats[actor.id]
+    wolf = hardy_monster(world, "wolf", 4, 3)
+    game._character_blob(seat)()
+    packed = seat.steady_blob
+    assert packed is not None
+    hits = 0
+    for _ in range(60):
+        game.step()
+        index = game._last_index
+        assert index is not None
+        hits += sum(
+            1
+            for _, wire in index.involving.get(actor.id, ())
+            if wire[0] == "atk" and wire[2] == actor.id and wire[4] > 0
+        )
+        assert seat.steady_blob is packed
+        assert unpack_record(game._character_blob(seat)()) == actor.to_record()
+    assert wolf.alive and hits >= 5
+
+
+def _level_up(world: World, actor: Actor) -> None:
+    world.gain_xp(actor, 5_000, world._pending)
+
+
+def _rust(world: World, actor: Actor) -> None:
+    sword = actor.equipment["weapon"]
+    world.harm_typed(actor, 5, "water", None, "breath", world._pending)
+    assert sword.plus == -1
+
+
+def _wield_a_sword(world: World, actor: Actor) -> None:
+    sword = add_to_pack(actor.inventory, Item("long_sword"), world.content)
+    assert sword is not None
+    actor.equipment["weapon"] = sword
+    world.refresh_bonus(actor)
+
+
+@pytest.mark.parametrize("change", [_level_up, _rust], ids=["xp-level", "water-rust"])
+def test_a_steady_change_without_a_command_is_saved(
+    change: Callable[[World, Actor], None],
+) -> None:
+    """What changes a steady record without a command of the player's own
+    (experience and a level from a kill, rust from a water hit) comes with an
+    event naming the player: the next checkpoint packs the steady record
+    again and saves the change."""
+    world, game, actor = _seated_in_hall(8)
+    _wield_a_sword(world, actor)
+    seat = game.seats[actor.id]
+    game._character_blob(seat)()
+    for _ in range(5):
+        game.step()
+    packed = seat.steady_blob
+    assert packed is not None  # nothing happened: kept
+    before = actor.steady_record()
+    change(world, actor)  # as a monster's or another player's action in the tick
+    game.step()
+    record = unpack_record(game._character_blob(seat)())
+    assert record == actor.to_record()
+    assert seat.steady_blob is not packed
+    assert any(record[k] != v for k, v in before.items())
