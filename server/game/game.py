@@ -9,10 +9,11 @@ Saving (issue 11, items 2 and 3): every ``save_interval_s`` seconds the tick
 takes a *checkpoint*: the record of every seated character, of every
 character that left since the last one, and of every visited level, all as
 they are at that one tick, handed to a :class:`StoreWriter` thread that
-writes the changed ones in one transaction. (The map memory that changed is
-copied at that tick and compressed over the next few,
-:data:`CHECKPOINT_SPREAD_TICKS`, so no tick carries all of it; the
-checkpoint goes to the writer after that.) A character is therefore never
+writes the changed ones in one transaction. (At that tick only the values
+are taken: the map memory that changed is copied, the fast-changing part
+of each record is kept as a tuple. The compressing and packing are done
+over the next few ticks, :data:`CHECKPOINT_SPREAD_TICKS`, so no tick
+carries all of it; the checkpoint goes to the writer after that.) A character is therefore never
 saved with a pack that disagrees with the saved floors (an item picked up
 is in the pack or on the floor, never both), and a crash loses at most one
 interval of play (and those few ticks). A character that left is held in
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,7 @@ from server.game.hooks import GameHooks
 from server.game.index import TickIndex
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
-from server.sim.actors import memory_entry
+from server.sim.actors import MovingState, memory_entry, moving_record_of
 from server.sim.world import World
 from server.store import Store, hash_token, join_maps, map_pairs, pack_record, pack_value
 from server.store.writer import StoreWriter
@@ -49,9 +49,9 @@ to a crash, plus the time the write takes)."""
 MEMORY_KEY = pack_value("memory")
 """The packed key under which a character record holds its map memory."""
 CHECKPOINT_SPREAD_TICKS = 5
-"""A checkpoint's map memory is compressed over the ticks after it, a slice
-each tick, so that no tick carries it all: over this many ticks (fewer
-when checkpoints come closer together). The checkpoint goes to the writer
+"""A checkpoint's map memory is compressed and its records packed over the
+ticks after it, a slice each tick, so that no tick carries it all: over
+this many ticks (fewer when checkpoints come closer together). The checkpoint goes to the writer
 when that is done, so a crash loses at most one interval plus these ticks."""
 SHUTDOWN_FLUSH_S = 30.0
 """How long :meth:`Game.save_all` waits for the database."""
@@ -105,13 +105,51 @@ class _MemoryPart:
         return self._pairs
 
 
+class _Record:
+    """A seated character's record as it was at a checkpoint's tick, packed
+    when called: a msgpack map equal to ``pack_record(actor.to_record())``
+    at that tick. The tick takes only the :meth:`~server.sim.actors.Actor.moving_state`,
+    the packed steady record and the memory parts; :meth:`head` packs the
+    rest on one of the ticks after (:class:`_Checkpoint`)."""
+
+    __slots__ = ("_head", "_memory", "_moving", "_steady", "_steady_count")
+
+    def __init__(
+        self, moving: MovingState, steady: bytes, steady_count: int, memory: list[_MemoryPart]
+    ) -> None:
+        self._moving: MovingState | None = moving
+        self._steady = steady
+        self._steady_count = steady_count
+        self._memory = memory
+        self._head: bytes | None = None
+
+    def head(self) -> bytes:
+        """The packed record's header and every entry but the map memory
+        (packed on the first call)."""
+        if self._head is None:
+            assert self._moving is not None
+            moving = moving_record_of(self._moving)
+            self._head = join_maps(
+                len(moving) + self._steady_count + 1,
+                map_pairs(pack_record(moving)),
+                self._steady,
+                MEMORY_KEY,
+            )
+            self._moving = None
+        return self._head
+
+    def __call__(self) -> bytes:
+        """The whole packed record (compressing what memory is left)."""
+        return self.head() + join_maps(len(self._memory), *(p.pairs() for p in self._memory))
+
+
 @dataclass(slots=True)
 class _Checkpoint:
-    """A checkpoint taken at ``tick`` whose map memory is being compressed."""
+    """A checkpoint taken at ``tick`` whose records are being packed."""
 
     tick: int
-    players: list[tuple[str, str, Callable[[], bytes]]] = field(default_factory=list)
-    """Seated characters: name, token hash, their record's packer."""
+    players: list[tuple[str, str, _Record]] = field(default_factory=list)
+    """Seated characters: name, token hash, their record."""
     left: list[tuple[str, tuple[str, dict[str, Any], int]]] = field(default_factory=list)
     """Characters that left since the last checkpoint: name and their
     :attr:`Game._left` entry as taken."""
@@ -122,14 +160,23 @@ class _Checkpoint:
     """How many of ``parts`` are compressed."""
     per_tick: int = 0
     """How many parts each tick compresses."""
+    heads_done: int = 0
+    """How many of ``players`` have their :meth:`_Record.head` packed."""
+    heads_per_tick: int = 0
+    """How many heads each tick packs."""
 
-    def compress(self, count: int) -> bool:
-        """Compress up to ``count`` more parts; True once all are."""
+    def compress(self, count: int, heads: int = 0) -> bool:
+        """Compress up to ``count`` more parts and pack up to ``heads`` more
+        record heads; True once all parts are compressed and all heads packed."""
         end = min(len(self.parts), self.done + count)
         for part in self.parts[self.done : end]:
             part.pairs()
         self.done = end
-        return end == len(self.parts)
+        last = min(len(self.players), self.heads_done + heads)
+        for _, _, record in self.players[self.heads_done : last]:
+            record.head()
+        self.heads_done = last
+        return end == len(self.parts) and last == len(self.players)
 
 
 @dataclass(slots=True)
@@ -422,7 +469,7 @@ class Game:
             if msg is not None:
                 out[actor_id] = [msg]
         pending = self._pending
-        if pending is not None and pending.compress(pending.per_tick):
+        if pending is not None and pending.compress(pending.per_tick, pending.heads_per_tick):
             self._submit(pending)
         if self.world.tick % self.save_every == 0:
             self._take_checkpoint()
@@ -470,16 +517,19 @@ class Game:
         self._pending = pending
         spread = 1 if at_once else max(1, min(CHECKPOINT_SPREAD_TICKS, self.save_every // 2))
         pending.per_tick = -(-len(pending.parts) // spread)
-        if spread == 1 or not pending.parts:
+        pending.heads_per_tick = -(-len(pending.players) // spread)
+        if spread == 1:
             return self._submit(pending)
         return 0
 
     def _submit(self, pending: _Checkpoint) -> int:
         """Compress what is left of ``pending``'s map memory, pack its records
         and hand them to the writer; returns the submission's number."""
-        pending.compress(len(pending.parts))
+        pending.compress(len(pending.parts), len(pending.players))
         tick = pending.tick
-        players = [(name, token_hash, pack(), tick) for name, token_hash, pack in pending.players]
+        players = [
+            (name, token_hash, record(), tick) for name, token_hash, record in pending.players
+        ]
         players += [(n, entry[0], pack_record(entry[1]), tick) for n, entry in pending.left]
         forget = {n for n, _ in pending.left}
         seq = self.saver.submit(players, pending.levels, forget=forget, checkpoint_tick=tick)
@@ -490,43 +540,36 @@ class Game:
         self._pending = None
         return seq
 
-    def _character_blob(
-        self, seat: Seat, pending: _Checkpoint | None = None
-    ) -> Callable[[], bytes]:
+    def _character_blob(self, seat: Seat, pending: _Checkpoint | None = None) -> _Record:
         """A seated character's record as of now, packed when called: a
         msgpack map equal to ``pack_record(actor.to_record())`` at this tick.
 
-        The :meth:`~server.sim.actors.Actor.moving_record` is packed now,
-        and the steady record too when a tick may have changed it since the
-        last checkpoint (else its bytes are reused). A depth's map memory that
-        a tick wrote to since the last checkpoint is copied now and
-        compressed by the call at the latest (``pending`` collects such
-        parts, for :meth:`_Checkpoint.compress` to do over the next ticks);
-        a compressed part is reused until the memory changes again."""
+        Only the :meth:`~server.sim.actors.Actor.moving_state` is taken now,
+        and the steady record is packed again only when a tick may have
+        changed it since the last checkpoint (else its bytes are reused). A
+        depth's map memory that a tick wrote to since the last checkpoint is
+        copied now and compressed by the call at the latest (``pending``
+        collects such parts, for :meth:`_Checkpoint.compress` to do over the
+        next ticks, with the records' heads); a compressed part is reused
+        until the memory changes again."""
         actor = self.world.actors[seat.actor_id]
         parts = seat.memory_parts
-        for depth, grid in actor.memory.items():
+        memory = actor.memory
+        for depth, grid in memory.items():
             if depth not in parts:
                 part = parts[depth] = _MemoryPart(depth, grid)
                 if pending is not None:
                     pending.parts.append(part)
-        memory = [parts[d] for d in sorted(actor.memory)]
         if seat.steady_blob is None:
             steady = actor.steady_record()
             seat.steady_blob = map_pairs(pack_record(steady))
             seat.steady_count = len(steady)
-        moving = actor.moving_record()
-        head = join_maps(
-            len(moving) + seat.steady_count + 1,
-            map_pairs(pack_record(moving)),
+        return _Record(
+            actor.moving_state(),
             seat.steady_blob,
-            MEMORY_KEY,
+            seat.steady_count,
+            [parts[d] for d in sorted(memory)],
         )
-
-        def pack() -> bytes:
-            return head + join_maps(len(memory), *(part.pairs() for part in memory))
-
-        return pack
 
     def save_all(self) -> None:
         """Checkpoint now and wait until it is written (at most

@@ -196,16 +196,25 @@ class Actor:
         """The part of :meth:`to_record` that ordinary ticks change: place
         (depth and cell), health, energy, experience, food (nourishment,
         hunger rating, countdown) and statuses (``[kind, rounds, magnitude]``)."""
-        return {
-            "depth": self.depth,
-            "x": self.x,
-            "y": self.y,
-            "hp": self.hp,
-            "en": self.en,
-            "xp": self.xp,
-            "food": [self.food.nourishment, self.food.hunger, self.food.countdown],
-            "statuses": [[int(k), r, m] for k, r, m in self.statuses.snapshot()],
-        }
+        return moving_record_of(self.moving_state())
+
+    def moving_state(self) -> MovingState:
+        """The values of :meth:`moving_record` as one immutable tuple, which
+        is cheaper to take than the record (a checkpoint takes it at its
+        tick and builds the record later: :func:`moving_record_of`)."""
+        food = self.food
+        return (
+            self.depth,
+            self.x,
+            self.y,
+            self.hp,
+            self.en,
+            self.xp,
+            food.nourishment,
+            food.hunger,
+            food.countdown,
+            self.statuses.snapshot(),
+        )
 
     def memory_record(self) -> dict[str, list[Any]]:
         """Map memory as plain data: ``{str(depth): [[H, W], zlib bytes,
@@ -217,6 +226,26 @@ class Actor:
         only when a tick's field of view or a scrying writes cells into it
         (they are then in ``seen_tiles``)."""
         return {str(d): memory_entry(m.shape, m.tobytes()) for d, m in sorted(self.memory.items())}
+
+
+MovingState = tuple[int, int, int, int, int, int, int, int, int, tuple[tuple[int, int, int], ...]]
+"""What :meth:`Actor.moving_state` returns: depth, x, y, hp, en, xp,
+nourishment, hunger, countdown and the status snapshot."""
+
+
+def moving_record_of(state: MovingState) -> dict[str, Any]:
+    """:meth:`Actor.moving_record` from a :meth:`Actor.moving_state`."""
+    depth, x, y, hp, en, xp, nourishment, hunger, countdown, statuses = state
+    return {
+        "depth": depth,
+        "x": x,
+        "y": y,
+        "hp": hp,
+        "en": en,
+        "xp": xp,
+        "food": [nourishment, hunger, countdown],
+        "statuses": [[int(k), r, m] for k, r, m in statuses],
+    }
 
 
 def memory_entry(shape: tuple[int, ...], raw: bytes) -> list[Any]:
