@@ -69,7 +69,7 @@ def run_round(world: World, events: list[Event]) -> None:
     actors = world.actors
     players_on = world.players_on
     for actor in list(actors.values()):
-        if actor.id not in actors or not actor.alive:
+        if actor.hp <= 0 or actor.id not in actors:  # dead, or died this round
             continue
         if players_on(actor.depth) == 0:
             continue
@@ -111,8 +111,10 @@ def regenerate(world: World) -> None:
     if not (hp_due or meditate_due):
         return
     for actor in world.actors.values():
-        if not actor.alive:
-            continue
+        if actor.hp <= 0 or (
+            actor.en >= actor.max_en and (not hp_due or actor.hp >= actor.max_hp)
+        ):
+            continue  # dead, or nothing to raise (the checks below change nothing)
         energy_due = meditate_due if "meditation" in actor.abilities else en_due
         attacked = world.tick - actor.last_attack_tick <= actor.speed
         nourishment = actor.food.nourishment if actor.is_player else regen.min_nourishment

@@ -579,16 +579,19 @@ class World:
         self.touched = set()
         self.commanded = set()
         tick = self.tick
-        for actor in list(self.actors.values()):
-            if actor.is_player and not actor.alive and actor.respawn_tick <= tick:
+        for actor in list(self._players.values()):  # (the players in the actors' order)
+            if actor.hp <= 0 and actor.respawn_tick <= tick:
                 self._respawn(actor, events)
-        for actor in list(self.actors.values()):
-            if actor.id not in self.actors:
+        actors = self.actors
+        for actor in list(actors.values()):
+            if actor.next_act > tick:  # most actors, most ticks: only a dead player's queue
+                if actor.queue and actor.hp <= 0 and actor.is_player and actor.id in actors:
+                    self._reject_queue(actor, RejectReason.DEAD, events)
+                continue
+            if actor.id not in actors:
                 continue
             if actor.is_player and not actor.alive:
                 self._reject_queue(actor, RejectReason.DEAD, events)
-                continue
-            if actor.next_act > tick:
                 continue
             if actor.is_player:
                 if actor.queue and can_act(actor.statuses):
