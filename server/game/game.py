@@ -13,8 +13,8 @@ writes the changed ones in one transaction. (At that tick only the values
 are taken: the map memory that changed is copied, the fast-changing part
 of each record is kept as a tuple. The compressing and packing are done
 over the next few ticks, :data:`CHECKPOINT_SPREAD_TICKS`, so no tick
-carries all of it; the checkpoint goes to the writer after that.) A character is therefore never
-saved with a pack that disagrees with the saved floors (an item picked up
+carries all of it; the checkpoint goes to the writer after that.) A
+character is therefore never saved with a pack that disagrees with the saved floors (an item picked up
 is in the pack or on the floor, never both), and a crash loses at most one
 interval of play (and those few ticks). A character that left is held in
 memory until its checkpoint is written, so coming back at once resumes it
@@ -51,8 +51,9 @@ MEMORY_KEY = pack_value("memory")
 CHECKPOINT_SPREAD_TICKS = 5
 """A checkpoint's map memory is compressed and its records packed over the
 ticks after it, a slice each tick, so that no tick carries it all: over
-this many ticks (fewer when checkpoints come closer together). The checkpoint goes to the writer
-when that is done, so a crash loses at most one interval plus these ticks."""
+this many ticks (fewer when checkpoints come closer together). The
+checkpoint goes to the writer when that is done, so a crash loses at most
+one interval plus these ticks."""
 SHUTDOWN_FLUSH_S = 30.0
 """How long :meth:`Game.save_all` waits for the database."""
 
@@ -108,9 +109,10 @@ class _MemoryPart:
 class _Record:
     """A seated character's record as it was at a checkpoint's tick, packed
     when called: a msgpack map equal to ``pack_record(actor.to_record())``
-    at that tick. The tick takes only the :meth:`~server.sim.actors.Actor.moving_state`,
-    the packed steady record and the memory parts; :meth:`head` packs the
-    rest on one of the ticks after (:class:`_Checkpoint`)."""
+    at that tick. The tick takes only the
+    :meth:`~server.sim.actors.Actor.moving_state`, the packed steady record
+    and the memory parts; :meth:`head` packs the rest on one of the ticks
+    after (:class:`_Checkpoint`)."""
 
     __slots__ = ("_head", "_memory", "_moving", "_steady", "_steady_count")
 

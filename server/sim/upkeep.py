@@ -111,9 +111,7 @@ def regenerate(world: World) -> None:
     if not (hp_due or meditate_due):
         return
     for actor in world.actors.values():
-        if actor.hp <= 0 or (
-            actor.en >= actor.max_en and (not hp_due or actor.hp >= actor.max_hp)
-        ):
+        if actor.hp <= 0 or (actor.en >= actor.max_en and (not hp_due or actor.hp >= actor.max_hp)):
             continue  # dead, or nothing to raise (the checks below change nothing)
         energy_due = meditate_due if "meditation" in actor.abilities else en_due
         attacked = world.tick - actor.last_attack_tick <= actor.speed
