@@ -68,13 +68,20 @@ def run_round(world: World, events: list[Event]) -> None:
     """
     actors = world.actors
     players_on = world.players_on
+    # Whether each depth has players: fixed for the round (a death leaves a
+    # player on its level, and nothing here moves one to another).
+    populated: dict[int, bool] = {}
     for actor in list(actors.values()):
         if actor.hp <= 0 or actor.id not in actors:  # dead, or died this round
             continue
-        if players_on(actor.depth) == 0:
+        on = populated.get(actor.depth)
+        if on is None:
+            on = populated[actor.depth] = players_on(actor.depth) > 0
+        if not on:
             continue
+        player = actor.is_player
         if actor.statuses:  # an actor without statuses: no tick, no draw, no effect
-            if actor.is_player:
+            if player:
                 world.touched.add(actor.id)  # the rounds left of its statuses change
             effects = actor.statuses.tick(world.rng)
             if effects:
@@ -83,7 +90,7 @@ def run_round(world: World, events: list[Event]) -> None:
                     continue
         if "regenerate" in actor.abilities and actor.hp < actor.max_hp:
             actor.hp += 1  # every round, even while fighting (the ability)
-        if actor.is_player:
+        if player:
             food = actor.food
             if hunger.quiet_round(food):
                 continue
