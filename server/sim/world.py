@@ -584,14 +584,14 @@ class World:
                 self._respawn(actor, events)
         actors = self.actors
         for actor in list(actors.values()):
-            if actor.next_act > tick:  # most actors, most ticks: only a dead player's queue
-                if actor.queue and actor.hp <= 0 and actor.is_player and actor.id in actors:
-                    self._reject_queue(actor, RejectReason.DEAD, events)
-                continue
+            if actor.next_act > tick and not actor.queue:
+                continue  # most actors, most ticks: nothing due, nothing to refuse
             if actor.id not in actors:
                 continue
             if actor.is_player and not actor.alive:
                 self._reject_queue(actor, RejectReason.DEAD, events)
+                continue
+            if actor.next_act > tick:
                 continue
             if actor.is_player:
                 if actor.queue and can_act(actor.statuses):
