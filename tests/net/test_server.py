@@ -265,6 +265,68 @@ async def test_a_client_that_stops_reading_is_skipped_then_dropped(
     stuck.transport.abort()
 
 
+async def test_a_client_that_catches_up_gets_a_snapshot_and_plays_on(
+    start_server: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that stops reading falls behind (its deltas are not written);
+    once it reads again and its buffer drains, its next message is a
+    snapshot, it is no longer behind, and it stays connected."""
+    import socket
+
+    import websockets
+
+    monkeypatch.setattr(net_server, "OUTBOX_LIMIT_BYTES", 2048)
+    monkeypatch.setattr(net_server, "BEHIND_DROP_S", 60.0)
+    monkeypatch.setattr(ratelimit, "CHAT_RATE_PER_S", 1000.0)  # chat is the output here
+    monkeypatch.setattr(ratelimit, "CHAT_BURST", 1000)
+    server = await start_server(populate=False)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
+    slow = await websockets.connect(
+        f"ws://127.0.0.1:{server.port}", sock=sock, compression=None, max_queue=1
+    )
+    await send(slow, {"t": "hello", "v": PROTOCOL_VERSION, "name": "slow"})
+    talker, _, _ = await join(server, "talker")
+    async with asyncio.timeout(5):
+        while "slow" not in server.game.by_name:
+            await asyncio.sleep(0.02)
+    seat = server.game.by_name["slow"]
+    async with asyncio.timeout(5):
+        while seat.view.needs_snapshot:  # its first snapshot went out
+            await asyncio.sleep(0.02)
+    server_sock = server.clients[seat.actor_id].ws.transport.get_extra_info("socket")
+    server_sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # no autotuning
+    client = server.clients[seat.actor_id]
+
+    async def drain() -> None:
+        while True:
+            await talker.recv()
+
+    reader = asyncio.create_task(drain())
+    async with asyncio.timeout(30):  # the slow client does not read: it falls behind
+        while client.behind_since is None:
+            for _ in range(8):
+                await send(talker, {"t": "chat", "text": "x" * 200})
+            await asyncio.sleep(0.25)
+    assert seat.view.needs_snapshot
+    behind_at = server.game.world.tick
+    # It reads again: what was queued for it arrives (its first snapshot
+    # among it), then a snapshot taken after it fell behind.
+    snap = await recv_until(
+        slow, lambda m: m["t"] == "snap" and m["tick"] > behind_at, timeout=30
+    )
+    assert snap["me"]["x"] == server.game.world.actors[seat.actor_id].x
+    async with asyncio.timeout(5):
+        while client.behind_since is not None:
+            await asyncio.sleep(0.05)
+    assert "slow" in server.game.by_name and server.clients.get(seat.actor_id) is client
+    await _still_served(slow)
+    reader.cancel()
+    await slow.close()
+
+
 async def test_sighup_saves_every_character_before_closing(tmp_path: Path) -> None:
     """Closing the terminal that runs the server (SIGHUP) is a clean stop: every
     character is saved before the closing handshakes, which a slow client can
