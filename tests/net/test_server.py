@@ -314,9 +314,7 @@ async def test_a_client_that_catches_up_gets_a_snapshot_and_plays_on(
     behind_at = server.game.world.tick
     # It reads again: what was queued for it arrives (its first snapshot
     # among it), then a snapshot taken after it fell behind.
-    snap = await recv_until(
-        slow, lambda m: m["t"] == "snap" and m["tick"] > behind_at, timeout=30
-    )
+    snap = await recv_until(slow, lambda m: m["t"] == "snap" and m["tick"] > behind_at, timeout=30)
     assert snap["me"]["x"] == server.game.world.actors[seat.actor_id].x
     async with asyncio.timeout(5):
         while client.behind_since is not None:
