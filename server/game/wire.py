@@ -187,7 +187,7 @@ def wire_states(
             flags = mind_flags(a.mind, 0)
             if a.kind == PLAYER_KIND:
                 flags |= FLAG_PLAYER
-            out[a.id] = (a.x, a.y, a.hp, a.max_hp, flags, status_bits(a) if a.statuses else 0)
+            out[a.id] = (a.x, a.y, a.hp, a.max_hp, flags, status_bits(a) if a.statuses.kinds else 0)
     return out
 
 

@@ -181,7 +181,7 @@ def visible_players(world: World, monster: Actor) -> list[Actor]:
         d = max(abs(player.x - mx), abs(player.y - my))
         if d > sight:
             continue
-        if player.unseen:
+        if (player.statuses.kinds or "invisible" in player.abilities) and player.unseen:
             if sees_invisible is None:
                 sees_invisible = monster.sees_invisible()
             if not sees_invisible:

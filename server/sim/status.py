@@ -35,7 +35,7 @@ call (one ``rng.integers(1, sides + 1, size=count)``) if its record has
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, KeysView
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -112,13 +112,18 @@ class Statuses:
     Rounds are >= 1 for every active status (a status at 0 rounds is gone).
     """
 
-    __slots__ = ("_magnitude", "_rounds", "rules")
+    __slots__ = ("_magnitude", "_rounds", "kinds", "rules")
 
     def __init__(self, rules: StatusRules | None = None) -> None:
         """Start with no statuses; ``rules`` defaults to the shipped ``statuses.toml``."""
         self.rules: StatusRules = default_statuses() if rules is None else rules
         self._rounds: dict[StatusKind, int] = {}
         self._magnitude: dict[StatusKind, int] = {}
+        self.kinds: KeysView[StatusKind] = self._rounds.keys()
+        """The active statuses' kinds, in no order: a live, read-only view.
+        Its truth (any status at all?) is tested without a Python call, which
+        ``len()`` of this object needs; the loops over every actor of every
+        tick ask that (issue 10)."""
 
     def __len__(self) -> int:
         return len(self._rounds)
@@ -351,12 +356,12 @@ class Statuses:
 
 def can_act(statuses: Statuses) -> bool:
     """False while asleep, paralysed, frozen or webbed (flag ``prevents_action``; seed 001)."""
-    return not statuses.has_flag("prevents_action")
+    return not statuses.kinds or not statuses.has_flag("prevents_action")
 
 
 def can_melee(statuses: Statuses) -> bool:
     """False when the actor cannot act or is afraid (flag ``prevents_melee``)."""
-    return can_act(statuses) and not statuses.has_flag("prevents_melee")
+    return not statuses.kinds or (can_act(statuses) and not statuses.has_flag("prevents_melee"))
 
 
 def can_cast(statuses: Statuses) -> bool:
@@ -391,21 +396,21 @@ def doubles_hunger(statuses: Statuses) -> bool:
 
 def power_bonus(statuses: Statuses) -> int:
     """Power added by active statuses (enraged; Underhall's numbers in statuses.toml)."""
-    if not statuses:  # most actors most of the time: no generator to build
+    if not statuses.kinds:  # most actors most of the time: no generator to build
         return 0
     return sum(d.power_bonus for d in statuses.defs())
 
 
 def defence_bonus(statuses: Statuses) -> int:
     """Defence added by active statuses (stoneskin; Underhall's numbers in statuses.toml)."""
-    if not statuses:
+    if not statuses.kinds:
         return 0
     return sum(d.defence_bonus for d in statuses.defs())
 
 
 def accuracy_factor(statuses: Statuses) -> float:
     """Product of the active statuses' accuracy factors (stunned: 0.75, Underhall's decision)."""
-    if not statuses:
+    if not statuses.kinds:
         return 1  # math.prod's empty product, as before
     return math.prod(d.accuracy_factor for d in statuses.defs())
 
@@ -425,7 +430,7 @@ def action_delay(statuses: Statuses, speed: int) -> int:
     """
     if speed < 1:
         raise ValueError(f"speed must be >= 1, got {speed}")
-    if not statuses:
+    if not statuses.kinds:
         return speed
     factor = math.prod(d.delay_factor for d in statuses.defs())
     return max(1, math.ceil(speed * factor))
@@ -454,7 +459,7 @@ def confused_direction(
     """
     if intended not in DIRECTIONS:
         raise ValueError(f"not a direction: {intended}")
-    if not statuses:  # no status, no chance to stray, no draw
+    if not statuses.kinds:  # no status, no chance to stray, no draw
         return intended
     chance = max((d.random_move_chance for d in statuses.defs()), default=0.0)
     if chance <= 0.0 or rng.random() >= chance:

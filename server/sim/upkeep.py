@@ -80,7 +80,7 @@ def run_round(world: World, events: list[Event]) -> None:
         if not on:
             continue
         player = actor.is_player
-        if actor.statuses:  # an actor without statuses: no tick, no draw, no effect
+        if actor.statuses.kinds:  # an actor without statuses: no tick, no draw, no effect
             if player:
                 world.touched.add(actor.id)  # the rounds left of its statuses change
             effects = actor.statuses.tick(world.rng)

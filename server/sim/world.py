@@ -1021,7 +1021,7 @@ class World:
         unseen = {
             aid
             for aid, a in self.actors.items()
-            if (a.statuses or "invisible" in a.abilities) and a.unseen
+            if (a.statuses.kinds or "invisible" in a.abilities) and a.unseen
         }
         turned = unseen ^ self._unseen  # became invisible or visible (or came or went)
         self._unseen = unseen
