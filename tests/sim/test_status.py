@@ -153,6 +153,27 @@ def test_remove_and_reduce() -> None:
     assert s.remove(K.STUNNED) and not s.remove(K.STUNNED)
 
 
+def test_kinds_follows_every_change() -> None:
+    """``kinds`` is a live view: it holds exactly the active kinds after an
+    add, a reduce, a remove, a round and an expiry, and is false when none."""
+    s = Statuses()
+    view = s.kinds
+    assert not view and set(view) == set()
+    s.add(K.POISONED, 2, magnitude=1)
+    s.add(K.STUNNED, 5)
+    assert set(view) == {K.POISONED, K.STUNNED} and s.kinds is view
+    s.reduce(K.STUNNED, 5)
+    assert set(view) == {K.POISONED}
+    rng = np.random.default_rng(3)
+    s.tick(rng)
+    s.tick(rng)  # the poison's second and last round
+    assert not view and len(s) == 0
+    s.impose(K.PARALYSED, 2)
+    assert set(view) == {K.PARALYSED} and not can_act(s)
+    s.remove(K.PARALYSED)
+    assert not view and can_act(s) and can_melee(s)
+
+
 # --- a round ------------------------------------------------------------------------------
 
 
