@@ -7,9 +7,9 @@ transport (:func:`~server.net.guard.send_binary`; no awaiting per client in
 the tick, PERFORMANCE.md). A client whose socket buffer is above
 ``OUTBOX_LIMIT_BYTES`` when it has a message gets no deltas — its next
 message is a snapshot — and is dropped after ``BEHIND_DROP_S`` seconds of
-that. The limits of :mod:`server.net.guard`
-(control frames, buffered output, per-address caps) apply to every
-connection from its first byte, before and after ``hello``.
+that. The limits of :mod:`server.net.guard` (control frames, buffered
+output, per-address caps) apply to every connection from its first byte,
+before and after ``hello``.
 
 Joining while ticks run late (issue 10): connections wait in a listen
 backlog of ``ACCEPT_BACKLOG``; a :class:`~server.net.acceptor.BulkAcceptor`
