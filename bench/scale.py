@@ -10,7 +10,8 @@ measures a fixed window:
 - µs of server CPU per client-tick: CPU seconds / (clients × ticks in the window);
 - ticks/s the server completed, and frames/s each client actually received;
 - tick duration p50 / p99 / max (the server writes every tick's duration to
-  the file named by ``UNDERHALL_TICK_LOG``);
+  the file named by ``UNDERHALL_TICK_LOG``), and below the table the mean ms
+  of a tick spent in the game's step and in writing its messages;
 - payload bytes/s per client and the mean frame size;
 - command→effect p50 / p99 (the load generator's histogram over the window);
 - server RSS at the end of the window, and the load generator's own CPU (as
@@ -91,6 +92,8 @@ class Row:
     tick_p99_ms: float | None = None
     tick_max_ms: float | None = None
     gc_pause_max_ms: float | None = None
+    tick_step_ms: float | None = None
+    tick_write_ms: float | None = None
     bytes_per_client_s: float = 0.0
     mean_frame_bytes: float | None = None
     cmd_p50_ms: float | None = None
@@ -196,6 +199,26 @@ def tick_stats(path: Path, t0: float, t1: float) -> tuple[int, list[float], floa
             if len(parts) >= 5:
                 pauses.append(float(parts[4]))
     return len(durations), durations, max(pauses, default=None)
+
+
+def tick_split(path: Path, t0: float, t1: float) -> tuple[float | None, float | None]:
+    """Mean ms per tick in ``[t0, t1]`` (Unix s) spent in the game's step and
+    in writing its messages (encoding included), from the server's tick log;
+    None where the server does not log them (an older tree)."""
+    steps: list[float] = []
+    writes: list[float] = []
+    try:
+        text = path.read_text(encoding="ascii")
+    except OSError:
+        return None, None
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 7 and t0 <= float(parts[0]) <= t1:
+            steps.append(float(parts[5]))
+            writes.append(float(parts[6]))
+    if not steps:
+        return None, None
+    return round(sum(steps) / len(steps), 1), round(sum(writes) / len(writes), 1)
 
 
 def _quantile(values: list[float], q: float) -> float | None:
@@ -388,6 +411,7 @@ def _fill(
     row.cpu_user_pct = round(100 * (u1 - u0) / secs, 1)
     row.cpu_sys_pct = round(100 * (k1 - k0) / secs, 1)
     ticks, durations, row.gc_pause_max_ms = tick_stats(tick_log, s0["t"], s1["t"])
+    row.tick_step_ms, row.tick_write_ms = tick_split(tick_log, s0["t"], s1["t"])
     row.ticks_per_s = round(ticks / secs, 2)
     if ticks and clients:
         row.us_per_client_tick = round(1e6 * (u1 - u0 + k1 - k0) / (clients * ticks), 1)
@@ -457,6 +481,10 @@ def format_table(rows: list[Row]) -> str:
             extra.append(
                 f"connect to welcome p50 {r.join_welcome_p50_ms:.0f} / "
                 f"p99 {r.join_welcome_p99_ms:.0f} / max {r.join_welcome_max_ms:.0f} ms"
+            )
+        if r.tick_step_ms is not None:
+            extra.append(
+                f"a tick's step {r.tick_step_ms} ms and writing {r.tick_write_ms} ms on average"
             )
         if r.rejects:
             extra.append(

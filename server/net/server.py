@@ -120,8 +120,10 @@ def _over_cap(ws: ServerConnection) -> bool:
 
 TICK_LOG_ENV = "UNDERHALL_TICK_LOG"
 """If this environment variable names a file, every tick appends one line to it:
-``wall_clock_s tick duration_ms players gc_pause_ms`` (the longest garbage
-collection since the line before; flushed about once a second; for bench/scale.py)."""
+``wall_clock_s tick duration_ms players gc_pause_ms step_ms write_ms`` (the
+longest garbage collection since the line before; the game's step, and the
+writing of its messages, encoding included; flushed about once a second; for
+bench/scale.py)."""
 
 
 @dataclass(eq=False)
@@ -190,6 +192,9 @@ class GameServer:
         self._behind: set[int] = set()
         """Players whose clients were behind or cut off at their last write
         (see :meth:`_still_behind`)."""
+        self._split = (0.0, 0.0)
+        """Seconds the last tick spent in the game's step and in writing its
+        messages (for the tick log)."""
         self.stats = TickStats()
         self.metrics = Metrics(self)
         game.hooks = self.metrics
@@ -438,10 +443,11 @@ class GameServer:
             self.stats.durations.append(took * 1000.0)
             self.metrics.tick(took, delay <= 0)
             if tick_log is not None:
+                step_s, write_s = self._split
                 tick_log.write(
                     f"{time.time():.3f} {self.game.world.tick} "
                     f"{took * 1000.0:.3f} {len(self.clients)} "
-                    f"{self._worst_pause_ms():.3f}\n"
+                    f"{self._worst_pause_ms():.3f} {step_s * 1000.0:.3f} {write_s * 1000.0:.3f}\n"
                 )
                 if self.game.world.tick % self.tick_rate == 0:
                     tick_log.flush()
@@ -484,7 +490,10 @@ class GameServer:
         (:meth:`_still_behind`), so that nothing is built for them.
         """
         now = time.monotonic()
-        out = self.game.step(self._still_behind(now))
+        skip = self._still_behind(now)
+        started = time.perf_counter()
+        out = self.game.step(skip)
+        stepped = time.perf_counter()
         clients = self.clients
         for aid, msgs in out.items():
             client = clients.get(aid)
@@ -493,6 +502,7 @@ class GameServer:
             for msg in msgs:
                 if not self._deliver(client, msg, now):
                     break
+        self._split = (stepped - started, time.perf_counter() - stepped)
 
     def _still_behind(self, now: float) -> set[int]:
         """The players whose clients were behind (or cut off) at their last
@@ -512,9 +522,12 @@ class GameServer:
                 self._behind.discard(aid)
                 continue
             skip.add(aid)
-            since = client.behind_since
-            if buffered is not None and since is not None and now - since > BEHIND_DROP_S:
-                log.warning("dropping %s: behind for %.0f s", aid, now - since)
+            if buffered is None:
+                continue  # cut off: it goes when its connection closes
+            if client.behind_since is None:  # (a new connection of the same player)
+                client.behind_since = now
+            elif now - client.behind_since > BEHIND_DROP_S:
+                log.warning("dropping %s: behind for %.0f s", aid, now - client.behind_since)
                 transport = client.ws.transport
                 if transport is not None:
                     transport.abort()
@@ -776,6 +789,7 @@ class GameServer:
             session.welcomed()
             client = Client(ws, welcome.id, session, bucket, *chat_buckets(now))
             self.clients[welcome.id] = client
+            self._behind.discard(welcome.id)  # a new connection starts caught up
             self._send_raw(client, encode_server(welcome))
             self.metrics.joins.labels("resumed" if welcome.resumed else "new").inc()
             log.info(

@@ -325,6 +325,34 @@ async def test_a_client_that_catches_up_gets_a_snapshot_and_plays_on(
     await slow.close()
 
 
+async def test_the_tick_log_splits_each_tick_into_step_and_writing(
+    start_server: Started, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With UNDERHALL_TICK_LOG set, every tick appends ``wall tick duration
+    players gc step write``, one line per tick in order; the step and the
+    writing of its messages are parts of the tick's duration."""
+    log_path = tmp_path / "ticks.log"
+    monkeypatch.setenv(net_server.TICK_LOG_ENV, str(log_path))
+    server = await start_server(populate=False)
+    ws, _, _ = await join(server, "ann")
+    for seq, d in enumerate([[1, 0], [-1, 0], [1, 0], [-1, 0]]):
+        await send(ws, {"t": "cmd", "seq": seq, "c": "move", "d": d})
+        await recv_until(ws, functools.partial(_answers, seq))
+    start = server.game.world.tick
+    async with asyncio.timeout(10):
+        while server.game.world.tick < start + 12:  # a flush a second at 10 ticks/s
+            await asyncio.sleep(0.05)
+    rows = [line.split() for line in log_path.read_text(encoding="ascii").splitlines()]
+    assert len(rows) >= 10 and all(len(r) == 7 for r in rows)
+    ticks = [int(r[1]) for r in rows]
+    assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))
+    for r in rows:
+        duration, step, write = float(r[2]), float(r[5]), float(r[6])
+        assert 0 < step and 0 <= write and step + write <= duration
+    assert int(rows[-1][3]) == 1  # players seated
+    await ws.close()
+
+
 async def test_sighup_saves_every_character_before_closing(tmp_path: Path) -> None:
     """Closing the terminal that runs the server (SIGHUP) is a clean stop: every
     character is saved before the closing handshakes, which a slow client can
