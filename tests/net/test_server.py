@@ -210,74 +210,21 @@ async def test_characters_survive_a_restart(start_server: Started, tmp_path: Pat
     assert all(k == s or s == 255 for k, s in zip(known, saved[3]))
 
 
-async def test_a_client_that_stops_reading_is_skipped_then_dropped(
-    start_server: Started, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A client that stops reading gets no deltas while it is behind (its next
-    message would be a snapshot) and is disconnected once it stays behind;
-    the others play on."""
+async def _slow_reader(
+    start_server: Started, monkeypatch: pytest.MonkeyPatch, drop_after_s: float
+) -> tuple[net_server.GameServer, Any, Any, Any]:
+    """A server whose outbox limit is 2 KiB and that drops a client behind
+    for ``drop_after_s``; a client "slow" with 4 KiB socket buffers on both
+    ends that has been sent its first snapshot but reads nothing yet, and a
+    client "talker" whose chat (the output here) reaches everyone. Returns
+    the server, the slow client's connection, its seat and the talker."""
     import socket
 
     import websockets
 
     monkeypatch.setattr(net_server, "OUTBOX_LIMIT_BYTES", 2048)
-    monkeypatch.setattr(net_server, "BEHIND_DROP_S", 1.0)
-    monkeypatch.setattr(ratelimit, "CHAT_RATE_PER_S", 1000.0)  # chat is the output here
-    monkeypatch.setattr(ratelimit, "CHAT_BURST", 1000)
-    server = await start_server(populate=False)
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.setblocking(False)
-    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
-    stuck = await websockets.connect(
-        f"ws://127.0.0.1:{server.port}", sock=sock, compression=None, max_queue=1
-    )
-    await send(stuck, {"t": "hello", "v": PROTOCOL_VERSION, "name": "stuck"})
-    talker, _, _ = await join(server, "talker")
-    async with asyncio.timeout(5):
-        while "stuck" not in server.game.by_name:
-            await asyncio.sleep(0.02)
-    seat = server.game.by_name["stuck"]
-    async with asyncio.timeout(5):
-        while seat.view.needs_snapshot:  # its first snapshot went out
-            await asyncio.sleep(0.02)
-    server_sock = server.clients[seat.actor_id].ws.transport.get_extra_info("socket")
-    server_sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # no autotuning
-
-    async def drain() -> None:
-        while True:
-            await talker.recv()
-
-    reader = asyncio.create_task(drain())
-    # The stuck client never reads. The talker's chat reaches everyone.
-    skipped = dropped = False
-    async with asyncio.timeout(30):
-        while not dropped:
-            for _ in range(8):
-                await send(talker, {"t": "chat", "text": "x" * 200})
-            await asyncio.sleep(0.25)
-            skipped = skipped or seat.view.needs_snapshot
-            dropped = "stuck" not in server.game.by_name
-    assert skipped, "deltas were skipped while the client was behind"
-    assert dropped
-    reader.cancel()
-    await _still_served(talker)
-    stuck.transport.abort()
-
-
-async def test_a_client_that_catches_up_gets_a_snapshot_and_plays_on(
-    start_server: Started, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A client that stops reading falls behind (its deltas are not written);
-    once it reads again and its buffer drains, its next message is a
-    snapshot, it is no longer behind, and it stays connected."""
-    import socket
-
-    import websockets
-
-    monkeypatch.setattr(net_server, "OUTBOX_LIMIT_BYTES", 2048)
-    monkeypatch.setattr(net_server, "BEHIND_DROP_S", 60.0)
-    monkeypatch.setattr(ratelimit, "CHAT_RATE_PER_S", 1000.0)  # chat is the output here
+    monkeypatch.setattr(net_server, "BEHIND_DROP_S", drop_after_s)
+    monkeypatch.setattr(ratelimit, "CHAT_RATE_PER_S", 1000.0)
     monkeypatch.setattr(ratelimit, "CHAT_BURST", 1000)
     server = await start_server(populate=False)
     sock = socket.socket()
@@ -298,18 +245,55 @@ async def test_a_client_that_catches_up_gets_a_snapshot_and_plays_on(
             await asyncio.sleep(0.02)
     server_sock = server.clients[seat.actor_id].ws.transport.get_extra_info("socket")
     server_sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # no autotuning
+    return server, slow, seat, talker
+
+
+async def _chat(talker: Any) -> None:
+    """Eight chat lines from the talker, then a quarter of a second."""
+    for _ in range(8):
+        await send(talker, {"t": "chat", "text": "x" * 200})
+    await asyncio.sleep(0.25)
+
+
+async def _read_all(ws: Any) -> None:
+    while True:
+        await ws.recv()
+
+
+async def test_a_client_that_stops_reading_is_skipped_then_dropped(
+    start_server: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that stops reading gets no deltas while it is behind (its next
+    message would be a snapshot) and is disconnected once it stays behind;
+    the others play on."""
+    server, stuck, seat, talker = await _slow_reader(start_server, monkeypatch, 1.0)
+    reader = asyncio.create_task(_read_all(talker))
+    # The stuck client never reads.
+    skipped = dropped = False
+    async with asyncio.timeout(30):
+        while not dropped:
+            await _chat(talker)
+            skipped = skipped or seat.view.needs_snapshot
+            dropped = "slow" not in server.game.by_name
+    assert skipped, "deltas were skipped while the client was behind"
+    assert dropped
+    reader.cancel()
+    await _still_served(talker)
+    stuck.transport.abort()
+
+
+async def test_a_client_that_catches_up_gets_a_snapshot_and_plays_on(
+    start_server: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that stops reading falls behind (its deltas are not written);
+    once it reads again and its buffer drains, its next message is a
+    snapshot, it is no longer behind, and it stays connected."""
+    server, slow, seat, talker = await _slow_reader(start_server, monkeypatch, 60.0)
     client = server.clients[seat.actor_id]
-
-    async def drain() -> None:
-        while True:
-            await talker.recv()
-
-    reader = asyncio.create_task(drain())
+    reader = asyncio.create_task(_read_all(talker))
     async with asyncio.timeout(30):  # the slow client does not read: it falls behind
         while client.behind_since is None:
-            for _ in range(8):
-                await send(talker, {"t": "chat", "text": "x" * 200})
-            await asyncio.sleep(0.25)
+            await _chat(talker)
     assert seat.view.needs_snapshot
     behind_at = server.game.world.tick
     # It reads again: what was queued for it arrives (its first snapshot
