@@ -524,7 +524,7 @@ class GameServer:
             skip.add(aid)
             if buffered is None:
                 continue  # cut off: it goes when its connection closes
-            if client.behind_since is None:  # (a new connection of the same player)
+            if client.behind_since is None:
                 client.behind_since = now
             elif now - client.behind_since > BEHIND_DROP_S:
                 log.warning("dropping %s: behind for %.0f s", aid, now - client.behind_since)
