@@ -182,42 +182,38 @@ def stop(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM) -> None:
             proc.wait(10)
 
 
+def _tick_lines(path: Path, t0: float, t1: float) -> list[list[str]]:
+    """The fields of the server's tick-log lines written in ``[t0, t1]`` (Unix s)."""
+    try:
+        text = path.read_text(encoding="ascii")
+    except OSError:
+        return []
+    rows = (line.split() for line in text.splitlines())
+    return [parts for parts in rows if len(parts) >= 3 and t0 <= float(parts[0]) <= t1]
+
+
 def tick_stats(path: Path, t0: float, t1: float) -> tuple[int, list[float], float | None]:
     """Ticks the server completed in ``[t0, t1]`` (Unix s), their durations
     (ms), and the longest garbage-collection pause among them (ms; None if
     the server does not log pauses)."""
-    durations: list[float] = []
-    pauses: list[float] = []
-    try:
-        text = path.read_text(encoding="ascii")
-    except OSError:
-        return 0, durations, None
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and t0 <= float(parts[0]) <= t1:
-            durations.append(float(parts[2]))
-            if len(parts) >= 5:
-                pauses.append(float(parts[4]))
+    return _tick_stats(_tick_lines(path, t0, t1))
+
+
+def _tick_stats(rows: list[list[str]]) -> tuple[int, list[float], float | None]:
+    """:func:`tick_stats` over tick-log lines (:func:`_tick_lines`)."""
+    durations = [float(parts[2]) for parts in rows]
+    pauses = [float(parts[4]) for parts in rows if len(parts) >= 5]
     return len(durations), durations, max(pauses, default=None)
 
 
-def tick_split(path: Path, t0: float, t1: float) -> tuple[float | None, float | None]:
-    """Mean ms per tick in ``[t0, t1]`` (Unix s) spent in the game's step and
-    in writing its messages (encoding included), from the server's tick log;
-    None where the server does not log them (an older tree)."""
-    steps: list[float] = []
-    writes: list[float] = []
-    try:
-        text = path.read_text(encoding="ascii")
-    except OSError:
+def tick_split(rows: list[list[str]]) -> tuple[float | None, float | None]:
+    """Mean ms per tick spent in the game's step and in writing its messages
+    (encoding included), over tick-log lines (:func:`_tick_lines`); None
+    where the server does not log them (an older tree)."""
+    split = [(float(parts[5]), float(parts[6])) for parts in rows if len(parts) >= 7]
+    if not split:
         return None, None
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) >= 7 and t0 <= float(parts[0]) <= t1:
-            steps.append(float(parts[5]))
-            writes.append(float(parts[6]))
-    if not steps:
-        return None, None
+    steps, writes = zip(*split, strict=True)
     return round(sum(steps) / len(steps), 1), round(sum(writes) / len(writes), 1)
 
 
@@ -410,8 +406,9 @@ def _fill(
     row.window_s = round(secs, 1)
     row.cpu_user_pct = round(100 * (u1 - u0) / secs, 1)
     row.cpu_sys_pct = round(100 * (k1 - k0) / secs, 1)
-    ticks, durations, row.gc_pause_max_ms = tick_stats(tick_log, s0["t"], s1["t"])
-    row.tick_step_ms, row.tick_write_ms = tick_split(tick_log, s0["t"], s1["t"])
+    rows = _tick_lines(tick_log, s0["t"], s1["t"])
+    ticks, durations, row.gc_pause_max_ms = _tick_stats(rows)
+    row.tick_step_ms, row.tick_write_ms = tick_split(rows)
     row.ticks_per_s = round(ticks / secs, 2)
     if ticks and clients:
         row.us_per_client_tick = round(1e6 * (u1 - u0 + k1 - k0) / (clients * ticks), 1)
