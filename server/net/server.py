@@ -192,9 +192,6 @@ class GameServer:
         self._behind: set[int] = set()
         """Players whose clients were behind or cut off at their last write
         (see :meth:`_still_behind`)."""
-        self._split = (0.0, 0.0)
-        """Seconds the last tick spent in the game's step and in writing its
-        messages (for the tick log)."""
         self.stats = TickStats()
         self.metrics = Metrics(self)
         game.hooks = self.metrics
@@ -435,15 +432,15 @@ class GameServer:
                     next_t = loop.time()
                 await self._turn_between_late_ticks(period)
             started = time.perf_counter()
+            step_s = write_s = 0.0
             try:
-                self._tick()
+                step_s, write_s = self._tick()
             except Exception:  # a bug in the rules must not take the server down
                 log.exception("tick %d failed", self.game.world.tick)
             took = time.perf_counter() - started
             self.stats.durations.append(took * 1000.0)
             self.metrics.tick(took, delay <= 0)
             if tick_log is not None:
-                step_s, write_s = self._split
                 tick_log.write(
                     f"{time.time():.3f} {self.game.world.tick} "
                     f"{took * 1000.0:.3f} {len(self.clients)} "
@@ -479,8 +476,9 @@ class GameServer:
             if enough and (not accepting or spent > ACCEPT_SHARE * period):
                 return
 
-    def _tick(self) -> None:
-        """Step the game and write each player's message.
+    def _tick(self) -> tuple[float, float]:
+        """Step the game and write each player's message; return the seconds
+        spent in the step and in the writing (for the tick log).
 
         The output buffer is read when a client has a message to write
         (:meth:`_deliver`), not for every client before the step: with
@@ -502,7 +500,7 @@ class GameServer:
             for msg in msgs:
                 if not self._deliver(client, msg, now):
                     break
-        self._split = (stepped - started, time.perf_counter() - stepped)
+        return stepped - started, time.perf_counter() - stepped
 
     def _still_behind(self, now: float) -> set[int]:
         """The players whose clients were behind (or cut off) at their last
@@ -522,12 +520,9 @@ class GameServer:
                 self._behind.discard(aid)
                 continue
             skip.add(aid)
-            if buffered is None:
-                continue  # cut off: it goes when its connection closes
-            if client.behind_since is None:
-                client.behind_since = now
-            elif now - client.behind_since > BEHIND_DROP_S:
-                log.warning("dropping %s: behind for %.0f s", aid, now - client.behind_since)
+            since = client.behind_since  # set by _deliver when it fell behind
+            if buffered is not None and since is not None and now - since > BEHIND_DROP_S:
+                log.warning("dropping %s: behind for %.0f s", aid, now - since)
                 transport = client.ws.transport
                 if transport is not None:
                     transport.abort()
