@@ -24,7 +24,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
-import tcod.path
 
 from server.content import Terrain
 from server.sim import casting, zapping
@@ -317,7 +316,8 @@ def _wander(world: World, monster: Actor, events: list[Event]) -> None:
 
 
 def _step_towards(world: World, monster: Actor, goal: tuple[int, int], events: list[Event]) -> bool:
-    """Take one step along a tcod path to ``goal``; return False if none exists.
+    """Take one step along a tcod path to ``goal``; return False if none exists
+    (found by :attr:`World.paths`: the path ``tcod.path.path2d`` finds).
 
     The path is searched in a window around monster and goal. Closed doors
     cost more (opening takes the step); other actors are costly to pass, so
@@ -333,16 +333,12 @@ def _step_towards(world: World, monster: Actor, goal: tuple[int, int], events: l
     cost = np.where(level.passable[y0:y1, x0:x1], 1, 0).astype(np.int32)
     cost[terrain == Terrain.DOOR_CLOSED] = 2
     cost[(occ[y0:y1, x0:x1] >= 0) & (cost > 0)] += 8
-    path = tcod.path.path2d(
-        cost,
-        start_points=[(monster.y - y0, monster.x - x0)],
-        end_points=[(goal[1] - y0, goal[0] - x0)],
-        cardinal=2,
-        diagonal=3,
+    step = world.paths.first_step(
+        cost, (monster.y - y0, monster.x - x0), (goal[1] - y0, goal[0] - x0)
     )
-    if len(path) < 2:
+    if step is None:
         return False
-    ny, nx = int(path[1][0]) + y0, int(path[1][1]) + x0
+    ny, nx = step[0] + y0, step[1] + x0
     if level.terrain[ny, nx] == Terrain.DOOR_CLOSED:
         world.set_terrain(monster.depth, nx, ny, Terrain.DOOR_OPEN)
         events.append(DoorChanged(monster.depth, nx, ny, monster.id, True))

@@ -90,6 +90,7 @@ from server.sim.fov import FOV_RADIUS, FieldOfView, field_of_view, padded_mask
 from server.sim.items import Item
 from server.sim.level import Level
 from server.sim.levelgen import generate_level
+from server.sim.paths import PathFinders
 from server.sim.status import (
     StatusEffect,
     Statuses,
@@ -197,6 +198,8 @@ class World:
         self.saved_levels: dict[int, dict[str, Any]] = {}
         """Saved :meth:`level_record` s by depth, laid over each level when it is
         first generated (a restarted server; set before play begins)."""
+        self.paths = PathFinders()
+        """Monsters' path finders, kept between steps (:mod:`server.sim.paths`)."""
         self.projectiles: dict[int, projectiles.Projectile] = {}
         """Projectiles in flight by id (:mod:`server.sim.projectiles`)."""
         self._next_projectile_id = 1

@@ -1,0 +1,103 @@
+"""Monsters' path finding: python-tcod's A*, with its graphs kept between calls.
+
+``tcod.path.path2d`` builds a new graph and path finder on every call, which
+costs about 60 µs of Python before the search itself (about 110 µs a call in
+all on a 15×20 window). A monster walking towards its target asks for a path
+every step, in a window cropped around it and its goal, and windows of the
+same shape come back tick after tick. :class:`PathFinders` keeps one cost
+array, graph and path finder per window shape, writes the new costs into the
+array in place and clears the finder, and so gives the same path as
+``path2d`` (same graph, same search from a cleared frontier) for a fraction
+of the cost.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import tcod.path
+from numpy.typing import NDArray
+
+CARDINAL_COST = 2
+"""Cost of a cardinal step (relative to a diagonal's)."""
+DIAGONAL_COST = 3
+"""Cost of a diagonal step: a little more than a cardinal one, so paths
+prefer straight lines among equally short ones."""
+_UNREACHED = np.iinfo(np.int32).max
+KEPT_SHAPES = 128
+"""Window shapes whose graph is kept (the least recently used goes first)."""
+
+
+class _Finder:
+    """A cost array of one shape, with a graph and a path finder over it."""
+
+    def __init__(self, shape: tuple[int, int]) -> None:
+        self.cost = np.zeros(shape, dtype=np.int32)
+        # The graph refers to ``cost``'s memory: costs are written into it in place.
+        graph = tcod.path.SimpleGraph(
+            cost=self.cost, cardinal=CARDINAL_COST, diagonal=DIAGONAL_COST
+        )
+        self.finder = tcod.path.Pathfinder(graph)
+        self.home = self.finder.traversal.copy()
+        """The finder's traversal array as new: every cell pointing at itself."""
+
+
+class PathFinders:
+    """Graphs and path finders by window shape, reused between searches.
+
+    The result of :meth:`first_step` depends only on its arguments, never on
+    what was searched before, so keeping finders changes no game.
+    """
+
+    def __init__(self) -> None:
+        self._finders: OrderedDict[tuple[int, int], _Finder] = OrderedDict()
+
+    def first_step(
+        self, cost: NDArray[np.integer], start: tuple[int, int], goal: tuple[int, int]
+    ) -> tuple[int, int] | None:
+        """The first step of the cheapest path from ``start`` to ``goal``.
+
+        What ``tcod.path.path2d(cost, start_points=[start],
+        end_points=[goal], cardinal=2, diagonal=3)`` gives as its second
+        point: moves into a cell cost its value times the step's cost, cells
+        of 0 or less are walls, ``start`` itself counts as open.
+
+        Args:
+            cost: ``int[H, W]`` cost of entering each cell of the window,
+                indexed ``[y, x]``; not changed.
+            start: ``(row, col)`` in the window where the path begins.
+            goal: ``(row, col)`` in the window where it ends.
+
+        Returns:
+            ``(row, col)`` of the next cell, or None when ``goal`` cannot be
+            reached or is ``start``.
+
+        Raises:
+            IndexError: ``start`` or ``goal`` lies outside the window.
+        """
+        shape = (int(cost.shape[0]), int(cost.shape[1]))
+        for row, col in (start, goal):
+            if not (0 <= row < shape[0] and 0 <= col < shape[1]):
+                raise IndexError(f"point {(row, col)!r} is outside the window {shape!r}")
+        finders = self._finders
+        found = finders.get(shape)
+        if found is None:
+            found = finders[shape] = _Finder(shape)
+            if len(finders) > KEPT_SHAPES:
+                finders.popitem(last=False)
+        else:
+            finders.move_to_end(shape)
+        np.copyto(found.cost, cost)
+        found.cost[start] = 1  # as path2d: the start is always reachable
+        finder = found.finder
+        # Back to the state of a new finder: what Pathfinder.clear does, without
+        # building the traversal array anew (about half of a search's cost).
+        finder.distance[...] = _UNREACHED
+        np.copyto(finder.traversal, found.home)
+        finder.rebuild_frontier()
+        finder.add_root(goal)
+        path = finder.path_from(start)
+        if len(path) < 2:
+            return None
+        return int(path[1][0]), int(path[1][1])
