@@ -236,9 +236,11 @@ def roll_dice(rng: np.random.Generator, count: int, sides: int) -> int:
 
     Source: seed 001's damage dice notation (e.g. 2d8).
 
-    Draw order: a single vectorised ``rng.integers(1, sides + 1, size=count)``
-    call (for one die, the scalar call, which draws the same); no draw when
-    ``count <= 0`` or ``sides <= 0``.
+    Draw order: what a single vectorised ``rng.integers(1, sides + 1,
+    size=count)`` call draws; no draw when ``count <= 0`` or ``sides <= 0``.
+    Up to :data:`SCALAR_DICE` dice are drawn by that many scalar calls, which
+    take the same values from the stream and leave it in the same state
+    (numpy's bounded integers draw die by die either way) at less cost.
 
     Args:
         rng: The world's random stream.
@@ -251,11 +253,18 @@ def roll_dice(rng: np.random.Generator, count: int, sides: int) -> int:
     """
     if count <= 0 or sides <= 0:
         return 0
-    if count == 1:
-        # The scalar call draws exactly what ``size=1`` draws (the same bits
-        # from the stream, the same state after) at a fraction of the cost.
-        return int(rng.integers(1, sides + 1))
+    if count <= SCALAR_DICE:
+        draw = rng.integers
+        total = int(draw(1, sides + 1))
+        for _ in range(count - 1):
+            total += int(draw(1, sides + 1))
+        return total
     return sum(rng.integers(1, sides + 1, size=count).tolist())  # cheaper than ndarray.sum
+
+
+SCALAR_DICE = 3
+"""Most dice :func:`roll_dice` draws one scalar call at a time: a scalar call
+costs about 1.4 µs, the vectorised one about 4.7 µs whatever the count."""
 
 
 def scale_by_energy(damage: int, energy: int, max_energy: int) -> int:
@@ -359,6 +368,18 @@ class Combatant:
     required_strength: int = 0
 
     def __post_init__(self) -> None:
+        # One comparison chain for the usual case (two made per melee attack);
+        # NaN fails the float tests, infinity the upper bounds.
+        if (
+            0 <= self.accuracy < math.inf
+            and 0 <= self.dodge < math.inf
+            and self.level >= 0
+            and self.energy >= 0
+            and self.max_energy >= 0
+            and self.strength >= 0
+            and self.required_strength >= 0
+        ):
+            return
         _check_stat("accuracy", self.accuracy)
         _check_stat("dodge", self.dodge)
         for name in ("level", "energy", "max_energy", "strength", "required_strength"):

@@ -260,14 +260,19 @@ def test_roll_dice_single_vectorised_draw() -> None:
     assert rng.bit_generator.state == twin.bit_generator.state
 
 
-@pytest.mark.parametrize("sides", [1, 2, 3, 6, 8, 20, 100, 2**31, 2**33])
-def test_roll_dice_one_die_draws_what_the_vectorised_call_draws(sides: int) -> None:
-    # One die takes the scalar call; the stream must not notice.
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+@pytest.mark.parametrize("sides", [1, 2, 3, 6, 8, 20, 100, 2**31, 2**32, 2**33])
+def test_roll_dice_draws_what_the_vectorised_call_draws(count: int, sides: int) -> None:
+    # A few dice take scalar calls; the stream must not notice, floats drawn
+    # in between included.
     for seed in range(50):
         rng = np.random.default_rng(seed)
         twin = np.random.default_rng(seed)
-        got = [roll_dice(rng, 1, sides) for _ in range(5)]
-        want = [int(twin.integers(1, sides + 1, size=1)[0]) for _ in range(5)]
+        got, want = [], []
+        for _ in range(5):
+            got.append(roll_dice(rng, count, sides))
+            want.append(sum(twin.integers(1, sides + 1, size=count).tolist()))
+            assert rng.random() == twin.random()
         assert got == want
         assert rng.bit_generator.state == twin.bit_generator.state
 
@@ -557,6 +562,17 @@ def test_combatant_validation() -> None:
         make(energy=-3)
     with pytest.raises(ValueError, match="accuracy"):
         make(accuracy=math.nan)
+    with pytest.raises(ValueError, match="accuracy"):
+        make(accuracy=math.inf)
+    with pytest.raises(ValueError, match="dodge"):
+        make(dodge=math.nan)
+    with pytest.raises(ValueError, match="max_energy"):
+        make(max_energy=-1)
+    with pytest.raises(ValueError, match="required_strength"):
+        make(required_strength=-1)
+    with pytest.raises(ValueError, match="strength"):
+        make(strength=-1)
+    make(accuracy=0.0, dodge=0.0)  # zero is allowed
 
 
 # --- purity -------------------------------------------------------------------
