@@ -102,6 +102,9 @@ class TickIndex:
         )
         """Per depth, the tick's rays and flights with their order and the
         bounding box of their cells ``(x_min, y_min, x_max, y_max)``."""
+        self._names: dict[int, frozenset[int]] = {}
+        """By order, the actor ids that each event other than a ray, a flight,
+        a join or a leave names (:meth:`witnessed`'s quick test)."""
         for order, event in enumerate(events):
             if isinstance(event, Rejected):
                 self.rejections[event.actor].append(event)
@@ -122,6 +125,8 @@ class TickIndex:
             if wire is None:
                 continue
             if isinstance(event, PRIVATE):
+                fields = ACTOR_FIELDS.get(wire[0], ())
+                self._names[order] = frozenset(wire[i] for i in fields if wire[i] is not None)
                 self.involving[event.actor].append((order, wire))
                 self._steady.add(event.actor)
                 continue
@@ -137,6 +142,8 @@ class TickIndex:
                 involved = set()
             if isinstance(event, Died) and event.killer is not None:
                 involved.add(event.killer)
+            fields = ACTOR_FIELDS.get(wire[0], ())
+            self._names[order] = frozenset(wire[i] for i in fields if wire[i] is not None)
             for aid in involved:
                 self.involving[aid].append((order, wire))
             if not isinstance(event, Attacked):
@@ -272,7 +279,12 @@ class TickIndex:
         )
 
     def witnessed(
-        self, actor_id: int, depth: int, fov: FieldOfView | None, known: Callable[[int], bool]
+        self,
+        actor_id: int,
+        depth: int,
+        fov: FieldOfView | None,
+        known: Callable[[int], bool],
+        seen: set[int] | frozenset[int] = frozenset(),
     ) -> list[list[Any]]:
         """Wire forms of the events a player saw or took part in, in tick order.
 
@@ -284,13 +296,17 @@ class TickIndex:
                 its view before or after this tick, and itself (issue 11: an
                 event never names an actor the player was not sent). Every
                 other actor id in an event is replaced by nil.
+            seen: Ids that ``known`` accepts (the viewer's view now, say):
+                an event naming only these is told as it is without asking
+                ``known``, the usual case.
         """
-        found: dict[int, list[Any]] = {o: w for o, w in self.involving.get(actor_id, ())}
-        if fov is not None:
+        found: dict[int, list[Any]] = dict(self.involving.get(actor_id, ()))
+        spans = self._spans.get(depth, ())
+        if spans and fov is not None:  # the window, read only when there are rays or flights
             h, w = fov.visible.shape
             x0, y0 = fov.x0, fov.y0
             x1, y1 = x0 + w - 1, y0 + h - 1
-        for order, span, bx0, by0, bx1, by1 in self._spans.get(depth, ()):
+        for order, span, bx0, by0, bx1, by1 in spans:
             concerned = self._concerns(span, actor_id)
             if not concerned and (fov is None or bx1 < x0 or bx0 > x1 or by1 < y0 or by0 > y1):
                 continue  # none of its cells in the window: nothing to tell
@@ -301,8 +317,14 @@ class TickIndex:
             for order, wire in self._seen.get(actor_id, ()):
                 if order not in found:
                     found[order] = wire
+        names = self._names
         if not self.shared:
-            return [anonymise(found[o], known) for o in sorted(found)]
+            out: list[list[Any]] = []
+            for o in sorted(found):
+                wire = found[o]
+                named = names.get(o)
+                out.append(wire if named is not None and named <= seen else anonymise(wire, known))
+            return out
         orders, wires = self._shared_orders, self._shared_wires
         own = self._shared_own.get(actor_id)
         if own:  # its own join (or leave) is not told to the player itself
@@ -315,12 +337,14 @@ class TickIndex:
             orders, wires = orders[:PRESENCE_PER_TICK], wires[:PRESENCE_PER_TICK]
         # Merge the few events of this player into the tick's joins and
         # leaves by order; the shared runs between them are copied as slices.
-        out: list[list[Any]] = []
+        out = []
         at = 0
         for o in sorted(found):
             cut = bisect_left(orders, o, at)
             out += wires[at:cut]
-            out.append(anonymise(found[o], known))
+            wire = found[o]
+            named = names.get(o)
+            out.append(wire if named is not None and named <= seen else anonymise(wire, known))
             at = cut
         out += wires[at:]
         return out

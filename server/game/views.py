@@ -107,6 +107,7 @@ class PlayerView:
                     actor.depth,
                     actor.fov if actor.alive else None,
                     lambda aid: aid == me_id or aid in now,
+                    now,
                 )
                 or None
             )
@@ -210,7 +211,7 @@ class PlayerView:
         if index.may_witness(self.actor_id, actor.depth):
             me_id = self.actor_id
             ev = index.witnessed(
-                me_id, actor.depth, fov, lambda aid: aid == me_id or aid in now or aid in old
+                me_id, actor.depth, fov, lambda aid: aid == me_id or aid in now or aid in old, now
             )
             if ev:
                 fields["ev"] = ev
