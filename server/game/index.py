@@ -229,9 +229,13 @@ class TickIndex:
         """Whether the player's ``me`` fields other than position, health and
         energy may have changed this tick: on the first tick, when the world
         says so (:attr:`World.touched`: a command other than a step, a status
-        given, a round's upkeep of its statuses or food), or when it took part
-        in an event (an attack, a harm, xp, an item...)."""
-        return self.all_changed or actor_id in self.world.touched or actor_id in self.involving
+        given or changed, a round's upkeep of its statuses or food), or when
+        an event other than a melee attack names it (a harm, xp, an item...).
+        An attack alone changes health and energy on either side; a status it
+        gives is in :attr:`World.touched`, and a death, experience or a
+        shield's burn come with events of their own (as for
+        :meth:`may_touch_steady`)."""
+        return self.all_changed or actor_id in self.world.touched or actor_id in self._steady
 
     def may_touch_steady(self, actor_id: int) -> bool:
         """Whether the player's steady record
