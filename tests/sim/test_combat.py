@@ -553,26 +553,27 @@ def test_resolve_melee_deterministic() -> None:
     assert run(42) != run(43)
 
 
-def test_combatant_validation() -> None:
-    with pytest.raises(ValueError, match="dodge"):
-        make(dodge=-1.0)
-    with pytest.raises(ValueError, match="level"):
-        make(level=-1)
-    with pytest.raises(ValueError, match="energy"):
-        make(energy=-3)
-    with pytest.raises(ValueError, match="accuracy"):
-        make(accuracy=math.nan)
-    with pytest.raises(ValueError, match="accuracy"):
-        make(accuracy=math.inf)
-    with pytest.raises(ValueError, match="dodge"):
-        make(dodge=math.nan)
-    with pytest.raises(ValueError, match="max_energy"):
-        make(max_energy=-1)
-    with pytest.raises(ValueError, match="required_strength"):
-        make(required_strength=-1)
-    with pytest.raises(ValueError, match="strength"):
-        make(strength=-1)
-    make(accuracy=0.0, dodge=0.0)  # zero is allowed
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("dodge", -1.0),
+        ("dodge", math.nan),
+        ("level", -1),
+        ("energy", -3),
+        ("max_energy", -1),
+        ("accuracy", math.nan),
+        ("accuracy", math.inf),
+        ("strength", -1),
+        ("required_strength", -1),
+    ],
+)
+def test_combatant_validation(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=f"^{field} must be"):
+        make(**{field: value})
+
+
+def test_combatant_allows_zero_accuracy_and_dodge() -> None:
+    assert make(accuracy=0.0, dodge=0.0).accuracy == 0.0
 
 
 # --- purity -------------------------------------------------------------------
