@@ -8,8 +8,8 @@ same shape come back tick after tick. :class:`PathFinders` keeps one cost
 array, graph and path finder per window shape, writes the new costs into the
 array in place and clears the finder, and so gives the same path as
 ``path2d`` (same graph, same search from a cleared frontier) for about 43 µs
-when the shape was kept. Each kept shape holds six ``int32`` values per cell of its
-size (a few KB for a hunter's window).
+when the shape was kept. Each kept shape holds six ``int32`` values per
+cell (a few KB for a hunter's window).
 """
 
 from __future__ import annotations
