@@ -59,15 +59,22 @@ class _Dice:
     """A stand-in random stream whose ``integers`` calls return given values in order."""
 
     def __init__(self, *rolls: list[int]) -> None:
-        self.rolls = list(rolls)
+        self.rolls = [list(r) for r in rolls]
 
     def integers(self, low: int, high: int, size: int | None = None) -> Any:
-        """One die comes as a scalar call (``size`` None), more as one array call."""
+        """Each given list is one roll: its dice come either as one array
+        call (``size``) or as one scalar call per die (``size`` None), as
+        :func:`~server.sim.combat.roll_dice` draws them; a roll is used up
+        before the next begins."""
+        if size is None:
+            values = self.rolls[0]
+            value = values.pop(0)
+            if not values:
+                self.rolls.pop(0)
+            assert low <= value < high
+            return value
         values = self.rolls.pop(0)
         assert all(low <= v < high for v in values)
-        if size is None:
-            assert len(values) == 1
-            return values[0]
         assert size == len(values)
         return np.array(values)
 
