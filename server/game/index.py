@@ -125,8 +125,7 @@ class TickIndex:
             if wire is None:
                 continue
             if isinstance(event, PRIVATE):
-                fields = ACTOR_FIELDS.get(wire[0], ())
-                self._names[order] = frozenset(wire[i] for i in fields if wire[i] is not None)
+                self._names[order] = _named(wire)
                 self.involving[event.actor].append((order, wire))
                 self._steady.add(event.actor)
                 continue
@@ -142,8 +141,7 @@ class TickIndex:
                 involved = set()
             if isinstance(event, Died) and event.killer is not None:
                 involved.add(event.killer)
-            fields = ACTOR_FIELDS.get(wire[0], ())
-            self._names[order] = frozenset(wire[i] for i in fields if wire[i] is not None)
+            self._names[order] = _named(wire)
             for aid in involved:
                 self.involving[aid].append((order, wire))
             if not isinstance(event, Attacked):
@@ -384,6 +382,11 @@ ACTOR_FIELDS: dict[str, tuple[int, ...]] = {
 }
 """Positions of actor ids in each event's wire list (docs/protocol.md); a
 ``ray``'s hits (index 5) are ``[id, reflected]`` pairs as well."""
+
+
+def _named(wire: list[Any]) -> frozenset[int]:
+    """The actor ids an event's wire form names (not a ray's hits)."""
+    return frozenset(wire[i] for i in ACTOR_FIELDS.get(wire[0], ()) if wire[i] is not None)
 
 
 def anonymise(wire: list[Any], known: Callable[[int], bool]) -> list[Any]:
