@@ -285,23 +285,28 @@ class TickIndex:
         actor_id: int,
         depth: int,
         fov: FieldOfView | None,
-        known: Callable[[int], bool],
-        seen: set[int] | frozenset[int] = frozenset(),
+        now: set[int] | frozenset[int],
+        before: set[int] | frozenset[int] = frozenset(),
     ) -> list[list[Any]]:
         """Wire forms of the events a player saw or took part in, in tick order.
+
+        An event never names an actor the player was not sent (issue 11):
+        only the player itself and the actors in ``now`` or ``before`` are
+        named, every other actor id is replaced by nil. An event naming only
+        actors in ``now`` (the usual case) is told as it is, unchecked id by id.
 
         Args:
             actor_id: The viewer.
             depth: Its level.
             fov: Its field of view, or None (dead).
-            known: Whether the viewer may be told of an actor id: the ids in
-                its view before or after this tick, and itself (issue 11: an
-                event never names an actor the player was not sent). Every
-                other actor id in an event is replaced by nil.
-            seen: Ids that ``known`` accepts (the viewer's view now, say):
-                an event naming only these is told as it is without asking
-                ``known``, the usual case.
+            now: Ids of the actors in its view after this tick.
+            before: Ids of those in its view before this tick (a snapshot
+                has none).
         """
+
+        def known(aid: int) -> bool:
+            return aid == actor_id or aid in now or aid in before
+
         found: dict[int, list[Any]] = dict(self.involving.get(actor_id, ()))
         spans = self._spans.get(depth, ())
         if spans and fov is not None:  # the window, read only when there are rays or flights
@@ -325,7 +330,7 @@ class TickIndex:
             for o in sorted(found):
                 wire = found[o]
                 named = names.get(o)
-                out.append(wire if named is not None and named <= seen else anonymise(wire, known))
+                out.append(wire if named is not None and named <= now else anonymise(wire, known))
             return out
         orders, wires = self._shared_orders, self._shared_wires
         own = self._shared_own.get(actor_id)
@@ -346,7 +351,7 @@ class TickIndex:
             out += wires[at:cut]
             wire = found[o]
             named = names.get(o)
-            out.append(wire if named is not None and named <= seen else anonymise(wire, known))
+            out.append(wire if named is not None and named <= now else anonymise(wire, known))
             at = cut
         out += wires[at:]
         return out

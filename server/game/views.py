@@ -100,17 +100,8 @@ class PlayerView:
         self.ack = actor.last_tag
         ev = None
         if index.may_witness(self.actor_id, actor.depth):
-            me_id, now = self.actor_id, self.ids
-            ev = (
-                index.witnessed(
-                    me_id,
-                    actor.depth,
-                    actor.fov if actor.alive else None,
-                    lambda aid: aid == me_id or aid in now,
-                    now,
-                )
-                or None
-            )
+            fov = actor.fov if actor.alive else None
+            ev = index.witnessed(self.actor_id, actor.depth, fov, self.ids) or None
         return Snapshot(
             tick=world.tick,
             depth=actor.depth,
@@ -209,10 +200,7 @@ class PlayerView:
         if changed_objs:
             fields["objs"] = changed_objs
         if index.may_witness(self.actor_id, actor.depth):
-            me_id = self.actor_id
-            ev = index.witnessed(
-                me_id, actor.depth, fov, lambda aid: aid == me_id or aid in now or aid in old, now
-            )
+            ev = index.witnessed(self.actor_id, actor.depth, fov, now, old)
             if ev:
                 fields["ev"] = ev
         self._me_delta(actor, world, fields, index.may_touch_me(self.actor_id))
