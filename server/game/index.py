@@ -224,10 +224,10 @@ class TickIndex:
                 self.item_changes[depth] = sorted(cells)
 
     def may_touch_me(self, actor_id: int) -> bool:
-        """Whether the player's ``me`` fields other than position, health and
-        energy may have changed this tick: on the first tick, when the world
+        """Whether the player's ``me`` fields other than position, health,
+        energy and food may have changed this tick: on the first tick, when the world
         says so (:attr:`World.touched`: a command other than a step, a status
-        given or changed, a round's upkeep of its statuses or food), or when
+        given or changed, a round's upkeep of its statuses), or when
         an event other than a melee attack names it (a harm, xp, an item...).
         An attack alone changes health and energy on either side; a status it
         gives is in :attr:`World.touched`, and a death, experience or a

@@ -94,10 +94,9 @@ def run_round(world: World, events: list[Event]) -> None:
             food = actor.food
             if hunger.quiet_round(food):
                 continue
-            before = (food.nourishment, food.hunger)
+            # Not in world.touched: the food bar, health and energy are compared
+            # one by one by the views, and a notice or a harm names the player.
             _hunger(world, actor, events)
-            if before != (food.nourishment, food.hunger):
-                world.touched.add(actor.id)
 
 
 def regenerate(world: World) -> None:

@@ -181,11 +181,12 @@ class World:
         self._players: dict[int, Actor] = {}
         """The players (alive or awaiting respawn) by id, in id order."""
         self.touched: set[int] = set()
-        """Ids of the players whose pack, equipment, statuses, spells or food
-        may have changed during the last :meth:`step` without an event naming
+        """Ids of the players whose pack, equipment, statuses or spells may
+        have changed during the last :meth:`step` without an event naming
         them: they carried out a command other than a step, were given or lost
-        a status, or a round's upkeep changed their statuses or food (what the
-        per-player views rely on to skip the rest)."""
+        a status, or a round's upkeep ticked their statuses (what the
+        per-player views rely on to skip the rest). Food, like position,
+        health and energy, is not noted here: the views compare it on its own."""
         self.commanded: set[int] = set()
         """Ids of the players who carried out (or were refused) a command other
         than a step during the last :meth:`step`: with the events naming a
