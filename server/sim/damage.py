@@ -669,6 +669,19 @@ def adjacent_water(terrain: NDArray[np.uint8], x: int, y: int) -> int:
     return int(np.count_nonzero(window == Terrain.WATER)) - own
 
 
+def has_terrain_effect(damage_type: str, terrain: Terrain | int) -> bool:
+    """Whether seed 003 gives ``damage_type`` any effect on ``terrain`` (see
+    :func:`terrain_effect`); when False, :func:`terrain_effect` returns None
+    and draws nothing, so a caller may skip it and the count of adjacent water.
+
+    Raises:
+        KeyError: Unknown damage type.
+        ValueError: Bad terrain.
+    """
+    source = Terrain(terrain)
+    return any(fx.source is source for fx in _type(damage_type).terrain_effects)
+
+
 def terrain_effect(
     rng: np.random.Generator,
     damage_type: str,

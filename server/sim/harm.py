@@ -382,14 +382,17 @@ def _terrain(
     world: World, depth: int, x: int, y: int, damage_type: str, damage: int, events: list[Event]
 ) -> None:
     level = world.levels[depth]
+    here = level.terrain_at(x, y)
+    if not dmg.has_terrain_effect(damage_type, here):
+        return  # no rule for this terrain: nothing drawn, no water to count
     becomes = dmg.terrain_effect(
         world.rng,
         damage_type,
         damage,
-        level.terrain_at(x, y),
+        here,
         adjacent_water=dmg.adjacent_water(level.terrain, x, y),
     )
-    if becomes is None or becomes == level.terrain_at(x, y):
+    if becomes is None or becomes == here:
         return
     if becomes == Terrain.LAVA and world.actor_at(depth, x, y) is not None:
         return  # nobody is left standing in fresh lava; the floor holds under them

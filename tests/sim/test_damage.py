@@ -21,6 +21,7 @@ from server.sim.damage import (
     apply_damage_type,
     damage_monster,
     floor_item_damaged,
+    has_terrain_effect,
     item_proof,
     resist_damage,
     resistance_level,
@@ -551,6 +552,25 @@ def test_disintegration_clears_cover() -> None:
     assert terrain_effect(rng, "disintegration", 1, Terrain.TREE) is Terrain.FLOOR
     assert terrain_effect(rng, "disintegration", 0, Terrain.TREE) is None
     assert terrain_effect(rng, "disintegration", 99, Terrain.WALL) is None
+
+
+@pytest.mark.parametrize("damage_type", sorted(DAMAGE_TYPES))
+def test_has_terrain_effect_names_exactly_the_terrains_that_can_change(damage_type: str) -> None:
+    """Where it says no, the full rule changes nothing and draws nothing even
+    for the largest damage and any water around; where it says yes, enough
+    damage does change the cell."""
+    for terrain in Terrain:
+        rng = np.random.default_rng(7)
+        state = rng.bit_generator.state
+        outcomes = {terrain_effect(rng, damage_type, 10**6, terrain, adjacent_water=k)
+                    for k in (0, 8)}  # fmt: skip
+        if has_terrain_effect(damage_type, terrain):
+            assert outcomes != {None}, (damage_type, terrain)
+        else:
+            assert outcomes == {None}, (damage_type, terrain)
+            assert rng.bit_generator.state == state, (damage_type, terrain)
+    with pytest.raises(KeyError):
+        has_terrain_effect("frost", Terrain.FLOOR)
 
 
 def test_adjacent_water_counts_the_eight_neighbours() -> None:
