@@ -166,10 +166,19 @@ class _Checkpoint:
     """How many of ``players`` have their :meth:`_Record.head` packed."""
     heads_per_tick: int = 0
     """How many heads each tick packs."""
+    needs: list[int] = field(default_factory=list)
+    """For each of ``players``, how many of ``parts`` must be compressed
+    before its whole record can be packed (the parts it brought come before
+    that number; the list never decreases)."""
+    blobs: list[bytes] = field(default_factory=list)
+    """The whole packed records of the first ``len(blobs)`` of ``players``."""
 
     def compress(self, count: int, heads: int = 0) -> bool:
         """Compress up to ``count`` more parts and pack up to ``heads`` more
-        record heads; True once all parts are compressed and all heads packed."""
+        record heads, then the whole record of each player whose head and
+        parts are done (so that the tick handing them to the writer only
+        collects them); True once all parts are compressed and all records
+        packed."""
         end = min(len(self.parts), self.done + count)
         for part in self.parts[self.done : end]:
             part.pairs()
@@ -178,7 +187,12 @@ class _Checkpoint:
         for _, _, record in self.players[self.heads_done : last]:
             record.head()
         self.heads_done = last
-        return end == len(self.parts) and last == len(self.players)
+        blobs, needs, players = self.blobs, self.needs, self.players
+        i = len(blobs)
+        while i < last and needs[i] <= end:
+            blobs.append(players[i][2]())
+            i += 1
+        return end == len(self.parts) and len(blobs) == len(players)
 
 
 @dataclass(slots=True)
@@ -509,6 +523,7 @@ class Game:
             pending.players.append(
                 (seat.name, seat.token_hash, self._character_blob(seat, pending))
             )
+            pending.needs.append(len(pending.parts))
         for name, entry in self._left.items():
             if entry[2] == 0:
                 pending.left.append((name, entry))
@@ -530,7 +545,8 @@ class Game:
         pending.compress(len(pending.parts), len(pending.players))
         tick = pending.tick
         players = [
-            (name, token_hash, record(), tick) for name, token_hash, record in pending.players
+            (name, token_hash, blob, tick)
+            for (name, token_hash, _), blob in zip(pending.players, pending.blobs, strict=True)
         ]
         players += [(n, entry[0], pack_record(entry[1]), tick) for n, entry in pending.left]
         forget = {n for n, _ in pending.left}
