@@ -600,6 +600,18 @@ def _settle(tmux: Tmux, quiet: float = 1.5, timeout: float = 30.0) -> str:
     return tmux.screen()
 
 
+def _poll(tmux: Tmux, pred: Callable[[str], bool], timeout: float = 5.0) -> str | None:
+    """The screen once ``pred`` holds, or None after ``timeout`` seconds (a
+    person who sees nothing happen tries again)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = tmux.screen()
+        if pred(screen):
+            return screen
+        time.sleep(0.05)
+    return None
+
+
 def _distance(a: tuple[int, int], b: tuple[int, int]) -> int:
     return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
 
@@ -618,12 +630,17 @@ def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
 
     # Exploring may have met a monster: a person waits out a death's respawn
     # before going on (keys typed while dead do nothing). The monsters may be
-    # waiting at the stairs, and a death closes the history: then the person
-    # waits again and opens it again.
-    for _ in range(3):
+    # waiting at the stairs, and a death closes the history, even before it
+    # was seen (as may a walk still going, which a key only stops): then the
+    # person waits again and opens it again.
+    history = ""
+    for _ in range(5):
         tmux.wait(lambda s: "DEAD" not in s.split("\n")[0], "the respawn", timeout=30)
         tmux.keys("C-p")
-        history = tmux.wait_for("Message history")
+        opened = _poll(tmux, lambda s: "Message history" in s or "DEAD" in s.split("\n")[0])
+        if opened is None or "Message history" not in opened:
+            continue
+        history = opened
         for _ in range(8):  # the first message is on the oldest page
             if "Press ? for help." in history or "DEAD" in history.split("\n")[0]:
                 break
