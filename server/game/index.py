@@ -225,10 +225,11 @@ class TickIndex:
 
     def may_touch_me(self, actor_id: int) -> bool:
         """Whether the player's ``me`` fields other than position, health,
-        energy and food may have changed this tick: on the first tick, when the world
-        says so (:attr:`World.touched`: a command other than a step, a status
-        given or changed, a round's upkeep of its statuses), or when
-        an event other than a melee attack names it (a harm, xp, an item...).
+        energy and food may have changed this tick: on the first tick, when
+        the world says so (:attr:`World.touched`: a command other than a
+        step, a status given or changed, a round's upkeep of its statuses),
+        or when an event other than a melee attack names it (a harm, xp, an
+        item...).
         An attack alone changes health and energy on either side; a status it
         gives is in :attr:`World.touched`, and a death, experience or a
         shield's burn come with events of their own (as for
@@ -324,6 +325,10 @@ class TickIndex:
             for order, wire in self._seen.get(actor_id, ()):
                 if order not in found:
                     found[order] = wire
+        # An event is told as it is when it names only actors in view now,
+        # else with the ids the viewer does not know made nil. The test is
+        # written out in both loops below: a helper call per event cost 0.3 µs
+        # of a 2.5 µs call.
         names = self._names
         if not self.shared:
             out: list[list[Any]] = []
