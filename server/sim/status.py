@@ -9,8 +9,9 @@ and spark spells; enlightened casting), ``seeds/004_…`` for the casting bans
 Time (Underhall's decision, RULES.md "one time model"): a status *round* is
 seed 001's "round" / "turn", one action at normal speed. The world calls
 :meth:`Statuses.tick` for every living actor once every
-``rules.round_ticks`` world ticks (``tick % round_ticks == 0``), whatever the
-actor's speed: haste and slowness change how often an actor acts
+``rules.round_ticks`` world ticks, on the actor's own tick
+(``(tick + id) % round_ticks == 0``: :class:`~server.sim.world.PhaseBuckets`),
+whatever the actor's speed: haste and slowness change how often an actor acts
 (:func:`action_delay`), not how long its statuses last, and a frozen or
 sleeping actor's statuses still run out.
 

@@ -1,9 +1,11 @@
 """Upkeep once per round: statuses run down, hunger, regeneration (seed 001).
 
 A *round* is seed 001's "turn": ``rules.round_ticks`` world ticks, one action
-at normal speed (``statuses.toml``; RULES.md "one time model"). Every
-``round_ticks`` ticks, for every living actor on a level that has players, in
-id order:
+at normal speed (``statuses.toml``; RULES.md "one time model"). Each actor's
+round comes on its own tick, ``(tick + id) % round_ticks == 0``
+(:class:`~server.sim.world.PhaseBuckets`: the world's work is spread over the
+ticks instead of every round falling on one). At its round, a living actor on
+a level that has players, in the order the actors joined the world:
 
 1. its statuses tick (:meth:`server.sim.status.Statuses.tick`): damage of
    poison, fire, acid burn and disease is applied with its damage type
@@ -12,10 +14,11 @@ id order:
    rounds the hunger rating (then nourishment) goes down; a starving player
    loses health and energy;
 
-and, every tick, :func:`regenerate`: health and energy regenerate unless
-:func:`server.sim.status.regenerates` says no (hitting during its last action,
-frozen, on fire, nourishment below 25): energy every ``energy_ticks`` ticks,
-health every ``health_ticks`` ticks (energy faster than health).
+and :func:`regenerate`, on each actor's own clock too: health and energy
+regenerate unless :func:`server.sim.status.regenerates` says no (hitting
+during its last action, frozen, on fire, nourishment below 25): energy every
+``energy_ticks`` ticks, health every ``health_ticks`` ticks (energy faster
+than health), when ``(tick + id)`` is a multiple of that.
 
 Draw order per actor: the status tick's dice, then (players) the hunger
 interval draw when an interval starts. Regeneration draws nothing.
@@ -60,7 +63,8 @@ def report_status(
 
 
 def run_round(world: World, events: list[Event]) -> None:
-    """One round of upkeep for every living actor on a level with players.
+    """The round of upkeep of every living actor on a level with players
+    whose round falls on this tick (:attr:`World.round_clock`).
 
     Most actors have no status and most players are between hunger
     decreases: those take the short way (no status tick, only the hunger
@@ -71,7 +75,7 @@ def run_round(world: World, events: list[Event]) -> None:
     # Whether each depth has players: fixed for the round (a death leaves a
     # player on its level, and nothing here moves one to another).
     populated: dict[int, bool] = {}
-    for actor in list(actors.values()):
+    for actor in list(world.round_clock.due(world.tick).values()):
         if actor.hp <= 0 or actor.id not in actors:  # dead, or died this round
             continue
         on = populated.get(actor.depth)
@@ -104,22 +108,32 @@ def regenerate(world: World) -> None:
 
     Health rises by 1 every ``health_ticks`` ticks and energy every
     ``energy_ticks`` ticks (energy faster; twice as often again with the
-    meditation ability), for every living actor that
+    meditation ability), each on the actor's own clock (due when
+    ``(tick + id)`` is a multiple of the period; only the actors of
+    :attr:`World.regen_clock` due this tick can be), for every living actor that
     :func:`server.sim.status.regenerates` allows: not after hitting within
     its last action, not frozen or on fire, not a player below 25
     nourishment. A fleeing monster that heals back to twice its courage
     turns to hunt again.
     """
     regen = world.status_rules.regeneration
-    hp_due = world.tick % regen.health_ticks == 0
-    en_due = world.tick % regen.energy_ticks == 0
-    meditate_due = world.tick % max(1, regen.energy_ticks // 2) == 0
-    if not (hp_due or meditate_due):
-        return
-    for actor in world.actors.values():
-        if actor.hp <= 0 or (actor.en >= actor.max_en and (not hp_due or actor.hp >= actor.max_hp)):
-            continue  # dead, or nothing to raise (the checks below change nothing)
-        energy_due = meditate_due if "meditation" in actor.abilities else en_due
+    tick = world.tick
+    health_ticks, energy_ticks = regen.health_ticks, regen.energy_ticks
+    meditate_ticks = max(1, energy_ticks // 2)
+    for actor in world.regen_clock.due(tick).values():
+        if actor.hp <= 0:
+            continue
+        phase = tick + actor.id
+        hp_due = phase % health_ticks == 0
+        if actor.en >= actor.max_en and (not hp_due or actor.hp >= actor.max_hp):
+            continue  # nothing to raise (the checks below change nothing)
+        energy_due = (
+            phase % meditate_ticks == 0
+            if "meditation" in actor.abilities
+            else phase % energy_ticks == 0
+        )
+        if not (hp_due or energy_due):
+            continue
         attacked = world.tick - actor.last_attack_tick <= actor.speed
         nourishment = actor.food.nourishment if actor.is_player else regen.min_nourishment
         if not regenerates(

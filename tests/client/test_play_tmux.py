@@ -23,6 +23,8 @@ import numpy as np
 import pytest
 from websockets.sync.server import ServerConnection, serve
 
+from client.keys import HISTORY_PAGE
+from client.model import LOG_LINES
 from protocol.codec import decode_client, encode_server
 from protocol.fov import pack_fov
 from protocol.messages import (
@@ -612,6 +614,12 @@ def _poll(tmux: Tmux, pred: Callable[[str], bool], timeout: float = 5.0) -> str 
     return None
 
 
+def _lines_back(screen: str) -> int:
+    """How many lines back the message history shows (0 at the newest)."""
+    found = re.search(r"Message history \((\d+) lines back\)", screen)
+    return int(found.group(1)) if found else 0
+
+
 def _distance(a: tuple[int, int], b: tuple[int, int]) -> int:
     return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
 
@@ -641,14 +649,25 @@ def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
         if opened is None or "Message history" not in opened:
             continue
         history = opened
-        for _ in range(8):  # the first message is on the oldest page
+        # The first message is on the oldest page: page up until a page up
+        # scrolls no further (a long fight may have filled the history).
+        for _ in range(LOG_LINES // HISTORY_PAGE + 2):
             if "Press ? for help." in history or "DEAD" in history.split("\n")[0]:
                 break
+            back = _lines_back(history)
+
+            def scrolled(s: str, b: int = back) -> bool:
+                return _lines_back(s) != b or "DEAD" in s.split("\n")[0]
+
             tmux.keys("PPage")
-            history = tmux.screen()
-        if "Press ? for help." in history:
+            paged = _poll(tmux, scrolled, 2.0)
+            if paged is None:
+                break  # the top
+            history = paged
+        if "Press ? for help." in history or _lines_back(history) == LOG_LINES - 1:
             break
-    assert "Press ? for help." in history, history
+    # the oldest line: the first message, or, with a full history, the oldest kept
+    assert "Press ? for help." in history or _lines_back(history) == LOG_LINES - 1, history
     tmux.keys("Escape")
     tmux.wait(lambda s: "Message history" not in s, "the history to close")
 

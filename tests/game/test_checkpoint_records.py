@@ -80,8 +80,12 @@ def test_only_the_depth_walked_on_is_taken_again() -> None:
     game._character_blob(seat)()
     first = seat.memory_parts[1]
     rng = np.random.default_rng(5)
+    rooms = world.level(2).rooms
     taken_again = 0
     for seq in range(1, 200):
+        if seq % 10 == 5:  # on to another room, so that the walk sees new cells
+            room = rooms[(seq // 10) % len(rooms)]
+            world.move_actor(actor, *world.free_cell_near(2, room.x, room.y))
         game.command(pid, seq, "move", MOVES[int(rng.integers(len(MOVES)))])
         game.step()
         if seq % 10:

@@ -484,8 +484,15 @@ def test_an_altar_upgrade_doubles_a_spells_numbers_once() -> None:
     p.en = p.max_en = 200
     assert _act(world, p, Upgrade("fireball")) == [RejectReason.NO_ALTAR]
     world.move_actor(p, 3, 1)
+    start = world.tick
     assert _act(world, p, Upgrade("fireball")) == []
-    assert p.en == 200 - 10 * SPELLS["fireball"].level
+    # the upgrade is paid at the first tick; energy comes back a point at a
+    # time on the player's own clock (upkeep.regenerate) from that tick on
+    back = sum(
+        (t + p.id) % world.status_rules.regeneration.energy_ticks == 0
+        for t in range(start, world.tick)
+    )
+    assert p.en == 200 - 10 * SPELLS["fireball"].level + back
     spell = casting._spell("fireball", p)
     assert spell is not None and spell.upgraded
     assert (spell.power, spell.attenuation, spell.radius) == (20, 1.6, 6)

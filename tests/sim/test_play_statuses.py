@@ -84,6 +84,37 @@ def test_frozen_and_on_fire_stop_regeneration() -> None:
             assert all(b <= a for a, b in itertools.pairwise(hp_seen)), kind
 
 
+def test_each_actor_keeps_its_own_round_and_regeneration_clock() -> None:
+    """An actor's round comes when (tick + id) is a multiple of round_ticks,
+    its health point when it is a multiple of health_ticks: each actor keeps
+    its rate, and a tick handles only a share of the actors (issue 10)."""
+    world = make_world(ROOM)
+    world.join("ann")
+    rats = []
+    for x, y in itertools.product(range(3, 8), range(2, 5)):
+        rat = spawn(world, "rat", x, y)
+        rat.max_hp, rat.hp = 1000, 500
+        world.add_status(rat, StatusKind.ASLEEP, 200, [])
+        rats.append(rat)
+    rounds, health = round_ticks(world), world.status_rules.regeneration.health_ticks
+    asleep = rats[0].statuses.rounds(StatusKind.ASLEEP)  # as capped by statuses.toml
+    assert asleep > 3 * health // rounds
+    for _ in range(3 * health):
+        tick = world.tick
+        before = {r.id: (r.statuses.rounds(StatusKind.ASLEEP), r.hp) for r in rats}
+        world.step()
+        ran = {r.id for r in rats if r.statuses.rounds(StatusKind.ASLEEP) < before[r.id][0]}
+        healed = {r.id for r in rats if r.hp > before[r.id][1]}
+        assert ran == {r.id for r in rats if (tick + r.id) % rounds == 0}, tick
+        assert healed == {r.id for r in rats if (tick + r.id) % health == 0}, tick
+        # consecutive ids: the share of a tick is a third of the rats, give or take one
+        assert abs(len(ran) - len(rats) / rounds) < 1
+    assert [r.statuses.rounds(StatusKind.ASLEEP) for r in rats] == [
+        asleep - 3 * health // rounds
+    ] * 15
+    assert [r.hp for r in rats] == [503] * 15
+
+
 def test_a_frozen_player_s_command_waits_until_it_thaws() -> None:
     world = make_world(ROOM)
     p = world.join("ann")
