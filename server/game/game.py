@@ -208,6 +208,11 @@ class Seat:
     """The character's map memory of each depth as taken for a checkpoint;
     a depth's part is dropped once a tick wrote cells into that depth's
     memory (gave the player ``seen_tiles`` there)."""
+    memory_list: list[_MemoryPart] | None = None
+    """``memory_parts`` in depth order as the last checkpoint took them,
+    shared read-only with that checkpoint's records (replaced, never changed
+    in place); None once a part was dropped. Depths are never forgotten, so
+    a list as long as the memory still names every depth."""
     steady_blob: bytes | None = None
     """The character's :meth:`~server.sim.actors.Actor.steady_record` as last
     packed for a checkpoint (the pairs of a msgpack map, no header); None
@@ -476,6 +481,7 @@ class Game:
             actor = self.world.actors[actor_id]
             if actor.seen_tiles:  # written at the depth the player is on after the tick
                 seat.memory_parts.pop(actor.depth, None)
+                seat.memory_list = None
             if seat.steady_blob is not None and index.may_touch_steady(actor_id):
                 seat.steady_blob = None
             if actor_id in skip:
@@ -519,11 +525,11 @@ class Game:
         done = self.saver.committed
         self._left = {n: v for n, v in self._left.items() if v[2] <= 0 or v[2] > done}
         pending = _Checkpoint(tick)
+        players, needs, parts = pending.players, pending.needs, pending.parts
+        blob = self._character_blob
         for seat in self.seats.values():
-            pending.players.append(
-                (seat.name, seat.token_hash, self._character_blob(seat, pending))
-            )
-            pending.needs.append(len(pending.parts))
+            players.append((seat.name, seat.token_hash, blob(seat, pending)))
+            needs.append(len(parts))
         for name, entry in self._left.items():
             if entry[2] == 0:
                 pending.left.append((name, entry))
@@ -571,23 +577,21 @@ class Game:
         next ticks, with the records' heads); a compressed part is reused
         until the memory changes again."""
         actor = self.world.actors[seat.actor_id]
-        parts = seat.memory_parts
         memory = actor.memory
-        for depth, grid in memory.items():
-            if depth not in parts:
-                part = parts[depth] = _MemoryPart(depth, grid)
-                if pending is not None:
-                    pending.parts.append(part)
+        listed = seat.memory_list
+        if listed is None or len(listed) != len(memory):
+            parts = seat.memory_parts
+            for depth, grid in memory.items():
+                if depth not in parts:
+                    part = parts[depth] = _MemoryPart(depth, grid)
+                    if pending is not None:
+                        pending.parts.append(part)
+            listed = seat.memory_list = [parts[d] for d in sorted(memory)]
         if seat.steady_blob is None:
             steady = actor.steady_record()
             seat.steady_blob = map_pairs(pack_record(steady))
             seat.steady_count = len(steady)
-        return _Record(
-            actor.moving_state(),
-            seat.steady_blob,
-            seat.steady_count,
-            [parts[d] for d in sorted(memory)],
-        )
+        return _Record(actor.moving_state(), seat.steady_blob, seat.steady_count, listed)
 
     def save_all(self) -> None:
         """Checkpoint now and wait until it is written (at most
