@@ -5,7 +5,7 @@ at normal speed (``statuses.toml``; RULES.md "one time model"). Each actor's
 round comes on its own tick, ``(tick + id) % round_ticks == 0``
 (:class:`~server.sim.world.PhaseBuckets`: the world's work is spread over the
 ticks instead of every round falling on one). At its round, a living actor on
-a level that has players, in the order the actors joined the world:
+a level that has players, in the order the actors were added to the world:
 
 1. its statuses tick (:meth:`server.sim.status.Statuses.tick`): damage of
    poison, fire, acid burn and disease is applied with its damage type
@@ -134,7 +134,7 @@ def regenerate(world: World) -> None:
         )
         if not (hp_due or energy_due):
             continue
-        attacked = world.tick - actor.last_attack_tick <= actor.speed
+        attacked = tick - actor.last_attack_tick <= actor.speed
         nourishment = actor.food.nourishment if actor.is_player else regen.min_nourishment
         if not regenerates(
             actor.statuses, attacked_this_turn=attacked, missed=False, nourishment=nourishment
