@@ -512,3 +512,37 @@ def test_monsters_keep_their_place_in_the_turn_while_nobody_is_on_their_level() 
         # not left behind to act with all the others when a player arrives.
         assert world.tick <= monster.next_act < world.tick + monster.speed
         assert (monster.next_act - then) % monster.speed == 0
+
+
+def test_restock_puts_a_monster_where_no_player_sees_it() -> None:
+    """A level short of monsters gets one wandering monster per restock, on a
+    room cell in no player's field of view (monsters.restock), and
+    ``monsters_on`` counts the monsters of a level."""
+    from server.sim import monsters
+
+    world = World(3)
+    rng = np.random.default_rng(3)
+    players = []
+    for i in range(30):  # players scattered over depth 1's rooms
+        p = world.join(f"p{i}")
+        room = world.level(1).rooms[int(rng.integers(len(world.level(1).rooms)))]
+        world.move_actor(p, *world.free_cell_near(1, room.x, room.y))
+        players.append(p)
+    world.step()
+    for monster in [a for a in world.actors.values() if not a.is_player]:
+        world.remove_monster(monster)
+    assert world.monsters_on(1) == 0
+    placed = 0
+    for _ in range(20):
+        before = set(world.actors)
+        monsters.restock(world, 1)
+        new = [world.actors[a] for a in set(world.actors) - before]
+        assert len(new) <= 1 and world.monsters_on(1) == placed + len(new)
+        for monster in new:
+            assert monster.mind == Mind.WANDERING and monster.depth == 1
+            seen = [
+                p.id for p in players if p.fov is not None and p.fov.contains(monster.x, monster.y)
+            ]
+            assert seen == [], (monster.x, monster.y, seen)
+        placed += len(new)
+    assert placed >= 10, "restock found free unseen cells on a level with 30 players"
