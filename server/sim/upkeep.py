@@ -26,9 +26,10 @@ interval draw when an interval starts. Regeneration draws nothing.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
-from server.content.statuses import StatusKind
+from server.content.statuses import RegenerationRules, StatusKind
 from server.sim import hunger
 from server.sim.actors import Actor, Mind
 from server.sim.events import Event, Harmed, Notice, StatusChanged
@@ -103,6 +104,19 @@ def run_round(world: World, events: list[Event]) -> None:
             _hunger(world, actor, events)
 
 
+def meditation_ticks(regen: RegenerationRules) -> int:
+    """Ticks per point of energy with the meditation ability: twice as often
+    as ``energy_ticks``, at least every tick."""
+    return max(1, regen.energy_ticks // 2)
+
+
+def regeneration_period(regen: RegenerationRules) -> int:
+    """Ticks between the turns of :attr:`World.regen_clock`: every health,
+    energy and meditation period is a multiple of it, so an actor's
+    regeneration can only fall due on its clock's ticks (:func:`regenerate`)."""
+    return math.gcd(regen.health_ticks, regen.energy_ticks, meditation_ticks(regen))
+
+
 def regenerate(world: World) -> None:
     """Health and energy regeneration, checked every tick (seed 001).
 
@@ -119,7 +133,7 @@ def regenerate(world: World) -> None:
     regen = world.status_rules.regeneration
     tick = world.tick
     health_ticks, energy_ticks = regen.health_ticks, regen.energy_ticks
-    meditate_ticks = max(1, energy_ticks // 2)
+    meditate_ticks = meditation_ticks(regen)
     for actor in world.regen_clock.due(tick).values():
         if actor.hp <= 0:
             continue

@@ -22,7 +22,6 @@ Order within a tick (RULES.md "one time model", STYLE.md "order is explicit"):
 
 from __future__ import annotations
 
-import math
 from bisect import insort
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
@@ -199,13 +198,10 @@ class World:
         self.content = content or default_content()
         check_spell_references(self.content, default_spells())
         self.status_rules = default_statuses()
-        regen = self.status_rules.regeneration
         self.round_clock = PhaseBuckets(self.status_rules.round_ticks)
         """Each actor's upkeep round falls due on its own tick
         (:func:`server.sim.upkeep.run_round`)."""
-        self.regen_clock = PhaseBuckets(
-            math.gcd(regen.health_ticks, regen.energy_ticks, max(1, regen.energy_ticks // 2))
-        )
+        self.regen_clock = PhaseBuckets(upkeep.regeneration_period(self.status_rules.regeneration))
         """Each actor's health and energy regeneration can only fall due on the
         ticks of this clock (:func:`server.sim.upkeep.regenerate`)."""
         self.size = size
