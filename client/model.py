@@ -15,6 +15,7 @@ a client through the model.
 from __future__ import annotations
 
 import collections
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,7 @@ import numpy.typing as npt
 from client.records import InfoAbout, InvItem, KnownSpell, is_int, is_number
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import unpack_fov
-from protocol.messages import Delta, Info, ServerMessage, Snapshot, Welcome
+from protocol.messages import Delta, Info, ServerMessage, Snapshot, Welcome, unpack_moves
 
 UNKNOWN = 255
 """Terrain code of a cell never seen."""
@@ -52,9 +53,11 @@ __all__ = ["ActorView", "GameModel", "InfoAbout", "InvItem", "KnownSpell"]
 class ActorView:
     """One actor in view: the wire record ``[id, kind, name, x, y, hp, max_hp, flags, sts]``.
 
-    ``kind`` is a key of ``welcome.kinds``; ``name`` is a player's name, ``""``
-    for monsters; ``(x, y)`` in cells; ``sts`` the status bit mask (bit k set
-    iff status code k is active).
+    On the wire ``kind`` is a kind code, an index into ``welcome.kinds``
+    (protocol 5); here it is that entry's key (``"rat"``,
+    ``"player.mage"``). ``name`` is a player's name, ``""`` for monsters;
+    ``(x, y)`` in cells; ``sts`` the status bit mask (bit k set iff status
+    code k is active).
     """
 
     id: int
@@ -93,21 +96,37 @@ class ActorView:
         return bool(self.flags & FLAG_PLAYER)
 
     @classmethod
-    def from_record(cls, record: object) -> ActorView | None:
+    def from_record(cls, record: object, kind_keys: Sequence[str]) -> ActorView | None:
         """Build a view from a wire actor record; None if it is malformed.
 
-        A missing or malformed ``sts`` reads as 0; elements after the ninth are
-        ignored (room for later versions).
+        Args:
+            record: ``[id, kind, name, x, y, hp, max_hp, flags, sts]``, ``kind``
+                a kind code.
+            kind_keys: The keys of ``welcome.kinds``, by kind code.
+
+        A kind code outside ``kind_keys``, or of an empty key, is malformed. A missing or malformed
+        ``sts`` reads as 0; elements after the ninth are ignored (room for
+        later versions).
         """
         if not isinstance(record, list) or len(record) < 8:
             return None
-        ident, kind, name, x, y, hp, max_hp, flags = record[:8]
-        if not (isinstance(kind, str) and isinstance(name, str)):
+        ident, code, name, x, y, hp, max_hp, flags = record[:8]
+        if not (_is_int(code) and 0 <= code < len(kind_keys) and isinstance(name, str)):
             return None
         if not all(_is_int(v) for v in (ident, x, y, hp, max_hp, flags)):
             return None
+        kind = kind_keys[code]
+        if not kind:  # (a malformed welcome.kinds entry)
+            return None
         sts = record[8] if len(record) > 8 and _is_int(record[8]) and record[8] >= 0 else 0
         return cls(ident, kind, name, x, y, hp, max_hp, flags, sts)
+
+
+def _kind_entry(entry: object) -> bool:
+    """A well-formed ``welcome.kinds`` entry: ``[key, name, glyph, colour]``, all str."""
+    return (
+        isinstance(entry, list) and len(entry) >= 4 and all(isinstance(v, str) for v in entry[:4])
+    )
 
 
 def _triples(flat: object) -> list[tuple[int, int, Any]]:
@@ -132,7 +151,8 @@ class GameModel:
         tick: tick of the latest ``welcome``/``snap``/``delta``.
         tick_rate: ticks per second.
         terrain_table: ``welcome.terrain``, indexed by terrain code.
-        kinds: ``welcome.kinds``: kind key -> ``[name, glyph, colour]``.
+        kinds: kind key -> ``[name, glyph, colour]``, from ``welcome.kinds``.
+        kind_keys: the kind keys of ``welcome.kinds``, by kind code.
         items: ``welcome.items``: item key -> ``[name, glyph, colour,
             category, about]``.
         classes: ``welcome.classes``: ``[key, name]`` pairs.
@@ -165,6 +185,7 @@ class GameModel:
         self.tick_rate = 10
         self.terrain_table: list[Any] = []
         self.kinds: dict[str, Any] = {}
+        self.kind_keys: list[str] = []
         self.items: dict[str, Any] = {}
         self.classes: list[Any] = []
         self.spells: dict[str, Any] = {}
@@ -388,7 +409,14 @@ class GameModel:
         if _is_int(msg.tick_rate) and msg.tick_rate > 0:
             self.tick_rate = msg.tick_rate
         self.terrain_table = list(msg.terrain) if isinstance(msg.terrain, list) else []
-        self.kinds = dict(msg.kinds) if isinstance(msg.kinds, dict) else {}
+        table = msg.kinds if isinstance(msg.kinds, list) else []
+        # Every entry keeps its code, so the codes after a malformed one stay
+        # right; an entry without a key names nothing (its records are
+        # dropped as malformed), one with a key alone shows the key.
+        self.kind_keys = [
+            e[0] if isinstance(e, list) and e and isinstance(e[0], str) else "" for e in table
+        ]
+        self.kinds = {e[0]: list(e[1:4]) for e in table if _kind_entry(e)}
         self.items = dict(msg.items) if isinstance(msg.items, dict) else {}
         self.classes = list(msg.classes) if isinstance(msg.classes, list) else []
         self.spells = dict(msg.spells) if isinstance(msg.spells, dict) else {}
@@ -466,7 +494,7 @@ class GameModel:
         if not isinstance(records, list):
             return
         for record in records:
-            view = ActorView.from_record(record)
+            view = ActorView.from_record(record, self.kind_keys)
             if view is not None:
                 self.actors[view.id] = view
                 self.names[view.id] = self.display_name(view)
@@ -484,12 +512,12 @@ class GameModel:
                 view.sts = record[6]
 
     def _move_actors(self, flat: list[Any]) -> None:
-        """Apply ``mv``: ``[id, x, y, ...]``, new positions of actors in view
-        (a malformed or unknown triple is skipped)."""
-        for i in range(0, len(flat) - 2, 3):
-            ident, x, y = flat[i : i + 3]
-            view = self.actors.get(ident) if _is_int(ident) else None
-            if view is not None and _is_int(x) and _is_int(y):
+        """Apply ``mv``: ``[gap, x, y, ...]``, new positions of actors in view,
+        ids as gaps (:func:`~protocol.messages.unpack_moves`; an unknown id
+        is skipped, and a malformed triple ends the list)."""
+        for ident, x, y in unpack_moves(flat):
+            view = self.actors.get(ident)
+            if view is not None:
                 view.x, view.y = x, y
 
     def _set_objs(self, flat: object) -> None:

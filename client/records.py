@@ -136,7 +136,8 @@ class InfoAbout:
 
     @classmethod
     def from_about(cls, about: Mapping[str, Any], kinds: Mapping[str, Any]) -> InfoAbout:
-        """Parse ``info.about``; ``kinds`` (``welcome.kinds``) names the kind."""
+        """Parse ``info.about``; ``kinds`` (kind key -> ``[name, glyph, colour]``,
+        from ``welcome.kinds``) names the kind."""
         name = about.get("name")
         kind = about.get("kind")
         kind = kind if isinstance(kind, str) else ""

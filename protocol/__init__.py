@@ -52,6 +52,7 @@ from protocol.messages import (
     ServerMessage,
     Snapshot,
     Welcome,
+    unpack_moves,
 )
 from protocol.session import CLIENT_TRANSITIONS, ServerSession, SessionState
 from protocol.version import PROTOCOL_VERSION, check_version
@@ -115,4 +116,5 @@ __all__ = [
     "pack_fov",
     "pack_level_fov",
     "unpack_fov",
+    "unpack_moves",
 ]

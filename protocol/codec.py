@@ -522,7 +522,7 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
             ("v", "v", _int), ("id", "id", _int), ("name", "name", _str),
             ("token", "token", _str), ("resumed", "resumed", _bool), ("tick", "tick", _int),
             ("tick_rate", "tick_rate", _int), ("terrain", "terrain", _list),
-            ("kinds", "kinds", _dict), ("items", "items", _dict),
+            ("kinds", "kinds", _list), ("items", "items", _dict),
             ("classes", "classes", _list), ("motd", "motd", _str),
         ],
         [

@@ -220,7 +220,7 @@ class Welcome:
     tick: int
     tick_rate: int
     terrain: list[Any]
-    kinds: dict[str, Any]
+    kinds: list[Any]
     items: dict[str, Any]
     classes: list[Any]
     motd: str
@@ -264,9 +264,11 @@ class Delta:
 
     ``rej`` lists ``[seq, reason]`` for the commands refused this tick
     (protocol 3: they ride in the tick's one frame instead of ``reject``
-    messages of their own). ``mv`` is ``[id, x, y, id, x, y, ...]`` for the
-    actors in view whose position alone changed (protocol 4: a third of the
-    bytes of their ``upd`` rows)."""
+    messages of their own). ``mv`` is ``[gap, x, y, gap, x, y, ...]`` for the
+    actors in view whose position alone changed, in increasing id order,
+    each id the one before plus its gap (:func:`unpack_moves`; protocol 4
+    made them triples, a third of the bytes of their ``upd`` rows, and
+    protocol 5 gave ids as gaps, mostly one byte instead of three)."""
 
     tick: int
     ack: int | None = None
@@ -280,6 +282,25 @@ class Delta:
     me: dict[str, Any] | None = None
     rej: list[Any] | None = None
     mv: list[Any] | None = None
+
+
+def unpack_moves(flat: object) -> list[tuple[int, int, int]]:
+    """A delta's ``mv``, ``[gap, x, y, gap, x, y, ...]``, as ``(id, x, y)``
+    triples (protocol 5): the ids increase, each the one before plus its gap,
+    the first gap counting from 0. Decoding stops at the first malformed
+    triple (not three ints, or a gap below 1): the ids after it are unknown.
+    An ``mv`` that is not a list reads as empty."""
+    if not isinstance(flat, list):
+        return []
+    out: list[tuple[int, int, int]] = []
+    aid = 0
+    for i in range(0, len(flat) - 2, 3):
+        gap, x, y = flat[i], flat[i + 1], flat[i + 2]
+        if not all(type(v) is int for v in (gap, x, y)) or gap < 1:
+            break
+        aid += gap
+        out.append((aid, x, y))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

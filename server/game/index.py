@@ -190,9 +190,9 @@ class TickIndex:
         """The ``upd`` row ``[id, x, y, hp, max_hp, flags, sts]`` (no "you"
         flag) of every actor in :attr:`changed` but those in :attr:`moves`,
         built once for all viewers."""
-        self.moves: dict[int, tuple[int, int, int]] = {}
-        """``(id, x, y)`` of every actor in :attr:`changed` whose position
-        alone changed since the previous tick (an ``mv`` triple: protocol 4)."""
+        self.moves: dict[int, tuple[int, int]] = {}
+        """``(x, y)`` of every actor in :attr:`changed` whose position alone
+        changed since the previous tick (an ``mv`` entry: protocol 4)."""
         self.all_changed = previous is None
         """True on the first tick: every view must look at everything."""
         self.changed: set[int] = set()
@@ -210,7 +210,7 @@ class TickIndex:
         for aid in [aid for aid, state in states.items() if before.get(aid) != state]:
             state, old = states[aid], before.get(aid)
             if old is not None and old[2:] == state[2:]:
-                moves[aid] = (aid, state[0], state[1])
+                moves[aid] = (state[0], state[1])
             else:
                 upd_rows[aid] = [aid, *state]
         self.changed = upd_rows.keys() | moves.keys()

@@ -142,7 +142,7 @@ class PlayerView:
             rej: The tick's refused commands, ``[[seq, reason], ...]``, or None.
         """
         world = index.world
-        fov = actor.fov if actor.alive else None
+        fov = actor.fov if actor.hp > 0 else None
         fields: dict[str, Any] = {}
         if rej:
             fields["rej"] = rej
@@ -157,7 +157,7 @@ class PlayerView:
                 fields["fov"] = self._packed_fov(actor)
             self.fov = fov
         old = self.ids
-        now = self._visible_ids(index)
+        now = world.sees.get(self.actor_id) or _NOBODY  # (as _visible_ids)
         if now is not old and now != old:
             rm = old - now
             add = now - old
@@ -171,16 +171,20 @@ class PlayerView:
         changed = index.changed
         upd_ids = kept & changed if len(kept) > len(changed) else changed & kept
         if upd_ids:
-            # Position-only changes go as flat mv triples, the rest as upd rows.
+            # Position-only changes go as flat mv triples (the id as the gap
+            # from the one before: protocol 5), the rest as upd rows.
             move, rows = index.moves.get, index.upd_rows
             mv: list[int] = []
             upd: list[list[Any]] = []
+            last = 0
             for aid in sorted(upd_ids):
-                triple = move(aid)
-                if triple is None:
+                cell = move(aid)
+                if cell is None:
                     upd.append(rows[aid])
                 else:
-                    mv += triple
+                    mv.append(aid - last)
+                    mv += cell
+                    last = aid
             if mv:
                 fields["mv"] = mv
             if upd:

@@ -202,6 +202,34 @@ def wire_kind(actor: Actor, content: Content) -> str:
     return "player" if cls is None or cls.hidden else f"player.{cls.key}"
 
 
+def kind_keys(content: Content) -> list[str]:
+    """The kind keys in the order of ``welcome.kinds``, whose index is the
+    kind code of an actor record (protocol 5): ``player``, then
+    ``player.<class>`` for every class that is not hidden, then every
+    monster kind, in file order."""
+    return [
+        "player",
+        *(f"player.{c.key}" for c in content.classes.values() if not c.hidden),
+        *content.monsters,
+    ]
+
+
+_KIND_CODES: dict[int, tuple[Content, dict[str, int]]] = {}
+"""By ``id(content)``: the content (kept, so the id is not reused) and its
+kind key -> code table, built once."""
+
+
+def kind_codes(content: Content) -> dict[str, int]:
+    """Kind key -> kind code (:func:`kind_keys`' order), built once per content."""
+    cached = _KIND_CODES.get(id(content))
+    if cached is None or cached[0] is not content:
+        cached = _KIND_CODES[id(content)] = (
+            content,
+            {k: i for i, k in enumerate(kind_keys(content))},
+        )
+    return cached[1]
+
+
 def status_bits(actor: Actor) -> int:
     """The ``sts`` bit mask of an actor record: bit k set iff status k is active."""
     bits = 0
@@ -211,10 +239,16 @@ def status_bits(actor: Actor) -> int:
 
 
 def actor_record(actor: Actor, viewer: int, content: Content) -> list[Any]:
-    """``[id, kind, name, x, y, hp, max_hp, flags, sts]``."""
+    """``[id, kind, name, x, y, hp, max_hp, flags, sts]``, ``kind`` the
+    actor's kind code (:func:`kind_codes`; protocol 5).
+
+    Raises:
+        KeyError: The actor's kind is not one of ``content``'s (every
+            monster is made from a kind of the world's content).
+    """
     return [
         actor.id,
-        wire_kind(actor, content),
+        kind_codes(content)[wire_kind(actor, content)],
         actor.name,
         actor.x,
         actor.y,
@@ -411,13 +445,13 @@ def welcome_tables(content: Content) -> dict[str, Any]:
         "terrain": [
             [t.key, t.name, t.glyph, t.colour, t.passable, t.transparent] for t in content.terrain
         ],
-        "kinds": {"player": ["player", "@", "white"]}
-        | {
-            f"player.{c.key}": [c.name, "@", c.colour]
+        "kinds": [["player", "player", "@", "white"]]
+        + [
+            [f"player.{c.key}", c.name, "@", c.colour]
             for c in content.classes.values()
             if not c.hidden
-        }
-        | {m.key: [m.name, m.glyph, m.colour] for m in content.monsters.values()},
+        ]
+        + [[m.key, m.name, m.glyph, m.colour] for m in content.monsters.values()],
         "items": {
             i.key: [i.name, i.glyph, i.colour, i.category, item_about(i)]
             for i in content.items.values()

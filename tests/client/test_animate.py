@@ -21,7 +21,7 @@ from protocol.messages import Welcome
 
 WELCOME = Welcome(
     v=2, id=1, name="ann", token="t", resumed=False, tick=0, tick_rate=10, terrain=[],
-    kinds={}, items={"dart": ["dart", ")", "white", "thrown", {}]}, classes=[], motd="",
+    kinds=[], items={"dart": ["dart", ")", "white", "thrown", {}]}, classes=[], motd="",
 )  # fmt: skip
 
 

@@ -43,7 +43,7 @@ _CODES = {"#": 1, ".": 2, "+": 3, "=": 6, "<": 11, ">": 12, "?": 255, " ": 0}
 _WELCOME = Welcome(
     v=2, id=1, name="bot0", token="t", resumed=False, tick=0, tick_rate=10,
     terrain=[[key, key, "x", "white", passable, passable] for _, key, passable in _TERRAIN],
-    kinds={"player": ["you", "@", "white"], "rat": ["rat", "r", "white"]},
+    kinds=[["player", "you", "@", "white"], ["rat", "rat", "r", "white"]],
     items={}, classes=[["warrior", "Warrior"]], motd="",
 )  # fmt: skip
 
@@ -62,12 +62,12 @@ def model_from_ascii(rows: list[str], *, hp: int = 10, dead: bool = False) -> Ga
                 continue
             known[y, x] = 2
             if ch == "@":
-                actors.append([1, "player", "bot0", x, y, hp, 10, 8 | 16])
+                actors.append([1, 0, "bot0", x, y, hp, 10, 8 | 16])
                 me.update(x=x, y=y)
             elif ch == "P":
-                actors.append([next_id, "player", f"p{next_id}", x, y, 10, 10, 16])
+                actors.append([next_id, 0, f"p{next_id}", x, y, 10, 10, 16])
             elif ch == "r":
-                actors.append([next_id, "rat", "", x, y, 3 + next_id, 10, 0])
+                actors.append([next_id, 1, "", x, y, 3 + next_id, 10, 0])
             else:
                 raise ValueError(f"unknown map character {ch!r}")
             next_id += 1

@@ -39,7 +39,7 @@ def welcome_for(hello: Hello) -> Welcome:
     return Welcome(
         v=PROTOCOL_VERSION, id=3, name=hello.name, token="tok-" + hello.name,
         resumed=hello.token is not None,
-        tick=10, tick_rate=10, terrain=[], kinds={}, items={}, classes=[["warrior", "Warrior"]],
+        tick=10, tick_rate=10, terrain=[], kinds=[], items={}, classes=[["warrior", "Warrior"]],
         motd="welcome",
     )  # fmt: skip
 

@@ -64,7 +64,7 @@ TERRAIN = [
 def make_model(inv: list[list[Any]] | None = None, **me: Any) -> GameModel:
     welcome = Welcome(
         v=2, id=1, name="ann", token="t", resumed=False, tick=0, tick_rate=10,
-        terrain=TERRAIN, kinds={"rat": ["giant rat", "r", "red"], "newt": ["newt", ":", "y"]},
+        terrain=TERRAIN, kinds=[["player", "player", "@", "white"], ["rat", "giant rat", "r", "red"], ["newt", "newt", ":", "y"]],
         items=ITEMS, classes=[], motd="",
         spells={"spark": ["spark", 1, "evocation", "dir"],
                 "fireball": ["fireball", 3, "evocation", "cell"]},
@@ -74,11 +74,11 @@ def make_model(inv: list[list[Any]] | None = None, **me: Any) -> GameModel:
     w, h = 10, 6
     known = bytes([2] * (w * h))
     actors = [
-        [1, "player", "ann", 4, 3, 10, 10, 8 | 16, 0],
-        [20, "rat", "", 7, 3, 5, 5, 0, 0],
-        [21, "newt", "", 2, 1, 2, 2, 0, 0],
-        [22, "newt", "", 6, 5, 2, 2, 0, 0],
-        [23, "player", "bob", 5, 3, 10, 10, 16, 0],
+        [1, 0, "ann", 4, 3, 10, 10, 8 | 16, 0],
+        [20, 1, "", 7, 3, 5, 5, 0, 0],
+        [21, 2, "", 2, 1, 2, 2, 0, 0],
+        [22, 2, "", 6, 5, 2, 2, 0, 0],
+        [23, 0, "bob", 5, 3, 10, 10, 16, 0],
     ]
     base = {"x": 4, "y": 3, "inv": INV if inv is None else inv}
     model.apply(Snapshot(tick=1, depth=1, w=w, h=h, map=known,

@@ -24,7 +24,7 @@ TERRAIN = [
 ]
 WELCOME = Welcome(
     v=2, id=7, name="ann", token="s3cret", resumed=False, tick=100, tick_rate=10,
-    terrain=TERRAIN, kinds={"player": ["player", "@", "white"], "rat": ["giant rat", "r", "red"]},
+    terrain=TERRAIN, kinds=[["player", "player", "@", "white"], ["rat", "giant rat", "r", "red"]],
     items={"potion": ["potion", "!", "magenta"]}, classes=[["warrior", "Warrior"]], motd="hi",
 )  # fmt: skip
 
@@ -43,7 +43,7 @@ def snapshot(**changes: Any) -> Snapshot:
         h=3,
         map=LEVEL.tobytes(),
         fov=pack_fov(np.ones((3, 4), dtype=bool), 0, 0),
-        actors=[[7, "player", "ann", 1, 1, 20, 20, 8 | 16], [9, "rat", "", 2, 1, 5, 5, 1]],
+        actors=[[7, 0, "ann", 1, 1, 20, 20, 8 | 16], [9, 1, "", 2, 1, 5, 5, 1]],
         objs=[2, 1, "potion"],
         me=dict(ME),
         ack=-1,
@@ -110,8 +110,8 @@ def test_delta_order_and_fields() -> None:
             fov=pack_fov(np.ones((3, 5), dtype=bool), 0, 0),
             rm=[9],  # the rat leaves view ...
             add=[
-                [9, "rat", "", 3, 1, 5, 5, 4],
-                [11, "player", "bob", 4, 1, 9, 20, 16],
+                [9, 1, "", 3, 1, 5, 5, 4],
+                [11, 0, "bob", 4, 1, 9, 20, 16],
             ],  # ... and comes back
             upd=[[9, 4, 0, 3, 5, 6], [7, 2, 1, 18, 20, 24]],
             objs=[2, 1, "", 3, 1, "potion"],
@@ -134,7 +134,7 @@ def test_delta_order_and_fields() -> None:
 
 def test_rm_then_add_of_the_same_id_keeps_it() -> None:
     m = model()
-    m.apply(Delta(tick=102, rm=[9], add=[[9, "rat", "", 3, 1, 5, 5, 0]]))
+    m.apply(Delta(tick=102, rm=[9], add=[[9, 1, "", 3, 1, 5, 5, 0]]))
     assert m.actors[9].x == 3
 
 
@@ -161,7 +161,7 @@ def test_updates_for_unknown_or_bad_records_are_ignored() -> None:
             tick=103,
             tiles=[99, 0, 2, 0, 99, 2, -1, 0, 2, 0, 0, 256, 0, 0, "x", 1.5, 0, 2, 0, 0],
             rm=[12345, "x", None],
-            add=[[1, "rat"], "x", [True, "rat", "", 0, 0, 1, 1, 0], None],
+            add=[[1, "rat"], "x", [True, 1, "", 0, 0, 1, 1, 0], None],
             upd=[[404, 1, 1, 1, 1, 0], [9, "x", 1, 1, 1, 0], [9], "junk"],
             objs=[0, 0, 5, 9, 9, "potion", 1],
             ev=None,
@@ -198,20 +198,29 @@ def test_bad_fov_means_nothing_in_view() -> None:
 
 
 def test_actor_view_from_record() -> None:
-    assert ActorView.from_record([1, "rat", "", 0, 0, 1, 1, 0, "future"]) is not None
-    assert ActorView.from_record([1, "rat", "", 0, 0, 1, 1]) is None
-    assert ActorView.from_record((1, "rat", "", 0, 0, 1, 1, 0)) is None
+    keys = ["player", "rat"]
+    view = ActorView.from_record([1, 1, "", 0, 0, 1, 1, 0, "future"], keys)
+    assert view is not None and view.kind == "rat" and view.sts == 0
+    assert ActorView.from_record([1, 1, "", 0, 0, 1, 1], keys) is None
+    assert ActorView.from_record((1, 1, "", 0, 0, 1, 1, 0), keys) is None
+    # protocol 5: the kind is a code into welcome.kinds, not a key
+    assert ActorView.from_record([1, "rat", "", 0, 0, 1, 1, 0], keys) is None
+    assert ActorView.from_record([1, 2, "", 0, 0, 1, 1, 0], keys) is None
+    assert ActorView.from_record([1, -1, "", 0, 0, 1, 1, 0], keys) is None
 
 
 def test_welcome_with_odd_tables() -> None:
     odd = Welcome(2, 7, "ann", "t", False, 0, 0, [None, ["x"], ["y", "y", "y", "y", "yes"]],
-                  {"rat": None}, {}, [], "")  # fmt: skip
+                  [["rat"], None, ["newt", "newt", ":", "yellow"]], {}, [], "")  # fmt: skip
     m = GameModel(odd)
     assert m.tick_rate == 10  # a non-positive rate is ignored
     m.apply(snapshot(map=bytes([0, 1, 2, 3, 255] * 3),
-                     actors=[[9, "rat", "", 0, 0, 1, 1, 0]]))  # fmt: skip
+                     actors=[[9, 0, "", 0, 0, 1, 1, 0], [10, 1, "", 1, 0, 1, 1, 0],
+                             [11, 2, "", 2, 0, 1, 1, 0]]))  # fmt: skip
     assert not m.passable().any()
-    assert m.names[9] == "rat"
+    assert m.names[9] == "rat"  # a key without name, glyph and colour shows the key
+    assert 10 not in m.actors  # an entry without a key names nothing
+    assert m.names[11] == "newt"  # the codes after a malformed entry stay right
 
 
 # Anything decode_server accepts must apply without an exception.
@@ -291,8 +300,8 @@ ME_2 = {
 def model_2() -> GameModel:
     m = GameModel(WELCOME_2)
     m.apply(snapshot(me=dict(ME_2),
-                     actors=[[7, "player", "ann", 1, 1, 20, 20, 8 | 16, 0],
-                             [9, "rat", "", 2, 1, 5, 5, 1, 0b101]]))  # fmt: skip
+                     actors=[[7, 0, "ann", 1, 1, 20, 20, 8 | 16, 0],
+                             [9, 1, "", 2, 1, 5, 5, 1, 0b101]]))  # fmt: skip
     return m
 
 
@@ -327,9 +336,7 @@ def test_actor_statuses_from_records_and_updates() -> None:
     assert m.status_names(m.actors[9].sts) == ["on fire"] and m.actors[9].hp == 4
     m.apply(Delta(tick=103, upd=[[9, 3, 1, 4, 5, 1]]))  # no sts: unchanged
     assert m.actors[9].sts == 0b10 and m.actors[9].x == 3
-    m.apply(
-        Delta(tick=104, upd=[[9, 3, 1, 4, 5, 1, "x"]], add=[[12, "rat", "", 0, 0, 1, 1, 0, -2]])
-    )
+    m.apply(Delta(tick=104, upd=[[9, 3, 1, 4, 5, 1, "x"]], add=[[12, 1, "", 0, 0, 1, 1, 0, -2]]))
     assert m.actors[9].sts == 0b10 and m.actors[12].sts == 0
 
 
@@ -337,13 +344,19 @@ def test_mv_moves_actors_and_keeps_their_other_fields() -> None:
     m = model_2()
     rat = m.actors[9]
     hp, flags, sts = rat.hp, rat.flags, rat.sts
-    m.apply(Delta(tick=102, mv=[9, 4, 1, 404, 0, 0, 7, "x", 2, 9]))
+    me = m.actors[7]
+    # protocol 5: ids as gaps, [gap, x, y, ...]: here 9, then 9 + 395 = 404
+    m.apply(Delta(tick=102, mv=[9, 4, 1, 395, 0, 0]))
     assert (rat.x, rat.y) == (4, 1) and (rat.hp, rat.flags, rat.sts) == (hp, flags, sts)
     assert 404 not in m.actors  # unknown id: skipped
-    assert isinstance(m.actors[7].x, int)  # malformed triple (x not an int): skipped
-    seven = (m.actors[7].x, m.actors[7].y)
-    m.apply(Delta(tick=103, mv=[9, 6, 2, 7, 1]))  # a partial triple at the end: skipped
-    assert (rat.x, rat.y) == (6, 2) and (m.actors[7].x, m.actors[7].y) == seven
+    m.apply(Delta(tick=103, mv=[7, 1, 1, 2, 6, 2, 0, 5, 5]))  # ids 7 and 9; a gap of 0 ends it
+    assert (me.x, me.y) == (1, 1) and (rat.x, rat.y) == (6, 2)
+    m.apply(
+        Delta(tick=104, mv=[7, "x", 2, 2, 3, 3])
+    )  # a malformed triple: the ids after it are unknown
+    assert isinstance(me.x, int) and (me.x, me.y) == (1, 1) and (rat.x, rat.y) == (6, 2)
+    m.apply(Delta(tick=105, mv=[9, 5, 2, 7, 1]))  # a partial triple at the end: skipped
+    assert (rat.x, rat.y) == (5, 2) and (me.x, me.y) == (1, 1)
 
 
 def test_inventory_records() -> None:

@@ -413,7 +413,7 @@ def _hostile_handler(ws: ServerConnection) -> None:
     terrain = [["floor", f"floor{_TITLE}", ".", "white", True, True]]
     ws.send(encode_server(Welcome(
         v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
-        tick_rate=10, terrain=terrain, kinds={"player": [f"player{_OSC52}", "@", "white"]},
+        tick_rate=10, terrain=terrain, kinds=[["player", f"player{_OSC52}", "@", "white"]],
         items={}, classes=[["warrior", "Warrior"]], motd=f"Hostile motd{_OSC52} ends",
     )))  # fmt: skip
     me = {
@@ -427,7 +427,7 @@ def _hostile_handler(ws: ServerConnection) -> None:
     }
     ws.send(encode_server(Snapshot(
         tick=1, depth=1, w=3, h=3, map=bytes(9), fov=pack_fov(np.ones((3, 3), bool), 0, 0),
-        actors=[[1, "player", hello.name, 1, 1, 5, 5, 24]], objs=[], me=me, ack=-1,
+        actors=[[1, 0, hello.name, 1, 1, 5, 5, 24]], objs=[], me=me, ack=-1,
     )))  # fmt: skip
     ws.send(encode_server(ChatOut(f"Mal{_TITLE}lory", f"copy{_OSC52} this\x1b[1;1H!", 2)))
     with contextlib.suppress(Exception):
@@ -533,12 +533,12 @@ def _small_world(hello: Hello) -> list[ServerMessage]:
     welcome = Welcome(
         v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
         tick_rate=10, terrain=_FLOOR, classes=[["warrior", "Warrior"]], motd="",
-        kinds={"player": ["player", "@", "white"], "rat": ["rat", "r", "red"]},
+        kinds=[["player", "player", "@", "white"], ["rat", "rat", "r", "red"]],
         items={"dart": ["dart", ")", "white", "thrown", {}]},
     )  # fmt: skip
     snap = Snapshot(
         tick=1, depth=1, w=9, h=3, map=bytes(27), fov=pack_fov(np.ones((3, 9), bool), 0, 0),
-        actors=[[1, "player", hello.name, 1, 1, 10, 10, 24], [2, "rat", "", 6, 1, 3, 3, 4]],
+        actors=[[1, 0, hello.name, 1, 1, 10, 10, 24], [2, 1, "", 6, 1, 3, 3, 4]],
         objs=[], me=dict(_ME), ack=-1,
     )  # fmt: skip
     return [welcome, snap]
@@ -714,14 +714,14 @@ class Mover:
         welcome = Welcome(
             v=PROTOCOL_VERSION, id=1, name=hello.name, token="t", resumed=False, tick=1,
             tick_rate=10, terrain=[["wall", "wall", "#", "white", False, False], *_FLOOR],
-            classes=[["warrior", "Warrior"]], motd="", kinds={"player": ["player", "@", "white"]},
+            classes=[["warrior", "Warrior"]], motd="", kinds=[["player", "player", "@", "white"]],
             items={},
         )  # fmt: skip
         h, w = len(_MAZE), len(_MAZE[0])
         snap = Snapshot(
             tick=1, depth=1, w=w, h=h, map=bytes(int(c == ".") for row in _MAZE for c in row),
             fov=pack_fov(np.ones((h, w), bool), 0, 0), objs=[], ack=-1,
-            actors=[[1, "player", hello.name, *self.pos, 10, 10, 24]],
+            actors=[[1, 0, hello.name, *self.pos, 10, 10, 24]],
             me={"name": hello.name, "hp": 10, "max_hp": 10, "x": self.pos[0], "y": self.pos[1],
                 "depth": 1, "dead": False, "inv": []},
         )  # fmt: skip

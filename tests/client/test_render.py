@@ -40,7 +40,7 @@ def screen(monkeypatch: pytest.MonkeyPatch) -> Screen:
 def make_model(**me: Any) -> GameModel:
     welcome = Welcome(
         v=2, id=1, name="ann", token="t", resumed=False, tick=5, tick_rate=10,
-        terrain=TERRAIN, kinds={"rat": ["rat", "r", "red"], "player": ["player", "@", "white"]},
+        terrain=TERRAIN, kinds=[["rat", "rat", "r", "red"], ["player", "player", "@", "white"]],
         items={"dart": ["dart", ")", "white", "thrown", {"range": 3}],
                "apple": ["apple", "%", "red", "food", {"nutrition": 40}]},
         classes=[], motd="", spells={"spark": ["spark", 1, "evocation", "dir"]},
@@ -53,7 +53,7 @@ def make_model(**me: Any) -> GameModel:
             "inv": [["a", "dart", 4, "", -1, 0], ["b", "apple", 1, "", -1, 0]]}  # fmt: skip
     model.apply(Snapshot(
         tick=5, depth=1, w=12, h=5, map=known, fov=[0, 0, 12, 5, b"\xff" * 8],
-        actors=[[1, "player", "ann", 2, 2, 9, 10, 8 | 16, 0], [7, "rat", "", 10, 2, 3, 3, 0, 1]],
+        actors=[[1, 1, "ann", 2, 2, 9, 10, 8 | 16, 0], [7, 0, "", 10, 2, 3, 3, 0, 1]],
         objs=[], me=base | me, ack=-1,
     ))  # fmt: skip
     return model

@@ -55,18 +55,18 @@ def test_every_string_of_a_message_is_cleaned() -> None:
     welcome = replace(
         WELCOME,
         motd=f"Welcome!{OSC52}",
-        kinds={"rat\x1b[2J": [f"giant{TITLE} rat", "r", "red"]},
+        kinds=[["rat\x1b[2J", f"giant{TITLE} rat", "r", "red"]],
         items={"potion": [f"potion{OSC52_ST}", "!", "magenta", "potion", {"note": "\x07x"}]},
     )
     clean = clean_message(welcome)
     assert clean.motd == "Welcome!"
-    assert clean.kinds == {"rat": ["giant rat", "r", "red"]}
+    assert clean.kinds == [["rat", "giant rat", "r", "red"]]
     assert clean.items["potion"][0] == "potion" and clean.items["potion"][4] == {"note": "x"}
     assert clean_message(ChatOut(f"ev{OSC52}il", f"{TITLE}hello", 3)) == ChatOut("evil", "hello", 3)
     assert clean_message(Error("x\x1b[1m", f"bad{OSC52}", True)) == Error("x", "bad", True)
     about = {"name": f"Mallory{OSC52}", "statuses": [[1, 2]]}
     assert clean_message(Info(4, True, about)).about["name"] == "Mallory"
-    snap = snapshot(actors=[[7, "player", f"ann{TITLE}", 1, 1, 20, 20, 24]])
+    snap = snapshot(actors=[[7, 0, f"ann{TITLE}", 1, 1, 20, 20, 24]])
     cleaned = clean_message(snap)
     assert cleaned.actors[0][2] == "ann" and cleaned.map == snap.map
     plain = ChatOut("bob", "hello", 1)

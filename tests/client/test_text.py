@@ -20,8 +20,8 @@ def _welcome() -> Welcome:
         terrain=[["rock", "rock", " ", "white", False, False],
                  ["wall", "wall", "#", "white", False, False],
                  ["floor", "floor", ".", "white", True, True]],
-        kinds={"player": ["player", "@", "white"], "rat": ["rat", "r", "yellow"],
-               "goblin": ["goblin", "g", "green"], "orc": ["orc", "o", "red"]},
+        kinds=[["player", "player", "@", "white"], ["rat", "rat", "r", "yellow"],
+               ["goblin", "goblin", "g", "green"], ["orc", "orc", "o", "red"]],
         items={"dagger": ["dagger", ")", "cyan"], "amulet": ["amulet", '"', "yellow"]},
         classes=[["warrior", "Warrior"]], motd="",
     )  # fmt: skip
@@ -31,10 +31,10 @@ def _welcome() -> Welcome:
 def model() -> GameModel:
     m = GameModel(_welcome())
     actors: list[Any] = [
-        [ME, "player", "tester", 2, 2, 20, 20, 8 | 16],
-        [RAT, "rat", "", 3, 2, 3, 3, 4],
-        [GOBLIN, "goblin", "", 1, 1, 5, 5, 1],
-        [ALICE, "player", "alice", 1, 3, 20, 20, 16],
+        [ME, 0, "tester", 2, 2, 20, 20, 8 | 16],
+        [RAT, 1, "", 3, 2, 3, 3, 4],
+        [GOBLIN, 2, "", 1, 1, 5, 5, 1],
+        [ALICE, 0, "alice", 1, 3, 20, 20, 16],
     ]
     m.apply(
         Snapshot(
@@ -186,9 +186,9 @@ def model2() -> GameModel:
     )  # fmt: skip
     m = GameModel(welcome)
     actors: list[Any] = [
-        [ME, "player", "tester", 2, 2, 20, 20, 8 | 16, 0],
-        [RAT, "rat", "", 3, 2, 3, 3, 4, 0],
-        [ALICE, "player", "alice", 1, 3, 20, 20, 16, 0],
+        [ME, 0, "tester", 2, 2, 20, 20, 8 | 16, 0],
+        [RAT, 1, "", 3, 2, 3, 3, 4, 0],
+        [ALICE, 0, "alice", 1, 3, 20, 20, 16, 0],
     ]
     m.apply(Snapshot(tick=100, depth=2, w=5, h=5, map=bytes([2] * 25), fov=[0, 0, 0, 0, b""],
                      actors=actors, objs=[], ack=-1,

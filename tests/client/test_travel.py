@@ -28,7 +28,7 @@ def world(rows: list[str], **me: Any) -> GameModel:
     """A model of an ASCII level: ``@`` the player, ``r`` a rat, ``?`` unknown."""
     welcome = Welcome(
         v=2, id=1, name="ann", token="t", resumed=False, tick=1, tick_rate=10,
-        terrain=TERRAIN, kinds={"rat": ["rat", "r", "red"], "player": ["player", "@", "white"]},
+        terrain=TERRAIN, kinds=[["rat", "rat", "r", "red"], ["player", "player", "@", "white"]],
         items={}, classes=[], motd="",
     )  # fmt: skip
     model = GameModel(welcome)
@@ -36,9 +36,9 @@ def world(rows: list[str], **me: Any) -> GameModel:
     known = bytes(CODES[ch] for row in rows for ch in row)
     cells = {ch: (x, y) for y, row in enumerate(rows) for x, ch in enumerate(row) if ch in "@r"}
     x, y = cells["@"]
-    actors: list[list[Any]] = [[1, "player", "ann", x, y, 10, 10, 24, 0]]
+    actors: list[list[Any]] = [[1, 1, "ann", x, y, 10, 10, 24, 0]]
     if "r" in cells:
-        actors.append([7, "rat", "", *cells["r"], 3, 3, 0, 0])
+        actors.append([7, 0, "", *cells["r"], 3, 3, 0, 0])
     model.apply(Snapshot(
         tick=1, depth=1, w=w, h=h, map=known, fov=pack_fov(np.ones((h, w), bool), 0, 0),
         actors=actors, objs=[], me={"name": "ann", "hp": 10, "max_hp": 10, "x": x, "y": y} | me,
@@ -116,7 +116,7 @@ def test_a_monster_coming_into_view_stops_a_walk() -> None:
     model = world(["##########", "#@.......#", "##########"])
     walk = Walk("travel", goal=(8, 1)).start(model)
     move(model, walk.next_step(model).direction or (0, 0))
-    model.apply(Delta(tick=5, add=[[7, "rat", "", 6, 1, 3, 3, 0, 0]]))
+    model.apply(Delta(tick=5, add=[[7, 0, "", 6, 1, 3, 3, 0, 0]]))
     assert walk.next_step(model).why == "You stop: rat comes into view."
 
 

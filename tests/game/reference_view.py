@@ -79,7 +79,12 @@ class ReferenceView:
         # Position alone changed (health, flags, statuses as sent): an mv triple.
         moved = {a for a in differ if self.actors[a][5:] == actors[a][5:]}
         upd = [[a, *actors[a][3:]] for a in differ if a not in moved]
-        mv: list[Any] = [v for a in differ if a in moved for v in (a, *actors[a][3:5])]
+        mv: list[Any] = []
+        last = 0  # protocol 5: each id as the gap from the one before
+        for a in differ:
+            if a in moved:
+                mv += [a - last, *actors[a][3:5]]
+                last = a
         for key, value in (("rm", rm), ("add", add), ("upd", upd), ("mv", mv)):
             if value:
                 fields[key] = value

@@ -13,10 +13,11 @@ import pytest
 from client.model import GameModel
 from protocol.codec import decode_server, encode_server
 from protocol.fov import unpack_fov
-from protocol.messages import Delta, Snapshot
+from protocol.messages import Delta, Snapshot, unpack_moves
 from server.game.game import CHECKPOINT_SPREAD_TICKS, Game, GameError
 from server.game.store import Store
-from server.game.wire import inventory_record, status_bits
+from server.game.wire import actor_record, inventory_record, kind_keys, status_bits, wire_kind
+from server.sim.actors import Mind, new_monster
 from server.sim.casting import castable
 from server.sim.world import World
 from tests.game.randomplay import MOVES, give_commands, seat_players
@@ -33,8 +34,10 @@ def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
     for rec in msg.upd or []:
         assert fov.contains(rec[1], rec[2]), f"update of {rec[0]} from outside the view"
     mv = msg.mv or []
-    for i in range(0, len(mv), 3):
-        assert fov.contains(mv[i + 1], mv[i + 2]), f"move of {mv[i]} from outside the view"
+    moves = unpack_moves(mv)
+    assert len(moves) * 3 == len(mv), f"malformed mv {mv}"
+    for aid, x, y in moves:
+        assert fov.contains(x, y), f"move of {aid} from outside the view"
     tiles = msg.tiles or []
     for i in range(0, len(tiles), 3):
         assert fov.contains(tiles[i], tiles[i + 1]), "tile sent from outside the view"
@@ -87,7 +90,7 @@ def _check_ids_known(pid: int, model: GameModel, msg: Any) -> None:
     known |= {rec[0] for rec in msg.add or []}
     for rec in msg.upd or []:
         assert rec[0] in known, f"upd of unknown actor {rec[0]}"
-    for aid in (msg.mv or [])[::3]:
+    for aid, _, _ in unpack_moves(msg.mv):
         assert aid in known, f"mv of unknown actor {aid}"
     for ev in msg.ev or []:
         for i in EVENT_ACTOR_FIELDS.get(ev[0], ()):
@@ -262,16 +265,40 @@ def test_replay_of_a_generated_world_is_identical() -> None:
 def test_players_are_coloured_by_class_and_the_hidden_class_stays_secret() -> None:
     game = Game(World(8, populate=False), Store(":memory:"))
     welcome, _ = game.join("ann", None, "mage", object())
-    assert welcome.kinds["player.mage"][1:] == ["@", "blue"]
+    keys = [entry[0] for entry in welcome.kinds]  # protocol 5: a record's kind is a code
+    assert welcome.kinds[keys.index("player.mage")][2:] == ["@", "blue"]
     hidden = [c.key for c in game.world.content.classes.values() if c.hidden]
     assert hidden and not any(h in str(welcome.kinds) for h in hidden)
     snap = game.step()[welcome.id][-1]
     assert isinstance(snap, Snapshot)
-    assert [r[1] for r in snap.actors if r[0] == welcome.id] == ["player.mage"]
+    assert [keys[r[1]] for r in snap.actors if r[0] == welcome.id] == ["player.mage"]
     secret = game.world.join("zed", hidden[0])
     delta = game.step()[welcome.id][-1]
     assert isinstance(delta, Delta)
-    assert [r[1] for r in delta.add or [] if r[0] == secret.id] == ["player"]
+    assert [keys[r[1]] for r in delta.add or [] if r[0] == secret.id] == ["player"]
+
+
+def test_every_kind_code_names_its_entry_of_the_welcome_table() -> None:
+    """Protocol 5: an actor record's kind is the index of the actor's entry in
+    ``welcome.kinds``, for every monster kind and every class a player can show."""
+    game = Game(World(8, populate=False), Store(":memory:"))
+    welcome, _ = game.join("ann", None, "mage", object())
+    content = game.world.content
+    assert [entry[0] for entry in welcome.kinds] == kind_keys(content)
+    assert len(set(kind_keys(content))) == len(welcome.kinds)
+    ann = game.world.actors[welcome.id]
+    actors = [ann]
+    for i, cls in enumerate(content.classes):
+        actors.append(game.world.join(f"c{i}", cls))
+    for i, mdef in enumerate(content.monsters.values()):  # records only: not put in the world
+        actors.append(new_monster(10_000 + i, mdef, ann.depth, 1, 1, Mind.WANDERING))
+    seen = set()
+    for actor in actors:
+        record = actor_record(actor, ann.id, content)
+        code = record[1]
+        assert isinstance(code, int) and welcome.kinds[code][0] == wire_kind(actor, content)
+        seen.add(code)
+    assert len(seen) == len(welcome.kinds)  # every entry is some actor's
 
 
 def test_a_character_keeps_its_spells_skills_and_rewards_when_it_comes_back() -> None:

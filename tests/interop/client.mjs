@@ -17,7 +17,7 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 4;
+const PROTOCOL_VERSION = 5;
 const WAIT_MS = 3000; // bound on any single wait for the server
 const RUN_MS = 15000; // bound on the whole run
 const MAX_FRAME = 4096;
@@ -183,6 +183,7 @@ function show(v) {
 class Game {
   constructor() {
     this.welcome = null;
+    this.kindKeys = [];
     this.id = null;
     this.terrain = null;
     this.snaps = 0;
@@ -251,7 +252,7 @@ class Game {
     for (const k of ["id", "tick", "tick_rate"]) check(isInt(m[k]), `welcome.${k} is not an int`);
     for (const k of ["name", "token", "motd"]) check(isStr(m[k]), `welcome.${k} is not a string`);
     check(isBool(m.resumed), "welcome.resumed is not a bool");
-    check(isList(m.terrain) && isMap(m.kinds) && isMap(m.items) && isList(m.classes), "welcome tables");
+    check(isList(m.terrain) && isList(m.kinds) && isMap(m.items) && isList(m.classes), "welcome tables");
     check(m.tick_rate > 0, "welcome.tick_rate must be positive");
     // "Codes (fixed): 0 rock, 1 wall, 2 floor, ... 12 stairs down."
     const fixed = ["rock", "wall", "floor", "closed door", "open door", "water", "lava", "rubble",
@@ -262,7 +263,10 @@ class Game {
         && isBool(e[4]) && isBool(e[5]), `welcome.terrain[${code}] = ${show(e)}`);
     });
     check(m.terrain[2][4] && !m.terrain[1][4] && !m.terrain[0][4], "floor passable, wall and rock not");
-    for (const [k, v] of Object.entries(m.kinds)) check(isList(v) && v.length >= 3 && v.every(isStr), `kinds.${k}`);
+    // kinds: [key, name, glyph, colour], indexed by the kind code of actor records (version 5)
+    m.kinds.forEach((e, code) => check(isList(e) && e.length >= 4 && e.slice(0, 4).every(isStr), `kinds[${code}] = ${show(e)}`));
+    this.kindKeys = m.kinds.map((e) => e[0]);
+    check(new Set(this.kindKeys).size === this.kindKeys.length, "welcome.kinds keys are unique");
     // items: [name, glyph, colour, category, about]
     const categories = ["food", "potion", "scroll", "spellbook", "weapon", "thrown", "armour", "shield",
       "robe", "helmet", "gloves", "boots", "wand", "horn", "misc"];
@@ -373,8 +377,12 @@ class Game {
     }
     if ("mv" in m) {
       check(isList(m.mv) && m.mv.length % 3 === 0 && m.mv.every(isInt), `delta.mv ${show(m.mv)}`);
+      // version 5: [gap, x, y, ...], each id the one before plus its gap (from 0)
+      let id = 0;
       for (let i = 0; i < m.mv.length; i += 3) {
-        const [id, x, y] = m.mv.slice(i, i + 3);
+        const [gap, x, y] = m.mv.slice(i, i + 3);
+        check(gap >= 1, `delta.mv gap ${gap} (ids must increase)`);
+        id += gap;
         const a = this.actors.get(id);
         check(a !== undefined, `delta.mv of unknown actor ${id}`);
         Object.assign(a, { x, y });
@@ -423,9 +431,10 @@ class Game {
 
   addActor(rec, where) {
     check(isList(rec) && rec.length >= 9, `${where} actor record ${show(rec)}`);
-    const [id, kind, aname, x, y, hp, maxHp, flags, sts] = rec;
-    check([id, x, y, hp, maxHp, flags, sts].every(isInt) && isStr(kind) && isStr(aname), `${where} actor ${show(rec)}`);
-    check(kind in this.welcome.kinds, `${where} actor kind ${kind} is not in welcome.kinds`);
+    const [id, code, aname, x, y, hp, maxHp, flags, sts] = rec;
+    check([id, code, x, y, hp, maxHp, flags, sts].every(isInt) && isStr(aname), `${where} actor ${show(rec)}`);
+    check(code >= 0 && code < this.kindKeys.length, `${where} actor kind code ${code} is not an index of welcome.kinds`);
+    const kind = this.kindKeys[code];
     check(!this.actors.has(id), `${where} adds actor ${id} that is already in view`);
     this.checkSts(sts, `${where} actor ${id}`);
     this.actors.set(id, { id, kind, name: aname, x, y, hp, max_hp: maxHp, flags, sts });
@@ -505,7 +514,7 @@ class Game {
       for (const k of ["you_miss", "you_crit", "it_miss", "it_crit"]) check(isNum(a[k]) && a[k] >= 0 && a[k] <= 1, `info.about.${k} ${show(a[k])}`);
       check(!("courage" in a) || isNum(a.courage), "info.about.courage");
       check(isMap(a.resist) && isList(a.abilities) && isList(a.sts), `info.about tables ${show(a)}`);
-      check(a.kind in this.welcome.kinds, `info.about.kind ${a.kind} not in welcome.kinds`);
+      check(this.kindKeys.includes(a.kind), `info.about.kind ${a.kind} is not a key of welcome.kinds`);
     }
     this.infos.set(m.id, { found: m.found, about: m.about });
   }

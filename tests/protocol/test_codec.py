@@ -35,6 +35,7 @@ from protocol.messages import (
     ServerMessage,
     Snapshot,
     Welcome,
+    unpack_moves,
 )
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -145,7 +146,7 @@ server_messages: st.SearchStrategy[ServerMessage] = st.one_of(
         tick=wire_ints,
         tick_rate=wire_ints,
         terrain=lists,
-        kinds=dicts,
+        kinds=lists,
         items=dicts,
         classes=lists,
         motd=st.text(),
@@ -592,7 +593,7 @@ def test_command_wire_form() -> None:
 def test_welcome_without_the_version_2_tables() -> None:
     raw = {
         "t": "welcome", "v": 2, "id": 1, "name": "a", "token": "t", "resumed": False,
-        "tick": 0, "tick_rate": 10, "terrain": [], "kinds": {}, "items": {}, "classes": [],
+        "tick": 0, "tick_rate": 10, "terrain": [], "kinds": [], "items": {}, "classes": [],
         "motd": "",
     }  # fmt: skip
     msg = decode_server(pack(raw))
@@ -635,7 +636,7 @@ SERVER_BAD = [
             "tick": 0,
             "tick_rate": 10,
             "terrain": [],
-            "kinds": {},
+            "kinds": [],
             "items": {},
             "classes": [],
             "motd": "",
@@ -751,3 +752,13 @@ def test_encoding_writes_the_bytes_msgpack_would(value: Any) -> None:
     """The server encodes with msgspec; the bytes are msgpack-python's own
     (smallest formats, ``bytes`` as binary, floats as float64)."""
     assert _pack(value) == msgpack.packb(value, use_bin_type=True)
+
+
+def test_unpack_moves_reads_ids_as_gaps_and_stops_at_a_malformed_triple() -> None:
+    """Protocol 5's ``mv``: ``[gap, x, y, ...]``, ids increasing from 0 by their gaps."""
+    assert unpack_moves([9, 4, 1, 3, 6, 2]) == [(9, 4, 1), (12, 6, 2)]
+    assert unpack_moves([9, 4, 1, 0, 6, 2, 1, 1, 1]) == [(9, 4, 1)]  # a gap of 0: ids must rise
+    assert unpack_moves([9, 4, 1, -2, 6, 2]) == [(9, 4, 1)]
+    assert unpack_moves([9, True, 1, 1, 6, 2]) == []  # a bool is not an int here
+    assert unpack_moves([9, 4, 1, 1, 6]) == [(9, 4, 1)]  # a partial triple at the end
+    assert unpack_moves(None) == [] and unpack_moves("x") == []
