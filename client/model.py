@@ -104,9 +104,9 @@ class ActorView:
                 a kind code.
             kind_keys: The keys of ``welcome.kinds``, by kind code.
 
-        A kind code outside ``kind_keys``, or of an empty key, is malformed. A missing or malformed
-        ``sts`` reads as 0; elements after the ninth are ignored (room for
-        later versions).
+        A kind code outside ``kind_keys``, or of an empty key, is malformed.
+        A missing or malformed ``sts`` reads as 0; elements after the ninth
+        are ignored (room for later versions).
         """
         if not isinstance(record, list) or len(record) < 8:
             return None

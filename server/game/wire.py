@@ -202,16 +202,25 @@ def wire_kind(actor: Actor, content: Content) -> str:
     return "player" if cls is None or cls.hidden else f"player.{cls.key}"
 
 
+def kind_table(content: Content) -> list[list[str]]:
+    """``welcome.kinds``: ``[key, name, glyph, colour]`` by kind code, the
+    index an actor record names its kind by (protocol 5): ``player`` (a
+    player of no class, or of a hidden one), then ``player.<class>`` for
+    every class that is not hidden, then every monster kind, in file order."""
+    return (
+        [["player", "player", "@", "white"]]
+        + [
+            [f"player.{c.key}", c.name, "@", c.colour]
+            for c in content.classes.values()
+            if not c.hidden
+        ]
+        + [[m.key, m.name, m.glyph, m.colour] for m in content.monsters.values()]
+    )
+
+
 def kind_keys(content: Content) -> list[str]:
-    """The kind keys in the order of ``welcome.kinds``, whose index is the
-    kind code of an actor record (protocol 5): ``player``, then
-    ``player.<class>`` for every class that is not hidden, then every
-    monster kind, in file order."""
-    return [
-        "player",
-        *(f"player.{c.key}" for c in content.classes.values() if not c.hidden),
-        *content.monsters,
-    ]
+    """The kind keys of :func:`kind_table`, by kind code."""
+    return [entry[0] for entry in kind_table(content)]
 
 
 _KIND_CODES: dict[int, tuple[Content, dict[str, int]]] = {}
@@ -445,13 +454,7 @@ def welcome_tables(content: Content) -> dict[str, Any]:
         "terrain": [
             [t.key, t.name, t.glyph, t.colour, t.passable, t.transparent] for t in content.terrain
         ],
-        "kinds": [["player", "player", "@", "white"]]
-        + [
-            [f"player.{c.key}", c.name, "@", c.colour]
-            for c in content.classes.values()
-            if not c.hidden
-        ]
-        + [[m.key, m.name, m.glyph, m.colour] for m in content.monsters.values()],
+        "kinds": kind_table(content),
         "items": {
             i.key: [i.name, i.glyph, i.colour, i.category, item_about(i)]
             for i in content.items.values()
