@@ -142,7 +142,7 @@ class PlayerView:
             rej: The tick's refused commands, ``[[seq, reason], ...]``, or None.
         """
         world = index.world
-        fov = actor.fov if actor.hp > 0 else None
+        fov = actor.fov if actor.alive else None
         fields: dict[str, Any] = {}
         if rej:
             fields["rej"] = rej
@@ -157,7 +157,7 @@ class PlayerView:
                 fields["fov"] = self._packed_fov(actor)
             self.fov = fov
         old = self.ids
-        now = world.sees.get(self.actor_id) or _NOBODY  # (as _visible_ids)
+        now = self._visible_ids(index)
         if now is not old and now != old:
             rm = old - now
             add = now - old

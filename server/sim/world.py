@@ -46,14 +46,7 @@ from server.sim import (
     zapping,
 )
 from server.sim import damage as dmg
-from server.sim.actors import (
-    PLAYER_KIND,
-    Actor,
-    Mind,
-    new_player,
-    player_from_record,
-    xp_for_level,
-)
+from server.sim.actors import Actor, Mind, new_player, player_from_record, xp_for_level
 from server.sim.commands import (
     DIRECTIONS,
     Ascend,
@@ -651,7 +644,7 @@ class World:
                 self._respawn(actor, events)
         actors = self.actors
         for actor in list(actors.values()):
-            if not actor.queue and (actor.next_act > tick or actor.kind == PLAYER_KIND):
+            if not actor.queue and (actor.next_act > tick or actor.is_player):
                 continue  # most actors, most ticks: nothing due, nothing to do or refuse
             if actor.id not in actors:
                 continue
