@@ -29,6 +29,42 @@ the cells in view (up to 289) rather than its items (one
 :meth:`FieldOfView.contains` each, a fraction of a microsecond)."""
 
 
+class _FovWire:
+    """The wire form of fields of view, packed once per ``visible`` array.
+
+    The world shares one read-only ``visible`` array among every field of
+    view taken from the same cell (:meth:`World._cached_fov`), so in a crowd
+    the same bits go to many players. The arrays are kept beside their
+    bytes, so an id is not reused while its entry stands; both maps hold
+    only ints, arrays and bytes, nothing the garbage collector tracks.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.arrays: dict[int, np.ndarray[Any, Any]] = {}
+        self.wire: dict[int, tuple[int, int, bytes]] = {}
+
+    def packed(self, fov: FieldOfView) -> list[Any]:
+        """``[x0, y0, fw, fh, bits]`` (:func:`protocol.fov.pack_fov`) for ``fov``."""
+        visible = fov.visible
+        key = id(visible)
+        if self.arrays.get(key) is visible:
+            fw, fh, bits = self.wire[key]
+            return [fov.x0, fov.y0, fw, fh, bits]
+        packed = pack_fov(visible, fov.x0, fov.y0)
+        if visible.flags.writeable:
+            return packed  # not a shared array: it may change
+        if len(self.arrays) >= self.limit:
+            self.arrays.clear()
+            self.wire.clear()
+        self.arrays[key] = visible
+        self.wire[key] = (packed[2], packed[3], packed[4])
+        return packed
+
+
+_FOV_WIRE = _FovWire(limit=8192)
+
+
 class PlayerView:
     """What one client has been told, for the player ``actor_id``.
 
@@ -129,9 +165,10 @@ class PlayerView:
 
     @staticmethod
     def _packed_fov(actor: Actor) -> list[Any]:
-        if actor.fov is None or not actor.alive:
+        fov = actor.fov
+        if fov is None or not actor.alive:
             return [0, 0, 0, 0, b""]
-        return pack_fov(actor.fov.visible, actor.fov.x0, actor.fov.y0)
+        return _FOV_WIRE.packed(fov)
 
     def delta(self, index: TickIndex, actor: Actor, rej: list[Any] | None = None) -> Delta | None:
         """The changes since the last message, or None if there are none.
@@ -158,18 +195,18 @@ class PlayerView:
             self.fov = fov
         old = self.ids
         now = self._visible_ids(index)
-        if now is not old and now != old:
+        # The actors in view that changed and were in view before: a set
+        # intersection walks the smaller set, so this costs about the number
+        # in view (or changed), not both.
+        upd_ids = now & index.changed
+        if now is not old:  # a new set: the world rebuilt it because it differs
             rm = old - now
             add = now - old
             if rm:
                 fields["rm"] = sorted(rm)
             if add:
                 fields["add"] = [self._record(index, aid) for aid in sorted(add)]
-            kept = now & old
-        else:
-            kept = now
-        changed = index.changed
-        upd_ids = kept & changed if len(kept) > len(changed) else changed & kept
+                upd_ids -= add
         if upd_ids:
             # Position-only changes go as flat mv triples (the id as the gap
             # from the one before: protocol 5), the rest as upd rows.
