@@ -38,6 +38,7 @@ from protocol.messages import (
     ServerMessage,
     Snapshot,
     Welcome,
+    unpack_rejects,
 )
 from protocol.version import PROTOCOL_VERSION
 
@@ -299,14 +300,11 @@ class Connection:
         if isinstance(msg, (Delta, Snapshot)) and msg.rej:
             # Protocol 3 folds the tick's refusals into its one frame; they
             # are handed out first, as ``reject`` messages, then the frame.
+            # Protocol 6 names each reason by its code in welcome.reasons.
+            welcome = getattr(self, "welcome", None)
+            reasons = welcome.reasons if welcome is not None else []
             rejects = [
-                Reject(seq=r[0], reason=r[1])
-                for r in msg.rej
-                if isinstance(r, list)
-                and len(r) >= 2
-                and isinstance(r[0], int)
-                and not isinstance(r[0], bool)
-                and isinstance(r[1], str)
+                Reject(seq=seq, reason=reason) for seq, reason in unpack_rejects(msg.rej, reasons)
             ]
             self._pending.extend(rejects[1:])
             self._pending.append(msg)

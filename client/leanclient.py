@@ -27,6 +27,7 @@ from websockets.protocol import OPEN
 
 from client.botpolicy import frontier_cells, path_to_nearest, walkable_cells
 from client.loadstats import LAT_BUCKETS
+from protocol.messages import unpack_rejects
 from protocol.version import PROTOCOL_VERSION
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ class LeanClient(asyncio.Protocol):
         self.closing = False
         self.dead = False
         self.tick_rate = 10
+        self.reasons: list[Any] = []
+        """``welcome.reasons``: refusal reasons by code (protocol 6)."""
         self.depth = 0
         self.x = self.y = 0
         self.speed = 1
@@ -238,6 +241,8 @@ class LeanClient(asyncio.Protocol):
             self.welcome_t = time.perf_counter()
             counters.joined(self.connect_t, self.welcome_t, snap=False)
             self.tick_rate = int(msg.get("tick_rate", 10))
+            reasons = msg.get("reasons")
+            self.reasons = reasons if isinstance(reasons, list) else []
             token = msg.get("token")
             if token:
                 self.gen.new_tokens[self.name] = token
@@ -260,9 +265,9 @@ class LeanClient(asyncio.Protocol):
 
     def _on_view(self, msg: dict[str, Any], *, snap: bool) -> None:
         rej = msg.get("rej")
-        if rej:  # protocol 3: [[seq, reason], ...], before the ack of the same frame
-            for seq, reason in rej:
-                self._refused(seq, str(reason))
+        if rej:  # protocol 6: [seq, code, ...], before the ack of the same frame
+            for seq, reason in unpack_rejects(rej, self.reasons):
+                self._refused(seq, reason)
         me = msg.get("me")
         if snap:
             self.depth = msg["depth"]

@@ -25,7 +25,15 @@ import numpy.typing as npt
 from client.records import InfoAbout, InvItem, KnownSpell, is_int, is_number
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import unpack_fov
-from protocol.messages import Delta, Info, ServerMessage, Snapshot, Welcome, unpack_moves
+from protocol.messages import (
+    Delta,
+    Info,
+    ServerMessage,
+    Snapshot,
+    Welcome,
+    unpack_ids,
+    unpack_moves,
+)
 
 UNKNOWN = 255
 """Terrain code of a cell never seen."""
@@ -464,10 +472,8 @@ class GameModel:
                     known[y, x] = code
         if msg.fov is not None:
             self.visible = self._fov(msg.fov)
-        if isinstance(msg.rm, list):
-            for ident in msg.rm:
-                if _is_int(ident):
-                    self.actors.pop(ident, None)
+        for ident in unpack_ids(msg.rm):  # ids as gaps (protocol 6)
+            self.actors.pop(ident, None)
         if msg.add is not None:
             self._add_actors(msg.add)
         if isinstance(msg.upd, list):

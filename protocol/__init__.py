@@ -52,7 +52,9 @@ from protocol.messages import (
     ServerMessage,
     Snapshot,
     Welcome,
+    unpack_ids,
     unpack_moves,
+    unpack_rejects,
 )
 from protocol.session import CLIENT_TRANSITIONS, ServerSession, SessionState
 from protocol.version import PROTOCOL_VERSION, check_version
@@ -116,5 +118,7 @@ __all__ = [
     "pack_fov",
     "pack_level_fov",
     "unpack_fov",
+    "unpack_ids",
     "unpack_moves",
+    "unpack_rejects",
 ]

@@ -426,6 +426,7 @@ def _enc_welcome(m: Welcome) -> dict[str, Any]:
         "resumed": m.resumed, "tick": m.tick, "tick_rate": m.tick_rate, "terrain": m.terrain,
         "kinds": m.kinds, "items": m.items, "classes": m.classes, "motd": m.motd,
         "spells": m.spells, "statuses": m.statuses, "damage_types": m.damage_types,
+        "reasons": m.reasons,
     }  # fmt: skip
 
 
@@ -527,7 +528,7 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
         ],
         [
             ("spells", "spells", _dict), ("statuses", "statuses", _list),
-            ("damage_types", "damage_types", _list),
+            ("damage_types", "damage_types", _list), ("reasons", "reasons", _list),
         ],
     ),
     "snap": (

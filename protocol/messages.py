@@ -208,8 +208,10 @@ ClientMessage: TypeAlias = Hello | Command | Chat | Ping | Look
 class Welcome:
     """``welcome``: the session is accepted; carries the code tables.
 
-    ``spells``, ``statuses`` and ``damage_types`` are new in version 2; a
-    server always sends them, the decoder leaves them empty when absent.
+    ``spells``, ``statuses`` and ``damage_types`` are new in version 2, and
+    ``reasons`` (the refusal reasons by code: ``rej`` gives a reason as its
+    index here) in version 6; a server always sends them, the decoder leaves
+    them empty when absent.
     """
 
     v: int
@@ -227,6 +229,7 @@ class Welcome:
     spells: dict[str, Any] = field(default_factory=dict)
     statuses: list[Any] = field(default_factory=list)
     damage_types: list[Any] = field(default_factory=list)
+    reasons: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,13 +265,17 @@ class Delta:
     (one ``object.__setattr__`` per field) costs about three times as much
     (1.5 against 0.4 µs). Treat it as read-only all the same.
 
-    ``rej`` lists ``[seq, reason]`` for the commands refused this tick
-    (protocol 3: they ride in the tick's one frame instead of ``reject``
-    messages of their own). ``mv`` is ``[gap, x, y, gap, x, y, ...]`` for the
+    ``rej`` is ``[seq, code, seq, code, ...]`` for the commands refused this
+    tick, each reason as its index in ``welcome.reasons``
+    (:func:`unpack_rejects`; protocol 3 put them in the tick's one frame
+    instead of ``reject`` messages of their own, protocol 6 made them flat
+    pairs with codes). ``mv`` is ``[gap, x, y, gap, x, y, ...]`` for the
     actors in view whose position alone changed, in increasing id order,
     each id the one before plus its gap (:func:`unpack_moves`; protocol 4
     made them triples, a third of the bytes of their ``upd`` rows, and
-    protocol 5 gave ids as gaps, mostly one byte instead of three)."""
+    protocol 5 gave ids as gaps, mostly one byte instead of three). ``rm``
+    gives the ids that left the view the same way, as increasing ids by
+    their gaps (:func:`unpack_ids`; protocol 6)."""
 
     tick: int
     ack: int | None = None
@@ -300,6 +307,41 @@ def unpack_moves(flat: object) -> list[tuple[int, int, int]]:
             break
         aid += gap
         out.append((aid, x, y))
+    return out
+
+
+def unpack_ids(flat: object) -> list[int]:
+    """A delta's ``rm``, ``[gap, gap, ...]``, as ids (protocol 6): the ids
+    increase, each the one before plus its gap, the first gap counting from
+    0. Decoding stops at the first gap that is not an int of at least 1: the
+    ids after it are unknown. An ``rm`` that is not a list reads as empty."""
+    if not isinstance(flat, list):
+        return []
+    out: list[int] = []
+    aid = 0
+    for gap in flat:
+        if type(gap) is not int or gap < 1:
+            break
+        aid += gap
+        out.append(aid)
+    return out
+
+
+def unpack_rejects(flat: object, reasons: list[Any]) -> list[tuple[int, str]]:
+    """A frame's ``rej``, ``[seq, code, seq, code, ...]``, as ``(seq, reason)``
+    pairs (protocol 6), each code looked up in ``reasons`` (``welcome.reasons``).
+    A code that the table lacks, or whose entry is not a string, reads as
+    ``"reason <code>"``; a pair that is not two ints is skipped, as is a
+    ``rej`` that is not a list."""
+    if not isinstance(flat, list):
+        return []
+    out: list[tuple[int, str]] = []
+    for i in range(0, len(flat) - 1, 2):
+        seq, code = flat[i], flat[i + 1]
+        if type(seq) is not int or type(code) is not int:
+            continue
+        name = reasons[code] if 0 <= code < len(reasons) else None
+        out.append((seq, name if isinstance(name, str) and name else f"reason {code}"))
     return out
 
 

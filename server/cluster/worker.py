@@ -472,6 +472,7 @@ class Worker:
             spells=t["spells"],
             statuses=t["statuses"],
             damage_types=t["damage_types"],
+            reasons=t["reasons"],
         )
 
     # ----------------------------------------------------------- joining

@@ -376,6 +376,7 @@ class Game:
             spells=self._tables["spells"],
             statuses=self._tables["statuses"],
             damage_types=self._tables["damage_types"],
+            reasons=self._tables["reasons"],
         )
 
     def leave(self, actor_id: int, session: object) -> None:

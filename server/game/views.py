@@ -16,7 +16,7 @@ import numpy as np
 from protocol.fov import pack_fov
 from protocol.messages import Delta, Snapshot
 from server.game.index import TickIndex
-from server.game.wire import FLAG_YOU, me_fields
+from server.game.wire import FLAG_YOU, me_fields, rejections
 from server.sim.actors import Actor, xp_for_level
 from server.sim.casting import MEMORY_STEP
 from server.sim.fov import FieldOfView
@@ -115,7 +115,7 @@ class PlayerView:
         Args:
             index: The tick's shared index.
             actor: This view's player.
-            rej: The tick's refused commands, ``[[seq, reason], ...]``, or None.
+            rej: The tick's refused commands, ``[seq, code, ...]``, or None.
 
         The tick's events that the player witnessed ride along in ``ev`` (a
         player who arrived this tick still hears who else joined).
@@ -158,7 +158,7 @@ class PlayerView:
         (asked for, a level change, a respawn) else the delta, or None when
         nothing changed; the tick's refused commands ride in ``rej``."""
         refused = index.rejections.get(self.actor_id)
-        rej = [[e.tag, e.reason.name.lower()] for e in refused] if refused else None
+        rej = rejections(refused) if refused else None
         if self.needs_snapshot or self.actor_id in index.snapshot_for or self.depth != actor.depth:
             return self.snapshot(index, actor, rej)
         return self.delta(index, actor, rej)
@@ -176,7 +176,7 @@ class PlayerView:
         Args:
             index: The tick's shared index (world after the tick, its events).
             actor: This view's player.
-            rej: The tick's refused commands, ``[[seq, reason], ...]``, or None.
+            rej: The tick's refused commands, ``[seq, code, ...]``, or None.
         """
         world = index.world
         fov = actor.fov if actor.alive else None
@@ -202,8 +202,9 @@ class PlayerView:
         if now is not old:  # a new set: the world rebuilt it because it differs
             rm = old - now
             add = now - old
-            if rm:
-                fields["rm"] = sorted(rm)
+            if rm:  # ids as gaps, the first from 0 (protocol 6)
+                ids = sorted(rm)
+                fields["rm"] = [b - a for a, b in zip([0, *ids], ids)]
             if add:
                 fields["add"] = [self._record(index, aid) for aid in sorted(add)]
                 upd_ids -= add

@@ -57,6 +57,7 @@ from server.sim.events import (
     PickedUp,
     Polymorphed,
     RayFired,
+    RejectReason,
     Respawned,
     StatusChanged,
     TerrainChanged,
@@ -446,9 +447,25 @@ def item_about(idef: ItemDef) -> dict[str, Any]:
     return about
 
 
+REASONS: list[str] = [r.name.lower() for r in RejectReason]
+"""``welcome.reasons``: the refusal reasons by code, the index a ``rej`` pair
+names its reason by (protocol 6), in :class:`RejectReason`'s order."""
+REASON_CODES: dict[RejectReason, int] = {r: i for i, r in enumerate(RejectReason)}
+"""Refusal reason -> its code in :data:`REASONS`."""
+
+
+def rejections(refused: Iterable[Any]) -> list[int]:
+    """The ``rej`` of a frame, ``[seq, code, ...]`` (protocol 6), from the
+    tick's :class:`~server.sim.events.Rejected` records of one player."""
+    out: list[int] = []
+    for e in refused:
+        out += (e.tag, REASON_CODES[e.reason])
+    return out
+
+
 def welcome_tables(content: Content) -> dict[str, Any]:
     """The code tables of ``welcome``: terrain, kinds, items, classes, spells,
-    statuses and damage types."""
+    statuses, damage types and refusal reasons."""
     spells = default_spells().spells
     return {
         "terrain": [
@@ -463,6 +480,7 @@ def welcome_tables(content: Content) -> dict[str, Any]:
         "spells": {s.key: [s.name, s.level, s.school, AIMS[s.targeting]] for s in spells.values()},
         "statuses": [[k.name.lower(), k.name.lower().replace("_", " ")] for k in StatusKind],
         "damage_types": list(DAMAGE_TYPES),
+        "reasons": list(REASONS),
     }
 
 

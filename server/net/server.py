@@ -64,6 +64,7 @@ from protocol.messages import (
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.game.game import Game, GameError
+from server.game.wire import REASONS
 from server.net import collector
 from server.net.acceptor import BulkAcceptor
 from server.net.guard import (
@@ -542,7 +543,7 @@ class GameServer:
             return False
         refused = getattr(msg, "rej", None)
         if refused:
-            self.metrics.rejected(r[1] for r in refused)
+            self.metrics.rejected(REASONS[code] for code in refused[1::2])
         self._write(client, encode_server(msg))
         return True
 

@@ -29,6 +29,7 @@ from protocol.messages import (
     Look,
     Ping,
     Pong,
+    Reject,
     Snapshot,
     Welcome,
 )
@@ -40,7 +41,7 @@ def welcome_for(hello: Hello) -> Welcome:
         v=PROTOCOL_VERSION, id=3, name=hello.name, token="tok-" + hello.name,
         resumed=hello.token is not None,
         tick=10, tick_rate=10, terrain=[], kinds=[], items={}, classes=[["warrior", "Warrior"]],
-        motd="welcome",
+        motd="welcome", reasons=["blocked", "occupied"],
     )  # fmt: skip
 
 
@@ -87,6 +88,8 @@ class FakeServer:
                 await ws.send(encode_server(Pong(msg.id, tick)))
             elif isinstance(msg, Look):
                 await ws.send(encode_server(Info(msg.id, False, {})))
+            elif isinstance(msg, Chat) and msg.text == "refuse":
+                await ws.send(encode_server(Delta(tick, ack=6, rej=[5, 1, 6, 0, 7, 9])))
             elif isinstance(msg, Chat) and msg.text == "text":
                 await ws.send("not msgpack")
             elif isinstance(msg, Chat) and msg.text == "close":
@@ -105,6 +108,21 @@ async def fake() -> AsyncIterator[FakeServer]:
         port = next(iter(server.sockets)).getsockname()[1]
         fake.server, fake.url = server, f"ws://127.0.0.1:{port}/"
         yield fake
+
+
+async def test_refusals_in_a_frame_come_first_named_from_the_welcome(fake: FakeServer) -> None:
+    """Protocol 6: ``rej`` is ``[seq, code, ...]``; each refusal is handed out
+    as a ``Reject`` named from ``welcome.reasons`` (a code the table lacks by
+    its number), then the frame itself."""
+    conn = await Connection.open(fake.url, "ann", open_timeout=2)
+    assert await conn.recv() == SNAP
+    await conn.send(Chat(text="refuse"))
+    assert await conn.recv() == Reject(5, "occupied")
+    assert await conn.recv() == Reject(6, "blocked")
+    assert await conn.recv() == Reject(7, "reason 9")
+    frame = await conn.recv()
+    assert isinstance(frame, Delta) and frame.ack == 6
+    await conn.close()
 
 
 async def test_open_and_play(fake: FakeServer) -> None:

@@ -19,6 +19,7 @@ from websockets.protocol import State
 from client.leanclient import LeanClient
 from client.loadgen import Generator, LoadConfig, run_load_async
 from client.loadstats import diff, merge, percentile
+from server.game.wire import REASONS
 from tests.serverproc import running_server, underhall_command
 
 
@@ -146,16 +147,24 @@ def test_merge_diff_and_percentile() -> None:
 
 
 async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
-    """Protocol 3 carries refusals as ``rej`` in the snap or delta, beside the ack."""
+    """Protocol 3 carries refusals as ``rej`` in the snap or delta, beside the
+    ack; protocol 6 as flat ``[seq, code, ...]`` with codes from the welcome."""
     gen = Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
     client = LeanClient(gen, 0)
-    client.playing = True
+    client._on_message(msgpack.packb({"t": "welcome", "tick_rate": 10, "reasons": REASONS}))
+    assert client.reasons == REASONS
     client.last_seq = 7
     client.answered = False
     client.pending.extend([(6, 0.0), (7, 0.0)])
-    frame = {"t": "delta", "tick": 40, "ack": 7, "rej": [[6, "blocked"], [7, "occupied"]]}
+    rej = [6, REASONS.index("blocked"), 7, REASONS.index("occupied"), 8, len(REASONS)]
+    frame = {"t": "delta", "tick": 40, "ack": 7, "rej": rej}
     client._on_message(msgpack.packb(frame, use_bin_type=True))
-    assert gen.counters.rejects == {"blocked": 1, "occupied": 1}
+    # A code the table lacks is counted under its number, not dropped.
+    assert gen.counters.rejects == {
+        "blocked": 1,
+        "occupied": 1,
+        f"reason {len(REASONS)}": 1,
+    }
     assert gen.counters.acks == 2 and not client.pending
     assert client.answered and client.timer is not None  # the next move comes at once
     client.timer.cancel()

@@ -359,6 +359,20 @@ def test_mv_moves_actors_and_keeps_their_other_fields() -> None:
     assert (rat.x, rat.y) == (5, 2) and (me.x, me.y) == (1, 1)
 
 
+def test_rm_removes_actors_given_by_gaps() -> None:
+    """Protocol 6: ``rm`` is ``[gap, ...]``, ids increasing from 0 by their gaps."""
+    m = model_2()
+    m.apply(Delta(tick=102, add=[[12, 1, "", 3, 1, 5, 5, 0, 0]]))
+    assert set(m.actors) == {7, 9, 12}
+    m.apply(Delta(tick=103, rm=[9, 3]))  # 9, then 9 + 3 = 12; 3 itself is not touched
+    assert set(m.actors) == {7}
+    m.apply(Delta(tick=104, add=[[9, 1, "", 2, 1, 5, 5, 0, 0], [12, 1, "", 3, 1, 5, 5, 0, 0]]))
+    m.apply(Delta(tick=105, rm=[9, 0, 3]))  # a gap of 0 ends the list: 12 stays
+    assert set(m.actors) == {7, 12}
+    m.apply(Delta(tick=106, rm=[12, "x"]))  # a malformed gap after a good one
+    assert set(m.actors) == {7}
+
+
 def test_inventory_records() -> None:
     inv = model_2().inventory()
     assert [i.letter for i in inv] == ["a", "b", "c", "d"]

@@ -16,12 +16,22 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from client.connection import Connection
 from client.model import GameModel
-from protocol.messages import Chat, ChatOut, CommandName, Delta, Reject, ServerMessage, Snapshot
+from protocol.messages import (
+    Chat,
+    ChatOut,
+    CommandName,
+    Delta,
+    Reject,
+    ServerMessage,
+    Snapshot,
+    unpack_rejects,
+)
 from server.content import Terrain
 
 TRIP_TIMEOUT_S = 15.0
@@ -79,14 +89,15 @@ async def _read_on(conn: Connection, model: GameModel, result: TripResult) -> No
         await _recv(conn, model, result)
 
 
-def _refused(msg: ServerMessage, seq: int) -> str | None:
-    """The reason ``msg`` gives for refusing command ``seq``, or None."""
+def _refused(msg: ServerMessage, seq: int, reasons: list[Any]) -> str | None:
+    """The reason ``msg`` gives for refusing command ``seq``, or None
+    (``reasons``: ``welcome.reasons``, for the codes of a frame's ``rej``)."""
     if isinstance(msg, Reject) and msg.seq == seq:
         return msg.reason
     if isinstance(msg, Delta | Snapshot):
-        for tag, reason in msg.rej or ():
+        for tag, reason in unpack_rejects(msg.rej, reasons):
             if tag == seq:
-                return str(reason)
+                return reason
     return None
 
 
@@ -145,7 +156,7 @@ async def trip(
                         msg = await _recv(conn, model, result)
                         if isinstance(msg, Snapshot) and msg.depth != depth:
                             break
-                        refused = _refused(msg, seq)
+                        refused = _refused(msg, seq, conn.welcome.reasons)
                         if refused is not None:
                             result.refusals.append(refused)
                             if len(result.refusals) > 50:
@@ -171,7 +182,7 @@ async def trip(
                 result.steps += 1
                 while True:
                     msg = await _recv(conn, model, result)
-                    if _refused(msg, seq) is not None:
+                    if _refused(msg, seq, conn.welcome.reasons) is not None:
                         break
                     if isinstance(msg, Delta | Snapshot) and msg.ack is not None and msg.ack >= seq:
                         result.moves.append((step.value, d))

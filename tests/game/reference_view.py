@@ -15,7 +15,7 @@ from protocol.messages import Delta, ServerMessage
 from server.game.game import Game
 from server.game.index import PRESENCE_PER_TICK, TickIndex, anonymise
 from server.game.views import PlayerView
-from server.game.wire import actor_record, me_fields, span_to_wire
+from server.game.wire import REASONS, actor_record, me_fields, span_to_wire
 from server.sim.actors import Actor, xp_for_level
 from server.sim.events import Joined
 
@@ -54,7 +54,12 @@ class ReferenceView:
         """This tick's messages for the player (``snapshot``: the game sends one)."""
         world = game.world
         actor = world.actors[self.actor_id]
-        rej = [[e.tag, e.reason.name.lower()] for e in index.rejections.get(self.actor_id, ())]
+        # protocol 6: flat [seq, code, ...], a code the index of welcome.reasons
+        rej = [
+            v
+            for e in index.rejections.get(self.actor_id, ())
+            for v in (e.tag, REASONS.index(e.reason.name.lower()))
+        ]
         actors = self._actors(game)
         objs = self._objs(game, actor)
         me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
@@ -73,7 +78,8 @@ class ReferenceView:
         if not _same(fov, self.fov):
             fields["fov"] = PlayerView._packed_fov(actor)
         self.fov = fov
-        rm = sorted(a for a in self.actors if a not in actors)
+        gone = sorted(a for a in self.actors if a not in actors)
+        rm = [a - b for a, b in zip(gone, [0, *gone])]  # protocol 6: ids as gaps
         add = [actors[a] for a in sorted(actors) if a not in self.actors]
         differ = [a for a in sorted(actors) if a in self.actors and self.actors[a] != actors[a]]
         # Position alone changed (health, flags, statuses as sent): an mv triple.

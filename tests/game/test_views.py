@@ -19,6 +19,7 @@ from server.game.store import Store
 from server.game.wire import actor_record, inventory_record, kind_keys, status_bits, wire_kind
 from server.sim.actors import Mind, new_monster
 from server.sim.casting import castable
+from server.sim.events import RejectReason
 from server.sim.world import World
 from tests.game.randomplay import MOVES, give_commands, seat_players
 
@@ -299,6 +300,28 @@ def test_every_kind_code_names_its_entry_of_the_welcome_table() -> None:
         assert isinstance(code, int) and welcome.kinds[code][0] == wire_kind(actor, content)
         seen.add(code)
     assert len(seen) == len(welcome.kinds)  # every entry is some actor's
+
+
+def test_refusals_travel_as_codes_of_the_welcome_table() -> None:
+    """Protocol 6: ``welcome.reasons`` lists every refusal reason once, and a
+    frame's ``rej`` is ``[seq, code, ...]``, each code the index of its reason."""
+    game = Game(World(8, populate=False), Store(":memory:"))
+    welcome, _ = game.join("ann", None, "warrior", object())
+    assert welcome.reasons == [r.name.lower() for r in RejectReason]
+    assert len(set(welcome.reasons)) == len(RejectReason)
+    game.step()  # the snapshot
+    refused: list[tuple[int, str]] = []
+    for seq, command in enumerate(["up", "choose"]):  # depth 1 is sealed; no reward owed
+        if command == "choose":
+            game.command(welcome.id, seq, command, opt="health")
+        else:
+            game.command(welcome.id, seq, command)
+        for _ in range(4):
+            for msg in game.step().get(welcome.id, []):
+                rej = getattr(msg, "rej", None) or []
+                assert len(rej) % 2 == 0 and all(type(v) is int for v in rej)
+                refused += [(rej[i], welcome.reasons[rej[i + 1]]) for i in range(0, len(rej), 2)]
+    assert refused == [(0, "sealed"), (1, "no_choice")]
 
 
 def test_a_character_keeps_its_spells_skills_and_rewards_when_it_comes_back() -> None:

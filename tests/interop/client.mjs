@@ -17,7 +17,7 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 5;
+const PROTOCOL_VERSION = 6;
 const WAIT_MS = 3000; // bound on any single wait for the server
 const RUN_MS = 15000; // bound on the whole run
 const MAX_FRAME = 4096;
@@ -184,6 +184,7 @@ class Game {
   constructor() {
     this.welcome = null;
     this.kindKeys = [];
+    this.reasons = []; // welcome.reasons (version 6)
     this.id = null;
     this.terrain = null;
     this.snaps = 0;
@@ -267,6 +268,11 @@ class Game {
     m.kinds.forEach((e, code) => check(isList(e) && e.length >= 4 && e.slice(0, 4).every(isStr), `kinds[${code}] = ${show(e)}`));
     this.kindKeys = m.kinds.map((e) => e[0]);
     check(new Set(this.kindKeys).size === this.kindKeys.length, "welcome.kinds keys are unique");
+    // reasons: refusal reasons, indexed by the code of a rej pair (version 6)
+    check(isList(m.reasons) && m.reasons.length > 0 && m.reasons.every(isStr), `welcome.reasons = ${show(m.reasons)}`);
+    check(new Set(m.reasons).size === m.reasons.length, "welcome.reasons are unique");
+    for (const r of ["blocked", "occupied", "dead"]) check(m.reasons.includes(r), `welcome.reasons lacks ${r}`);
+    this.reasons = m.reasons;
     // items: [name, glyph, colour, category, about]
     const categories = ["food", "potion", "scroll", "spellbook", "weapon", "thrown", "armour", "shield",
       "robe", "helmet", "gloves", "boots", "wand", "horn", "misc"];
@@ -330,14 +336,16 @@ class Game {
     this.checkInvariants("snap");
   }
 
-  // Version 3: the commands refused this tick ride in the snap or delta as
-  // "rej": [[seq, reason], ...].
+  // Version 3: the commands refused this tick ride in the snap or delta;
+  // version 6: "rej": [seq, code, seq, code, ...], a code the index of its
+  // reason in welcome.reasons.
   onRejects(m, where) {
     if (!("rej" in m)) return;
-    check(isList(m.rej), `${where}.rej`);
-    for (const r of m.rej) {
-      check(isList(r) && r.length === 2 && isInt(r[0]) && isStr(r[1]), `bad ${where}.rej ${show(r)}`);
-      this.rejects.push([r[0], r[1]]);
+    check(isList(m.rej) && m.rej.length % 2 === 0 && m.rej.length > 0 && m.rej.every(isInt), `bad ${where}.rej ${show(m.rej)}`);
+    for (let i = 0; i < m.rej.length; i += 2) {
+      const [seq, code] = m.rej.slice(i, i + 2);
+      check(code >= 0 && code < this.reasons.length, `${where}.rej code ${code} is not an index of welcome.reasons`);
+      this.rejects.push([seq, this.reasons[code]]);
     }
   }
 
@@ -354,8 +362,12 @@ class Game {
     // go after objs.
     if ("tiles" in m) this.applyTiles(m.tiles);
     if ("rm" in m) {
-      check(isList(m.rm), "delta.rm");
-      for (const id of m.rm) {
+      // version 6: [gap, ...], each id the one before plus its gap (from 0)
+      check(isList(m.rm) && m.rm.length > 0 && m.rm.every(isInt), `delta.rm ${show(m.rm)}`);
+      let id = 0;
+      for (const gap of m.rm) {
+        check(gap >= 1, `delta.rm gap ${gap} (ids must increase)`);
+        id += gap;
         check(this.actors.has(id), `delta.rm of unknown actor ${id}`);
         this.actors.delete(id);
       }

@@ -91,10 +91,12 @@ async def test_metrics_move_as_bots_play(start_server: Started) -> None:
 
 async def test_rejects_protocol_errors_and_saves_are_counted(start_server: Started) -> None:
     server = await start_server(populate=False)
-    ws, _, _ = await join(server, "bea")
+    ws, welcome, _ = await join(server, "bea")
     await send(ws, {"t": "cmd", "seq": 0, "c": "choose", "opt": "health"})
     refused = await recv_until(ws, lambda m: bool(m.get("rej")))
-    reason = refused["rej"][0][1]
+    seq, code = refused["rej"]  # protocol 6: [seq, code], the code into welcome.reasons
+    reason = welcome["reasons"][code]
+    assert (seq, reason) == (0, "no_choice")
     await ws.send(b"\xc1")  # never valid msgpack
     await recv_until(ws, lambda m: m["t"] == "error")
     server.game.save_all()

@@ -35,7 +35,9 @@ from protocol.messages import (
     ServerMessage,
     Snapshot,
     Welcome,
+    unpack_ids,
     unpack_moves,
+    unpack_rejects,
 )
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -762,3 +764,29 @@ def test_unpack_moves_reads_ids_as_gaps_and_stops_at_a_malformed_triple() -> Non
     assert unpack_moves([9, True, 1, 1, 6, 2]) == []  # a bool is not an int here
     assert unpack_moves([9, 4, 1, 1, 6]) == [(9, 4, 1)]  # a partial triple at the end
     assert unpack_moves(None) == [] and unpack_moves("x") == []
+
+
+def test_unpack_ids_reads_rm_as_gaps_and_stops_at_a_bad_gap() -> None:
+    """Protocol 6's ``rm``: ``[gap, ...]``, ids increasing from 0 by their gaps."""
+    assert unpack_ids([9, 3, 1]) == [9, 12, 13]
+    assert unpack_ids([9, 0, 4]) == [9]  # a gap of 0: ids must rise
+    assert unpack_ids([9, -1, 4]) == [9]
+    assert unpack_ids([True, 4]) == []  # a bool is not an int here
+    assert unpack_ids([9, "x", 4]) == [9]
+    assert unpack_ids([]) == [] and unpack_ids(None) == [] and unpack_ids(7) == []
+
+
+def test_unpack_rejects_names_codes_from_the_welcome_table() -> None:
+    """Protocol 6's ``rej``: flat ``[seq, code, ...]``, codes into ``welcome.reasons``."""
+    reasons = ["blocked", "occupied", 5, ""]
+    assert unpack_rejects([7, 1, 8, 0], reasons) == [(7, "occupied"), (8, "blocked")]
+    # Codes the table lacks, or whose entry is no name, are shown by number.
+    assert unpack_rejects([7, 9, 8, -1, 9, 2, 10, 3], reasons) == [
+        (7, "reason 9"),
+        (8, "reason -1"),
+        (9, "reason 2"),
+        (10, "reason 3"),
+    ]
+    # A pair that is not two ints is skipped; an odd last element is ignored.
+    assert unpack_rejects([7, "x", True, 0, 8, 1, 9], reasons) == [(8, "occupied")]
+    assert unpack_rejects(None, reasons) == [] and unpack_rejects([[7, "blocked"]], reasons) == []
