@@ -195,9 +195,9 @@ class PlayerView:
             self.fov = fov
         old = self.ids
         now = self._visible_ids(index)
-        # The actors in view that changed and were in view before: a set
-        # intersection walks the smaller set, so this costs about the number
-        # in view (or changed), not both.
+        # The actors in view that changed (less, below, those just added):
+        # a set intersection walks the smaller set, so this costs about the
+        # number in view, not the number that changed on the level.
         upd_ids = now & index.changed
         if now is not old:  # a new set: the world rebuilt it because it differs
             rm = old - now
