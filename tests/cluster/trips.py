@@ -16,22 +16,12 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from client.connection import Connection
 from client.model import GameModel
-from protocol.messages import (
-    Chat,
-    ChatOut,
-    CommandName,
-    Delta,
-    Reject,
-    ServerMessage,
-    Snapshot,
-    unpack_rejects,
-)
+from protocol.messages import Chat, ChatOut, CommandName, Delta, Reject, ServerMessage, Snapshot
 from server.content import Terrain
 
 TRIP_TIMEOUT_S = 15.0
@@ -89,15 +79,12 @@ async def _read_on(conn: Connection, model: GameModel, result: TripResult) -> No
         await _recv(conn, model, result)
 
 
-def _refused(msg: ServerMessage, seq: int, reasons: list[Any]) -> str | None:
-    """The reason ``msg`` gives for refusing command ``seq``, or None
-    (``reasons``: ``welcome.reasons``, for the codes of a frame's ``rej``)."""
+def _refused(msg: ServerMessage, seq: int) -> str | None:
+    """The reason ``msg`` gives for refusing command ``seq``, or None.
+    :meth:`Connection.recv` hands each refusal in a frame's ``rej`` out as a
+    :class:`Reject`, named from ``welcome.reasons``, before the frame itself."""
     if isinstance(msg, Reject) and msg.seq == seq:
         return msg.reason
-    if isinstance(msg, Delta | Snapshot):
-        for tag, reason in unpack_rejects(msg.rej, reasons):
-            if tag == seq:
-                return reason
     return None
 
 
@@ -156,7 +143,7 @@ async def trip(
                         msg = await _recv(conn, model, result)
                         if isinstance(msg, Snapshot) and msg.depth != depth:
                             break
-                        refused = _refused(msg, seq, conn.welcome.reasons)
+                        refused = _refused(msg, seq)
                         if refused is not None:
                             result.refusals.append(refused)
                             if len(result.refusals) > 50:
@@ -182,7 +169,7 @@ async def trip(
                 result.steps += 1
                 while True:
                     msg = await _recv(conn, model, result)
-                    if _refused(msg, seq, conn.welcome.reasons) is not None:
+                    if _refused(msg, seq) is not None:
                         break
                     if isinstance(msg, Delta | Snapshot) and msg.ack is not None and msg.ack >= seq:
                         result.moves.append((step.value, d))
