@@ -478,8 +478,11 @@ class GameServer:
                 return
 
     def _tick(self) -> tuple[float, float]:
-        """Step the game and write each player's message; return the seconds
-        spent in the step and in the writing (for the tick log).
+        """Step the game and write the players' messages as they are built,
+        a batch at a time (the players who acted this tick first:
+        :meth:`Game.step`);
+        return the seconds spent in the step and in the writing (encoding
+        and sending; for the tick log).
 
         The output buffer is read when a client has a message to write
         (:meth:`_deliver`), not for every client before the step: with
@@ -490,18 +493,23 @@ class GameServer:
         """
         now = time.monotonic()
         skip = self._still_behind(now)
-        started = time.perf_counter()
-        out = self.game.step(skip)
-        stepped = time.perf_counter()
         clients = self.clients
-        for aid, msgs in out.items():
-            client = clients.get(aid)
-            if client is None:
-                continue
-            for msg in msgs:
-                if not self._deliver(client, msg, now):
-                    break
-        return stepped - started, time.perf_counter() - stepped
+        deliver = self._deliver
+        clock = time.perf_counter
+        writing = 0.0
+
+        def send(batch: list[tuple[int, ServerMessage]]) -> None:
+            nonlocal writing
+            t0 = clock()
+            for aid, msg in batch:
+                client = clients.get(aid)
+                if client is not None:
+                    deliver(client, msg, now)
+            writing += clock() - t0
+
+        started = clock()
+        self.game.step(skip, send)
+        return clock() - started - writing, writing
 
     def _still_behind(self, now: float) -> set[int]:
         """The players whose clients were behind (or cut off) at their last

@@ -5,6 +5,7 @@ the player's view was ever sent (no fog-of-war leak)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from client.model import GameModel
 from protocol.codec import decode_server, encode_server
 from protocol.fov import unpack_fov
 from protocol.messages import Delta, Snapshot, unpack_moves
-from server.game.game import CHECKPOINT_SPREAD_TICKS, Game, GameError
+from server.game.game import CHECKPOINT_SPREAD_TICKS, SEND_BATCH, Game, GameError
 from server.game.store import Store
 from server.game.wire import actor_record, inventory_record, kind_keys, status_bits, wire_kind
 from server.sim.actors import Mind, new_monster
@@ -375,3 +376,43 @@ def test_a_restart_finds_each_visited_level_as_it_was_left(tmp_path: Any) -> Non
     assert [(i.key, i.count) for i in level.items[(ann.x, ann.y)]] == [("dart", 3)]
     fresh = World(11, populate=False).level(1)
     assert fresh.terrain_at(*wall) == Terrain.WALL, "the seed alone would rebuild the wall"
+
+
+def _collect(into: list[list[tuple[int, Any]]], batch: list[tuple[int, Any]]) -> None:
+    into.append(list(batch))
+
+
+def test_players_who_acted_get_their_message_first_and_the_messages_do_not_change() -> None:
+    """Issue 10 (command to effect): ``Game.step(send=...)`` hands out the
+    messages in batches of at most ``SEND_BATCH`` as they are built, the
+    players whose command was carried out or refused this tick (an ``ack``
+    or ``rej`` due) before the others; two games with the same seed and
+    commands, one stepped each way, send the same bytes to every player."""
+    games = []
+    for _ in range(2):
+        game = Game(World(21), Store(":memory:"))
+        ids = seat_players(game, 2 * SEND_BATCH + 5, np.random.default_rng(3), scatter=False)
+        games.append(game)
+    plain, streamed = games
+    rngs = [np.random.default_rng(5), np.random.default_rng(5)]
+    seq = [0, 0]
+    acted_first = acted_later = full = 0
+    for tick in range(60):
+        seq[0], _ = give_commands(plain, ids, rngs[0], tick, seq[0])
+        seq[1], _ = give_commands(streamed, ids, rngs[1], tick, seq[1])
+        out = plain.step()
+        batches: list[list[tuple[int, Any]]] = []
+        assert streamed.step(send=partial(_collect, batches)) == {}
+        assert all(0 < len(b) <= SEND_BATCH for b in batches)
+        sent = [pair for b in batches for pair in b]
+        assert {aid: encode_server(m) for aid, m in sent} == {
+            aid: encode_server(msgs[0]) for aid, msgs in out.items()
+        }
+        assert len(sent) == len(out) and all(len(msgs) == 1 for msgs in out.values())
+        acting = [bool(m.rej or m.ack is not None) for _, m in sent if isinstance(m, Delta)]
+        assert acting == sorted(acting, reverse=True), f"tick {tick}: an actor after an idler"
+        full += sum(len(b) == SEND_BATCH for b in batches)
+        acted_first += sum(acting)
+        acted_later += len(acting) - sum(acting)
+    assert acted_first > 1000 and acted_later > 1000  # both kinds were there to order
+    assert full > 0  # batches were cut at SEND_BATCH
