@@ -503,8 +503,13 @@ class GameServer:
             t0 = clock()
             for aid, msg in batch:
                 client = clients.get(aid)
-                if client is not None:
+                if client is None:
+                    continue
+                try:
                     deliver(client, msg, now)
+                except Exception:  # a message that cannot be written is a bug:
+                    log.exception("tick %d: message for %d not written", self.game.world.tick, aid)
+                    self.game.resync(aid)  # its view counted it sent: start afresh
             writing += clock() - t0
 
         started = clock()

@@ -13,6 +13,8 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from protocol.codec import encode_server
+from protocol.messages import Delta
 from protocol.version import PROTOCOL_VERSION
 from server.net import ratelimit
 from server.net import server as net_server
@@ -208,6 +210,36 @@ async def test_characters_survive_a_restart(start_server: Started, tmp_path: Pat
     assert tuple(me["food"]) == nourishment
     known = bytes(snap["map"])
     assert all(k == s or s == 255 for k, s in zip(known, saved[3]))
+
+
+async def test_a_message_that_cannot_be_written_costs_only_a_snapshot(
+    start_server: Started, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A tick's message that fails to encode (a bug) is logged; its player's
+    next message is a snapshot (its view had counted the lost one as sent),
+    and the tick goes on for everyone else."""
+    server = await start_server(populate=False)
+    ann, _, _ = await join(server, "ann")
+    bob, _, _ = await join(server, "bob")
+    failed: list[Delta] = []
+
+    def encode(msg: Any) -> bytes:
+        if not failed and isinstance(msg, Delta) and msg.ack == 0:  # ann's first command
+            failed.append(msg)
+            raise TypeError("cannot pack this")
+        return encode_server(msg)
+
+    monkeypatch.setattr(net_server, "encode_server", encode)
+    reader = asyncio.create_task(_read_all(bob))
+    await send(ann, {"t": "cmd", "seq": 0, "c": "move", "d": [1, 0]})
+    snap = await recv_until(ann, lambda m: m.get("ack") == 0)
+    assert failed and snap["t"] == "snap", "the lost delta is made good by a snapshot"
+    assert "message for" in caplog.text and "not written" in caplog.text
+    reader.cancel()
+    await _still_served(bob)
+    await send(ann, {"t": "cmd", "seq": 1, "c": "move", "d": [-1, 0]})
+    after = await recv_until(ann, lambda m: m.get("ack") == 1)
+    assert after["t"] == "delta"
 
 
 async def _slow_reader(
