@@ -58,7 +58,7 @@ one interval plus these ticks."""
 SEND_BATCH = 64
 """Messages :meth:`Game.step` hands to its ``send`` at a time. Writing each
 frame as soon as it was built brought command→effect p99 down by about
-20 ms (2,000 crowded clients), but on loopback it cost the server about 4%
+20 ms (2,000 crowded clients), but on loopback it cost the server about 5%
 more CPU, in the kernel: with frames trickling out every ~20 µs the
 receiving side went idle between them and each write woke it. Batches of
 this many frames (about 0.6 ms of building) keep most of the gain."""

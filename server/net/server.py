@@ -479,10 +479,9 @@ class GameServer:
 
     def _tick(self) -> tuple[float, float]:
         """Step the game and write the players' messages as they are built,
-        a batch at a time (the players who acted this tick first:
-        :meth:`Game.step`);
-        return the seconds spent in the step and in the writing (encoding
-        and sending; for the tick log).
+        a batch at a time, the players who acted this tick first
+        (:meth:`Game.step`); return the seconds spent in the step and in the
+        writing (encoding and sending), for the tick log.
 
         The output buffer is read when a client has a message to write
         (:meth:`_deliver`), not for every client before the step: with
