@@ -11,7 +11,9 @@ measures a fixed window:
 - ticks/s the server completed, and frames/s each client actually received;
 - tick duration p50 / p99 / max (the server writes every tick's duration to
   the file named by ``UNDERHALL_TICK_LOG``), and below the table the mean ms
-  of a tick spent in the game's step and in writing its messages;
+  of a tick spent in the game's step and in writing its messages, and the
+  players' messages skipped because their client was behind (0 when every
+  client got its frame in the tick its view changed);
 - payload bytes/s per client and the mean frame size;
 - command→effect p50 / p99 (the load generator's histogram over the window);
 - server RSS at the end of the window, and the load generator's own CPU (as
@@ -94,6 +96,7 @@ class Row:
     gc_pause_max_ms: float | None = None
     tick_step_ms: float | None = None
     tick_write_ms: float | None = None
+    frames_skipped: int | None = None
     bytes_per_client_s: float = 0.0
     mean_frame_bytes: float | None = None
     cmd_p50_ms: float | None = None
@@ -215,6 +218,14 @@ def tick_split(rows: list[list[str]]) -> tuple[float | None, float | None]:
         return None, None
     steps, writes = zip(*split, strict=True)
     return round(sum(steps) / len(steps), 1), round(sum(writes) / len(writes), 1)
+
+
+def frames_skipped(rows: list[list[str]]) -> int | None:
+    """Players' messages the server did not build or write because their
+    client was behind, summed over tick-log lines (:func:`_tick_lines`);
+    None where the server does not log them (an older tree)."""
+    counts = [int(parts[7]) for parts in rows if len(parts) >= 8]
+    return sum(counts) if counts else None
 
 
 def _quantile(values: list[float], q: float) -> float | None:
@@ -409,6 +420,7 @@ def _fill(
     rows = _tick_lines(tick_log, s0["t"], s1["t"])
     ticks, durations, row.gc_pause_max_ms = _tick_stats(rows)
     row.tick_step_ms, row.tick_write_ms = tick_split(rows)
+    row.frames_skipped = frames_skipped(rows)
     row.ticks_per_s = round(ticks / secs, 2)
     if ticks and clients:
         row.us_per_client_tick = round(1e6 * (u1 - u0 + k1 - k0) / (clients * ticks), 1)
@@ -483,6 +495,8 @@ def format_table(rows: list[Row]) -> str:
             extra.append(
                 f"a tick's step {r.tick_step_ms} ms and writing {r.tick_write_ms} ms on average"
             )
+        if r.frames_skipped is not None:
+            extra.append(f"{r.frames_skipped:,} messages skipped for clients behind")
         if r.rejects:
             extra.append(
                 "rejects "

@@ -201,8 +201,7 @@ async def test_metric_names_in_docs_and_alerts_exist(tmp_path: Path) -> None:
     from server.game.store import Store
     from server.net.server import GameServer
     from server.sim.world import World
-    from tests.net.conftest import join
-    from tests.net.test_metrics import http_get
+    from tests.net.conftest import http_get, join
 
     store = Store(tmp_path / "w.db")
     server = GameServer(Game(World(1, populate=False), store), "127.0.0.1", 0, 20)

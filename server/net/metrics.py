@@ -63,6 +63,7 @@ class _StateCollector:
         yield GaugeMetricFamily("underhall_players_by_depth", "", labels=["depth"])
         yield GaugeMetricFamily("underhall_ready", "")
         yield GaugeMetricFamily("underhall_world_tick", "")
+        yield GaugeMetricFamily("underhall_clients_behind", "")
         yield CounterMetricFamily("underhall_frames_sent", "")
         yield CounterMetricFamily("underhall_sent_bytes", "")
 
@@ -88,6 +89,11 @@ class _StateCollector:
         )
         yield GaugeMetricFamily(
             "underhall_world_tick", "Current tick of the world", value=game.world.tick
+        )
+        yield GaugeMetricFamily(
+            "underhall_clients_behind",
+            "Clients whose output is over the outbox limit: their deltas are skipped",
+            value=server.clients_behind,
         )
         frames = CounterMetricFamily("underhall_frames_sent", "Websocket frames sent to players")
         frames.add_metric([], self._metrics.frames_sent)
@@ -179,6 +185,16 @@ class Metrics(GameHooks):
             registry=r,
         )
         self.draining = Gauge("underhall_draining", "1 from the start of a drain", registry=r)
+        self.frames_skipped = Counter(
+            "underhall_frames_skipped",
+            "Players' tick messages not built or not written: the client was behind",
+            registry=r,
+        )
+        self.slow_dropped = Counter(
+            "underhall_slow_clients_dropped",
+            "Clients disconnected for staying behind",
+            registry=r,
+        )
         r.register(_StateCollector(server, self))
         ProcessCollector(namespace="underhall", registry=r)
         self._command_children: dict[str, Counter] = {}
@@ -190,6 +206,11 @@ class Metrics(GameHooks):
         """``frames`` frames of ``size`` bytes each went to players."""
         self.frames_sent += frames
         self.bytes_sent += size * frames
+
+    def skipped(self, count: int) -> None:
+        """``count`` players got no message this tick: their clients were
+        behind (each will get a snapshot once caught up)."""
+        self.frames_skipped.inc(count)
 
     def command(self, name: str) -> None:
         """A command named ``name`` was accepted for the world."""

@@ -121,10 +121,11 @@ def _over_cap(ws: ServerConnection) -> bool:
 
 TICK_LOG_ENV = "UNDERHALL_TICK_LOG"
 """If this environment variable names a file, every tick appends one line to it:
-``wall_clock_s tick duration_ms players gc_pause_ms step_ms write_ms`` (the
-longest garbage collection since the line before; the game's step, and the
-writing of its messages, encoding included; flushed about once a second; for
-bench/scale.py)."""
+``wall_clock_s tick duration_ms players gc_pause_ms step_ms write_ms skipped``
+(the longest garbage collection since the line before; the game's step, and
+the writing of its messages, encoding included; the players whose message
+was not built or not written because their client was behind; flushed about
+once a second; for bench/scale.py)."""
 
 
 @dataclass(eq=False)
@@ -212,6 +213,12 @@ class GameServer:
     def ready(self) -> bool:
         """Whether joins are accepted: ticking and not draining (``/readyz``)."""
         return self._ticking and not self.draining
+
+    @property
+    def clients_behind(self) -> int:
+        """Clients behind at their last write, whose deltas are skipped until
+        they catch up (``underhall_clients_behind``)."""
+        return len(self._behind)
 
     # ----------------------------------------------------------- lifecycle
 
@@ -434,8 +441,9 @@ class GameServer:
                 await self._turn_between_late_ticks(period)
             started = time.perf_counter()
             step_s = write_s = 0.0
+            skipped = 0
             try:
-                step_s, write_s = self._tick()
+                step_s, write_s, skipped = self._tick()
             except Exception:  # a bug in the rules must not take the server down
                 log.exception("tick %d failed", self.game.world.tick)
             took = time.perf_counter() - started
@@ -445,7 +453,8 @@ class GameServer:
                 tick_log.write(
                     f"{time.time():.3f} {self.game.world.tick} "
                     f"{took * 1000.0:.3f} {len(self.clients)} "
-                    f"{self._worst_pause_ms():.3f} {step_s * 1000.0:.3f} {write_s * 1000.0:.3f}\n"
+                    f"{self._worst_pause_ms():.3f} {step_s * 1000.0:.3f} {write_s * 1000.0:.3f} "
+                    f"{skipped}\n"
                 )
                 if self.game.world.tick % self.tick_rate == 0:
                     tick_log.flush()
@@ -477,11 +486,13 @@ class GameServer:
             if enough and (not accepting or spent > ACCEPT_SHARE * period):
                 return
 
-    def _tick(self) -> tuple[float, float]:
+    def _tick(self) -> tuple[float, float, int]:
         """Step the game and write the players' messages as they are built,
         a batch at a time, the players who acted this tick first
         (:meth:`Game.step`); return the seconds spent in the step and in the
-        writing (encoding and sending), for the tick log.
+        writing (encoding and sending), and how many players' messages were
+        not built or not written because their client was behind (for the
+        tick log and ``underhall_frames_skipped_total``).
 
         The output buffer is read when a client has a message to write
         (:meth:`_deliver`), not for every client before the step: with
@@ -496,16 +507,18 @@ class GameServer:
         deliver = self._deliver
         clock = time.perf_counter
         writing = 0.0
+        held = 0  # messages built but not written: their client fell behind
 
         def send(batch: list[tuple[int, ServerMessage]]) -> None:
-            nonlocal writing
+            nonlocal writing, held
             t0 = clock()
             for aid, msg in batch:
                 client = clients.get(aid)
                 if client is None:
                     continue
                 try:
-                    deliver(client, msg, now)
+                    if not deliver(client, msg, now):
+                        held += 1
                 except Exception:  # a message that cannot be written is a bug:
                     log.exception("tick %d: message for %d not written", self.game.world.tick, aid)
                     self.game.resync(aid)  # its view counted it sent: start afresh
@@ -513,7 +526,10 @@ class GameServer:
 
         started = clock()
         self.game.step(skip, send)
-        return clock() - started - writing, writing
+        skipped = len(skip) + held
+        if skipped:
+            self.metrics.skipped(skipped)
+        return clock() - started - writing, writing, skipped
 
     def _still_behind(self, now: float) -> set[int]:
         """The players whose clients were behind (or cut off) at their last
@@ -536,6 +552,7 @@ class GameServer:
             since = client.behind_since  # set by _deliver when it fell behind
             if buffered is not None and since is not None and now - since > BEHIND_DROP_S:
                 log.warning("dropping %s: behind for %.0f s", aid, now - since)
+                self.metrics.slow_dropped.inc()
                 transport = client.ws.transport
                 if transport is not None:
                     transport.abort()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 import websockets
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import ClientConnection
 
 from protocol.version import PROTOCOL_VERSION
@@ -104,3 +107,32 @@ async def join(
     assert welcome["t"] == "welcome", welcome
     snap = await recv_until(ws, lambda m: m["t"] == "snap")
     return ws, welcome, snap
+
+
+async def http_get(port: int, path: str) -> tuple[int, str, str]:
+    """``(status, content type, body)`` of a plain HTTP GET on 127.0.0.1 (in a thread)."""
+
+    def get() -> tuple[int, str, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+                return resp.status, resp.headers["Content-Type"], resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.headers["Content-Type"], exc.read().decode()
+
+    return await asyncio.to_thread(get)
+
+
+async def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of ``/metrics``, by name and sorted labels."""
+    status, kind, body = await http_get(port, "/metrics")
+    assert status == 200 and kind.startswith("text/plain; version=0.0.4"), (status, kind)
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(body)
+        for s in family.samples
+    }
+
+
+def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str) -> float:
+    """Sum of a metric over all its labels (0 when absent)."""
+    return sum(v for (n, _), v in samples.items() if n == name)

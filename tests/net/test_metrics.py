@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import urllib.error
-import urllib.request
 from pathlib import Path
-
-from prometheus_client.parser import text_string_to_metric_families
 
 from client.bots import run_bots_async
 from server.game.game import Game
@@ -15,36 +11,7 @@ from server.game.store import Store
 from server.net.server import GameServer
 from server.sim.world import World
 from server.store import open_store
-from tests.net.conftest import Started, join, recv_until, send, url
-
-
-async def http_get(port: int, path: str) -> tuple[int, str, str]:
-    """``(status, content type, body)`` of a plain HTTP GET on 127.0.0.1 (in a thread)."""
-
-    def get() -> tuple[int, str, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
-                return resp.status, resp.headers["Content-Type"], resp.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.headers["Content-Type"], exc.read().decode()
-
-    return await asyncio.to_thread(get)
-
-
-async def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of ``/metrics``, by name and sorted labels."""
-    status, kind, body = await http_get(port, "/metrics")
-    assert status == 200 and kind.startswith("text/plain; version=0.0.4"), (status, kind)
-    return {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(body)
-        for s in family.samples
-    }
-
-
-def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str) -> float:
-    """Sum of a metric over all its labels (0 when absent)."""
-    return sum(v for (n, _), v in samples.items() if n == name)
+from tests.net.conftest import Started, http_get, join, recv_until, scrape, send, total, url
 
 
 async def test_health_endpoints_answer_on_the_game_port(start_server: Started) -> None:
@@ -87,6 +54,10 @@ async def test_metrics_move_as_bots_play(start_server: Started) -> None:
     assert ticks > before[("underhall_tick_duration_seconds_count", ())] + 20
     assert after[("underhall_world_tick", ())] >= ticks
     assert after[("underhall_tick_duration_seconds_sum", ())] > 0
+    # Bots that read everything are never behind: no message is skipped.
+    assert during[("underhall_clients_behind", ())] == 0
+    assert after[("underhall_frames_skipped_total", ())] == 0
+    assert after[("underhall_slow_clients_dropped_total", ())] == 0
 
 
 async def test_rejects_protocol_errors_and_saves_are_counted(start_server: Started) -> None:

@@ -24,6 +24,7 @@ from tests.net.conftest import (
     join,
     recv,
     recv_until,
+    scrape,
     send,
     stop,
 )
@@ -299,16 +300,27 @@ async def test_a_client_that_stops_reading_is_skipped_then_dropped(
     message would be a snapshot) and is disconnected once it stays behind;
     the others play on."""
     server, stuck, seat, talker = await _slow_reader(start_server, monkeypatch, 1.0)
+    before = await scrape(server.port)
     reader = asyncio.create_task(_read_all(talker))
     # The stuck client never reads.
     skipped = dropped = False
+    behind_seen = 0.0
     async with asyncio.timeout(30):
         while not dropped:
             await _chat(talker)
             skipped = skipped or seat.view.needs_snapshot
             dropped = "slow" not in server.game.by_name
+            if not dropped:
+                now = await scrape(server.port)
+                behind_seen = max(behind_seen, now[("underhall_clients_behind", ())])
     assert skipped, "deltas were skipped while the client was behind"
     assert dropped
+    after = await scrape(server.port)
+    assert behind_seen == 1 and after[("underhall_clients_behind", ())] == 0
+    assert after[("underhall_slow_clients_dropped_total", ())] == 1
+    assert before[("underhall_slow_clients_dropped_total", ())] == 0
+    # One skipped message per tick behind (about ten a second for a second).
+    assert after[("underhall_frames_skipped_total", ())] >= 5
     reader.cancel()
     await _still_served(talker)
     stuck.transport.abort()
@@ -345,8 +357,8 @@ async def test_the_tick_log_splits_each_tick_into_step_and_writing(
     start_server: Started, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """With UNDERHALL_TICK_LOG set, every tick appends ``wall tick duration
-    players gc step write``, one line per tick in order; the step and the
-    writing of its messages are parts of the tick's duration."""
+    players gc step write skipped``, one line per tick in order; the step and
+    the writing of its messages are parts of the tick's duration."""
     log_path = tmp_path / "ticks.log"
     monkeypatch.setenv(net_server.TICK_LOG_ENV, str(log_path))
     server = await start_server(populate=False)
@@ -359,7 +371,8 @@ async def test_the_tick_log_splits_each_tick_into_step_and_writing(
         while server.game.world.tick < start + 12:  # a flush a second at 10 ticks/s
             await asyncio.sleep(0.05)
     rows = [line.split() for line in log_path.read_text(encoding="ascii").splitlines()]
-    assert len(rows) >= 10 and all(len(r) == 7 for r in rows)
+    assert len(rows) >= 10 and all(len(r) == 8 for r in rows)
+    assert all(r[7] == "0" for r in rows), "a client that reads is never skipped"
     ticks = [int(r[1]) for r in rows]
     assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))
     for r in rows:
