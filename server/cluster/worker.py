@@ -52,6 +52,7 @@ from server.game.game import look_in
 from server.game.index import TickIndex
 from server.game.views import PlayerView
 from server.game.wire import to_command, welcome_tables
+from server.sim.actors import Actor
 from server.sim.world import World
 from server.store import hash_token, open_store
 
@@ -809,8 +810,15 @@ class Worker:
         self._keep_spares([d for d in world.levels if d not in held and world.players_on(d) == 0])
         out = self._extra
         self._extra = {}
+        # The frames that answer a command first, as a single server sends
+        # them (GameServer._tick): the gateway writes a batch in order.
+        first: list[tuple[int, WorkerSeat, Actor]] = []
+        later: list[tuple[int, WorkerSeat, Actor]] = []
         for aid, seat in self.seats.items():
-            msg = seat.view.message(index, world.actors[aid])
+            actor = world.actors[aid]
+            (first if seat.view.answers(index, actor) else later).append((aid, seat, actor))
+        for aid, seat, actor in first + later:
+            msg = seat.view.message(index, actor)
             if msg is not None:
                 data = encode_server(msg)
                 out.setdefault(seat.gateway, []).append([aid, seat.epoch, data])

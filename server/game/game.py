@@ -500,7 +500,6 @@ class Game:
         self._last_index = index
         out: dict[int, list[ServerMessage]] = {}
         actors = self.world.actors
-        refused = index.rejections
         first: list[tuple[int, PlayerView, Actor]] = []
         later: list[tuple[int, PlayerView, Actor]] = []
         for actor_id, seat in self.seats.items():
@@ -514,7 +513,7 @@ class Game:
                 seat.view.needs_snapshot = True
                 continue
             view = seat.view
-            if actor.last_tag != view.ack or actor_id in refused:
+            if view.answers(index, actor):
                 first.append((actor_id, view, actor))
             else:
                 later.append((actor_id, view, actor))

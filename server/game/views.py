@@ -153,6 +153,13 @@ class PlayerView:
             ev=ev,
         )
 
+    def answers(self, index: TickIndex, actor: Actor) -> bool:
+        """Whether this tick's message answers one of the player's commands:
+        one was carried out since the last message (an ``ack`` is due) or
+        refused this tick (a ``rej``). Such messages go out first (issue 10:
+        command to effect)."""
+        return actor.last_tag != self.ack or self.actor_id in index.rejections
+
     def message(self, index: TickIndex, actor: Actor) -> Snapshot | Delta | None:
         """This tick's one message for the player: a snapshot when one is due
         (asked for, a level change, a respawn) else the delta, or None when
