@@ -33,6 +33,7 @@ from protocol.messages import (
     Welcome,
     unpack_ids,
     unpack_moves,
+    unpack_steps,
 )
 
 UNKNOWN = 255
@@ -480,6 +481,8 @@ class GameModel:
             self._update_actors(msg.upd)
         if isinstance(msg.mv, list):
             self._move_actors(msg.mv)
+        if isinstance(msg.st, list):
+            self._step_actors(msg.st)
         if msg.objs is not None:
             self._set_objs(msg.objs)
         if isinstance(msg.me, dict):
@@ -525,6 +528,17 @@ class GameModel:
             view = self.actors.get(ident)
             if view is not None:
                 view.x, view.y = x, y
+
+    def _step_actors(self, flat: list[Any]) -> None:
+        """Apply ``st``: ``[gap × 8 + direction, ...]``, actors in view that
+        stepped one cell from where they were (protocol 7,
+        :func:`~protocol.messages.unpack_steps`; an unknown id is skipped,
+        and a malformed value ends the list)."""
+        for ident, dx, dy in unpack_steps(flat):
+            view = self.actors.get(ident)
+            if view is not None:
+                view.x += dx
+                view.y += dy
 
     def _set_objs(self, flat: object) -> None:
         objs = self.objs

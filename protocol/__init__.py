@@ -35,6 +35,8 @@ from protocol.messages import (
     DIRECTED_COMMANDS,
     ITEM_COMMANDS,
     REJECT_REASONS,
+    STEP_CODES,
+    STEP_DIRECTIONS,
     Chat,
     ChatOut,
     ClientMessage,
@@ -55,6 +57,7 @@ from protocol.messages import (
     unpack_ids,
     unpack_moves,
     unpack_rejects,
+    unpack_steps,
 )
 from protocol.session import CLIENT_TRANSITIONS, ServerSession, SessionState
 from protocol.version import PROTOCOL_VERSION, check_version
@@ -87,6 +90,8 @@ __all__ = [
     "RATE_BURST",
     "RATE_PER_S",
     "REJECT_REASONS",
+    "STEP_CODES",
+    "STEP_DIRECTIONS",
     "Chat",
     "ChatOut",
     "ClientMessage",
@@ -121,4 +126,5 @@ __all__ = [
     "unpack_ids",
     "unpack_moves",
     "unpack_rejects",
+    "unpack_steps",
 ]

@@ -395,6 +395,8 @@ def _enc_delta(m: Delta) -> dict[str, Any]:
         obj["upd"] = m.upd
     if m.mv is not None:
         obj["mv"] = m.mv
+    if m.st is not None:
+        obj["st"] = m.st
     if m.rm is not None:
         obj["rm"] = m.rm
     if m.objs is not None:
@@ -546,7 +548,8 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
         [("tick", "tick", _int)],
         [
             ("ack", "ack", _int), ("tiles", "tiles", _list), ("fov", "fov", _fov),
-            ("add", "add", _list), ("upd", "upd", _list), ("mv", "mv", _list), ("rm", "rm", _list),
+            ("add", "add", _list), ("upd", "upd", _list), ("mv", "mv", _list), ("st", "st", _list),
+            ("rm", "rm", _list),
             ("objs", "objs", _list), ("ev", "ev", _list), ("me", "me", _dict),
             ("rej", "rej", _list),
         ],

@@ -275,7 +275,12 @@ class Delta:
     made them triples, a third of the bytes of their ``upd`` rows, and
     protocol 5 gave ids as gaps, mostly one byte instead of three). ``rm``
     gives the ids that left the view the same way, as increasing ids by
-    their gaps (:func:`unpack_ids`; protocol 6)."""
+    their gaps (:func:`unpack_ids`; protocol 6). ``st`` is ``[gap × 8 +
+    direction, ...]`` for the actors in view whose position alone changed by
+    one step, ids increasing as in ``mv`` (:func:`unpack_steps`; protocol 7:
+    one byte for most steps in a crowd where an ``mv`` triple takes about
+    four); ``mv`` then carries only the longer moves (stairs, blinks,
+    knock-backs)."""
 
     tick: int
     ack: int | None = None
@@ -289,6 +294,45 @@ class Delta:
     me: dict[str, Any] | None = None
     rej: list[Any] | None = None
     mv: list[Any] | None = None
+    st: list[Any] | None = None
+
+
+STEP_DIRECTIONS: tuple[tuple[int, int], ...] = (
+    (0, -1),
+    (1, -1),
+    (1, 0),
+    (1, 1),
+    (0, 1),
+    (-1, 1),
+    (-1, 0),
+    (-1, -1),
+)
+"""The directions of a delta's ``st`` by code, ``(dx, dy)`` in cells, x to
+the east and y to the south, clockwise from north (protocol 7)."""
+
+STEP_CODES: dict[tuple[int, int], int] = {d: i for i, d in enumerate(STEP_DIRECTIONS)}
+"""The code of each one-cell step ``(dx, dy)`` in :data:`STEP_DIRECTIONS`."""
+
+
+def unpack_steps(flat: object) -> list[tuple[int, int, int]]:
+    """A delta's ``st``, ``[gap × 8 + direction, ...]``, as ``(id, dx, dy)``
+    (protocol 7): each actor stepped one cell in direction
+    ``STEP_DIRECTIONS[value & 7]`` from where the previous message left it;
+    the ids increase, each the one before plus its gap ``value >> 3`` (the
+    first counting from 0). Decoding stops at the first value that is not an
+    int of at least 8 (a gap below 1): the ids after it are unknown. An ``st``
+    that is not a list reads as empty."""
+    if not isinstance(flat, list):
+        return []
+    out: list[tuple[int, int, int]] = []
+    aid = 0
+    for v in flat:
+        if type(v) is not int or v < 8:
+            break
+        aid += v >> 3
+        dx, dy = STEP_DIRECTIONS[v & 7]
+        out.append((aid, dx, dy))
+    return out
 
 
 def unpack_moves(flat: object) -> list[tuple[int, int, int]]:

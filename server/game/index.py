@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from protocol.messages import STEP_CODES
 from server.game.wire import (
     actor_record,
     event_to_wire,
@@ -188,11 +189,17 @@ class TickIndex:
         """Top floor item by cell, per level with players."""
         self.upd_rows: dict[int, list[Any]] = {}
         """The ``upd`` row ``[id, x, y, hp, max_hp, flags, sts]`` (no "you"
-        flag) of every actor in :attr:`changed` but those in :attr:`moves`,
+        flag) of every actor in :attr:`changed` but those in :attr:`steps`
+        and :attr:`moves`,
         built once for all viewers."""
+        self.steps: dict[int, int] = {}
+        """The direction code (:data:`~protocol.messages.STEP_DIRECTIONS`)
+        of every actor in :attr:`changed` whose position alone changed since
+        the previous tick, by one cell (an ``st`` entry: protocol 7)."""
         self.moves: dict[int, tuple[int, int]] = {}
         """``(x, y)`` of every actor in :attr:`changed` whose position alone
-        changed since the previous tick (an ``mv`` entry: protocol 4)."""
+        changed since the previous tick, by more than one cell (an ``mv``
+        entry: protocol 4)."""
         self.all_changed = previous is None
         """True on the first tick: every view must look at everything."""
         self.changed: set[int] = set()
@@ -206,14 +213,20 @@ class TickIndex:
             self.changed = set(states)
             return
         before = previous.states
-        upd_rows, moves = self.upd_rows, self.moves
+        upd_rows, steps, moves = self.upd_rows, self.steps, self.moves
+        code = STEP_CODES.get
         for aid in [aid for aid, state in states.items() if before.get(aid) != state]:
             state, old = states[aid], before.get(aid)
             if old is not None and old[2:] == state[2:]:
-                moves[aid] = (state[0], state[1])
+                x, y = state[0], state[1]
+                step = code((x - old[0], y - old[1]))
+                if step is None:
+                    moves[aid] = (x, y)
+                else:
+                    steps[aid] = step
             else:
                 upd_rows[aid] = [aid, *state]
-        self.changed = upd_rows.keys() | moves.keys()
+        self.changed = upd_rows.keys() | steps.keys() | moves.keys()
         for depth, tops in self.tops.items():
             old_tops = previous.tops.get(depth, {})
             if tops == old_tops:

@@ -216,20 +216,30 @@ class PlayerView:
                 fields["add"] = [self._record(index, aid) for aid in sorted(add)]
                 upd_ids -= add
         if upd_ids:
-            # Position-only changes go as flat mv triples (the id as the gap
-            # from the one before: protocol 5), the rest as upd rows.
-            move, rows = index.moves.get, index.upd_rows
+            # Position-only changes: one-cell steps go as st codes (gap × 8 +
+            # direction: protocol 7), longer moves as flat mv triples (the id
+            # as the gap from the one before: protocol 5), the rest as upd
+            # rows. The client has every actor in view as it was last tick.
+            step, move, rows = index.steps.get, index.moves.get, index.upd_rows
+            st: list[int] = []
             mv: list[int] = []
             upd: list[list[Any]] = []
-            last = 0
+            last = last_mv = 0
             for aid in sorted(upd_ids):
+                code = step(aid)
+                if code is not None:
+                    st.append(((aid - last) << 3) | code)
+                    last = aid
+                    continue
                 cell = move(aid)
                 if cell is None:
                     upd.append(rows[aid])
                 else:
-                    mv.append(aid - last)
+                    mv.append(aid - last_mv)
                     mv += cell
-                    last = aid
+                    last_mv = aid
+            if st:
+                fields["st"] = st
             if mv:
                 fields["mv"] = mv
             if upd:

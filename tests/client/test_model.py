@@ -247,6 +247,7 @@ junk_lists = st.lists(junk | records, max_size=6) | records
         add=st.none() | junk_lists,
         upd=st.none() | junk_lists,
         mv=st.none() | junk_lists,
+        st=st.none() | junk_lists,
         rm=st.none() | junk_lists,
         objs=st.none() | junk_lists,
         ev=st.none() | junk_lists,
@@ -357,6 +358,25 @@ def test_mv_moves_actors_and_keeps_their_other_fields() -> None:
     assert isinstance(me.x, int) and (me.x, me.y) == (1, 1) and (rat.x, rat.y) == (6, 2)
     m.apply(Delta(tick=105, mv=[9, 5, 2, 7, 1]))  # a partial triple at the end: skipped
     assert (rat.x, rat.y) == (5, 2) and (me.x, me.y) == (1, 1)
+
+
+def test_st_steps_actors_one_cell_and_keeps_their_other_fields() -> None:
+    """Protocol 7: ``st`` is ``[gap × 8 + direction, ...]``, each a step of
+    one cell from where the actor was; a longer move comes in ``mv``."""
+    m = model_2()
+    rat, me = m.actors[9], m.actors[7]
+    x, y, hp, flags, sts = rat.x, rat.y, rat.hp, rat.flags, rat.sts
+    mx, my = me.x, me.y
+    # 7 × 8 + 4: actor 7 south; 2 × 8 + 1: actor 9 north-east; 395 × 8: unknown 404
+    m.apply(Delta(tick=102, st=[7 * 8 + 4, 2 * 8 + 1, 395 * 8]))
+    assert (me.x, me.y) == (mx, my + 1) and (rat.x, rat.y) == (x + 1, y - 1)
+    assert (rat.hp, rat.flags, rat.sts) == (hp, flags, sts) and 404 not in m.actors
+    m.apply(Delta(tick=103, mv=[9, 0, 0], st=[7 * 8 + 6]))  # a jump and a step west
+    assert (rat.x, rat.y) == (0, 0) and (me.x, me.y) == (mx - 1, my + 1)
+    m.apply(Delta(tick=104, st=[9 * 8 + 2, 0, 9 * 8 + 2]))  # a gap of 0 ends the list
+    assert (rat.x, rat.y) == (1, 0) and (me.x, me.y) == (mx - 1, my + 1)
+    m.apply(Delta(tick=105, st=["x", 9 * 8 + 2]))  # malformed first: nothing moves
+    assert (rat.x, rat.y) == (1, 0)
 
 
 def test_rm_removes_actors_given_by_gaps() -> None:

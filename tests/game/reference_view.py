@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages import Delta, ServerMessage
+from protocol.messages import STEP_CODES, Delta, ServerMessage
 from server.game.game import Game
 from server.game.index import PRESENCE_PER_TICK, TickIndex, anonymise
 from server.game.views import PlayerView
@@ -82,16 +82,24 @@ class ReferenceView:
         rm = [a - b for a, b in zip(gone, [0, *gone])]  # protocol 6: ids as gaps
         add = [actors[a] for a in sorted(actors) if a not in self.actors]
         differ = [a for a in sorted(actors) if a in self.actors and self.actors[a] != actors[a]]
-        # Position alone changed (health, flags, statuses as sent): an mv triple.
+        # Position alone changed (health, flags, statuses as sent): one step
+        # from where the client has it is an st code, a longer move an mv triple.
         moved = {a for a in differ if self.actors[a][5:] == actors[a][5:]}
         upd = [[a, *actors[a][3:]] for a in differ if a not in moved]
         mv: list[Any] = []
-        last = 0  # protocol 5: each id as the gap from the one before
+        st: list[Any] = []
+        last_mv = last_st = 0  # protocol 5: each id as the gap from the one before
         for a in differ:
-            if a in moved:
-                mv += [a - last, *actors[a][3:5]]
-                last = a
-        for key, value in (("rm", rm), ("add", add), ("upd", upd), ("mv", mv)):
+            if a not in moved:
+                continue
+            (x0, y0), (x, y) = self.actors[a][3:5], actors[a][3:5]
+            if (x - x0, y - y0) in STEP_CODES:  # protocol 7: gap × 8 + direction
+                st.append((a - last_st) * 8 + STEP_CODES[(x - x0, y - y0)])
+                last_st = a
+            else:
+                mv += [a - last_mv, x, y]
+                last_mv = a
+        for key, value in (("rm", rm), ("add", add), ("upd", upd), ("mv", mv), ("st", st)):
             if value:
                 fields[key] = value
         cells = {pos: key for pos, key in objs.items() if self.objs.get(pos) != key}

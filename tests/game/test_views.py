@@ -14,7 +14,7 @@ import pytest
 from client.model import GameModel
 from protocol.codec import decode_server, encode_server
 from protocol.fov import unpack_fov
-from protocol.messages import Delta, Snapshot, unpack_moves
+from protocol.messages import Delta, Snapshot, unpack_moves, unpack_steps
 from server.game.game import CHECKPOINT_SPREAD_TICKS, SEND_BATCH, Game, GameError
 from server.game.store import Store
 from server.game.wire import actor_record, inventory_record, kind_keys, status_bits, wire_kind
@@ -40,6 +40,11 @@ def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
     assert len(moves) * 3 == len(mv), f"malformed mv {mv}"
     for aid, x, y in moves:
         assert fov.contains(x, y), f"move of {aid} from outside the view"
+    steps = unpack_steps(msg.st)
+    assert len(steps) == len(msg.st or []), f"malformed st {msg.st}"
+    for aid, _, _ in steps:
+        other = game.world.actors[aid]
+        assert fov.contains(other.x, other.y), f"step of {aid} from outside the view"
     tiles = msg.tiles or []
     for i in range(0, len(tiles), 3):
         assert fov.contains(tiles[i], tiles[i + 1]), "tile sent from outside the view"
@@ -94,6 +99,8 @@ def _check_ids_known(pid: int, model: GameModel, msg: Any) -> None:
         assert rec[0] in known, f"upd of unknown actor {rec[0]}"
     for aid, _, _ in unpack_moves(msg.mv):
         assert aid in known, f"mv of unknown actor {aid}"
+    for aid, _, _ in unpack_steps(msg.st):
+        assert aid in known, f"st of unknown actor {aid}"
     for ev in msg.ev or []:
         for i in EVENT_ACTOR_FIELDS.get(ev[0], ()):
             assert ev[i] is None or ev[i] in known, f"{ev} names unknown actor {ev[i]}"
@@ -177,6 +184,7 @@ def test_nothing_is_sent_when_nothing_changed() -> None:
         and m.add is None
         and m.upd is None
         and m.mv is None
+        and m.st is None
         and m.tiles is None
         for m in sent
     )

@@ -17,7 +17,10 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 6;
+const PROTOCOL_VERSION = 7;
+// version 7: the direction of each step code of delta.st, [dx, dy],
+// clockwise from north.
+const STEP_DIRECTIONS = [[0, -1], [1, -1], [1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1]];
 const WAIT_MS = 3000; // bound on any single wait for the server
 const RUN_MS = 15000; // bound on the whole run
 const MAX_FRAME = 4096;
@@ -398,6 +401,21 @@ class Game {
         const a = this.actors.get(id);
         check(a !== undefined, `delta.mv of unknown actor ${id}`);
         Object.assign(a, { x, y });
+      }
+    }
+    if ("st" in m) {
+      // version 7: [gap * 8 + direction, ...]: the actor stepped one cell in
+      // that direction; each id the one before plus its gap (from 0)
+      check(isList(m.st) && m.st.length > 0 && m.st.every(isInt), `delta.st ${show(m.st)}`);
+      let id = 0;
+      for (const v of m.st) {
+        check(v >= 8, `delta.st value ${v} (a gap of at least 1)`);
+        id += Math.floor(v / 8);
+        const a = this.actors.get(id);
+        check(a !== undefined, `delta.st of unknown actor ${id}`);
+        const [dx, dy] = STEP_DIRECTIONS[v % 8];
+        a.x += dx;
+        a.y += dy;
       }
     }
     if ("objs" in m) this.applyObjs(m.objs, "delta");

@@ -19,6 +19,8 @@ from protocol.messages import (
     COMMAND_ARGS,
     COMMAND_KEYS,
     DIRECTED_COMMANDS,
+    STEP_CODES,
+    STEP_DIRECTIONS,
     Chat,
     ChatOut,
     ClientMessage,
@@ -38,6 +40,7 @@ from protocol.messages import (
     unpack_ids,
     unpack_moves,
     unpack_rejects,
+    unpack_steps,
 )
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -764,6 +767,25 @@ def test_unpack_moves_reads_ids_as_gaps_and_stops_at_a_malformed_triple() -> Non
     assert unpack_moves([9, True, 1, 1, 6, 2]) == []  # a bool is not an int here
     assert unpack_moves([9, 4, 1, 1, 6]) == [(9, 4, 1)]  # a partial triple at the end
     assert unpack_moves(None) == [] and unpack_moves("x") == []
+
+
+def test_unpack_steps_reads_gap_and_direction_from_one_int() -> None:
+    """Protocol 7's ``st``: ``[gap × 8 + direction, ...]``, ids increasing from
+    0 by their gaps, directions clockwise from north."""
+    assert STEP_DIRECTIONS[0] == (0, -1) and STEP_DIRECTIONS[2] == (1, 0)
+    assert all(STEP_CODES[d] == i for i, d in enumerate(STEP_DIRECTIONS))
+    assert len(set(STEP_DIRECTIONS)) == 8 and all(
+        max(abs(dx), abs(dy)) == 1 for dx, dy in STEP_DIRECTIONS
+    )
+    # 9 × 8 + 2: actor 9 east; 3 × 8 + 5: actor 12 south-west (docs/protocol.md)
+    assert unpack_steps([74, 29]) == [(9, 1, 0), (12, -1, 1)]
+    assert unpack_steps([8, 15, 1000 * 8 + 4]) == [(1, 0, -1), (2, -1, -1), (1002, 0, 1)]
+    assert unpack_steps([74, 7, 29]) == [(9, 1, 0)]  # a gap of 0 (value < 8): ids must rise
+    assert unpack_steps([74, -3, 29]) == [(9, 1, 0)]
+    assert unpack_steps([True, 74]) == [] and unpack_steps([74, 29.0]) == [(9, 1, 0)]
+    assert unpack_steps(None) == [] and unpack_steps("x") == [] and unpack_steps([]) == []
+    wire = decode_server(encode_server(Delta(tick=3, st=[74, 29], mv=[5, 1, 1])))
+    assert isinstance(wire, Delta) and wire.st == [74, 29] and wire.mv == [5, 1, 1]
 
 
 def test_unpack_ids_reads_rm_as_gaps_and_stops_at_a_bad_gap() -> None:

@@ -40,9 +40,9 @@ def test_protocol_error() -> None:
 
 
 def test_version() -> None:
-    assert PROTOCOL_VERSION == 6
-    check_version(6)
-    for other in (1, 2, 3, 4, 5, 7):
+    assert PROTOCOL_VERSION == 7
+    check_version(7)
+    for other in (1, 2, 3, 4, 5, 6, 8):
         try:
             check_version(other)
         except ProtocolError as exc:
