@@ -46,7 +46,7 @@ def test_fast_views_send_what_the_reference_sends(seed: int, scatter: bool) -> N
     ids = seat_players(game, 12, rng, scatter=scatter, invisible=2)
     refs = {pid: ReferenceView(pid) for pid in ids}
     seq = 0
-    compared = deltas = 0
+    compared = deltas = steps = moves = 0
     for tick in range(300):
         seq, _ = give_commands(game, ids, rng, tick, seq)
         out = game.step()
@@ -56,7 +56,10 @@ def test_fast_views_send_what_the_reference_sends(seed: int, scatter: bool) -> N
             fast = _same_as_reference(game, index, out, refs[pid], pid, tick)
             compared += 1
             deltas += sum(1 for m in fast if not isinstance(m, Snapshot))
+            steps += sum(len(getattr(m, "st", None) or []) for m in fast)
+            moves += sum(len(getattr(m, "mv", None) or []) // 3 for m in fast)
     assert compared == 300 * len(ids) and deltas > 1000
+    assert steps > 500, steps  # protocol 7's st compared too (mv: a test in test_views)
 
 
 def test_joins_and_leaves_during_play_reach_every_view_as_the_reference_says() -> None:

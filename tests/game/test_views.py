@@ -424,3 +424,82 @@ def test_players_who_acted_get_their_message_first_and_the_messages_do_not_chang
         acted_later += len(acting) - sum(acting)
     assert acted_first > 1000 and acted_later > 1000  # both kinds were there to order
     assert full > 0  # batches were cut at SEND_BATCH
+
+
+def _free_cell_in_view(game: Game, viewer: int, near: Any, dist: int) -> tuple[int, int]:
+    """A free floor cell at Chebyshev distance ``dist`` from actor ``near``,
+    in player ``viewer``'s field of view, off both of its axes if one is (so
+    a sign error in either coordinate shows)."""
+    world = game.world
+    fov, level = world.actors[viewer].fov, world.level(near.depth)
+    assert fov is not None
+    cells = [
+        (near.x + dx, near.y + dy)
+        for dy in range(-dist, dist + 1)
+        for dx in range(-dist, dist + 1)
+        if max(abs(dx), abs(dy)) == dist
+    ]
+    free = [
+        (x, y)
+        for x, y in cells
+        if level.in_bounds(x, y)
+        and level.passable[y, x]
+        and world.actor_at(near.depth, x, y) is None
+        and fov.contains(x, y)
+    ]
+    assert free, f"no free cell {dist} from ({near.x}, {near.y}) in view"
+    return min(free, key=lambda c: c[0] == near.x or c[1] == near.y)
+
+
+def test_a_step_goes_in_st_a_longer_move_in_mv_and_a_hurt_step_in_upd() -> None:
+    """Protocol 7: another player's one-cell step reaches a watcher as an
+    ``st`` value (gap × 8 + direction), a move of more than one cell as an
+    ``mv`` triple, and a step that also changed health as an ``upd`` row;
+    the watcher's model follows all three."""
+    world = World(1)
+    game = Game(world, Store(":memory:"))
+    ann, _ = game.join("ann", None, "warrior", object())
+    bob, _ = game.join("bob", None, "warrior", object())
+    model = GameModel()
+    model.apply(decode_server(encode_server(ann)))
+
+    def watch() -> Delta:
+        msgs = game.step().get(ann.id, [])
+        for m in msgs:
+            model.apply(decode_server(encode_server(m)))
+        assert len(msgs) == 1 and isinstance(msgs[0], Delta), msgs
+        return msgs[0]
+
+    for _ in range(3):  # the snapshots, then quiet
+        for m in game.step().get(ann.id, []):
+            model.apply(decode_server(encode_server(m)))
+    b = world.actors[bob.id]
+    assert bob.id in world.sees[ann.id]
+
+    px, py = b.x, b.y
+    x, y = _free_cell_in_view(game, ann.id, b, 1)
+    world.move_actor(b, x, y)  # as a step would (a command waits out bob's delay)
+    d = watch()
+    assert [s for s in unpack_steps(d.st) if s[0] == bob.id] == [(bob.id, x - px, y - py)]
+    assert bob.id not in [m[0] for m in unpack_moves(d.mv)] and not d.upd
+    assert (model.actors[bob.id].x, model.actors[bob.id].y) == (x, y)
+
+    x, y = _free_cell_in_view(game, ann.id, b, 3)
+    world.move_actor(b, x, y)  # a blink, a knock-back
+    d = watch()
+    assert (bob.id, x, y) in unpack_moves(d.mv)
+    assert bob.id not in [s[0] for s in unpack_steps(d.st)] and not d.upd
+    assert (model.actors[bob.id].x, model.actors[bob.id].y) == (x, y)
+
+    x, y = _free_cell_in_view(game, ann.id, b, 1)
+    world.move_actor(b, x, y)
+    b.hp -= 1
+    d = watch()
+    assert d.upd is not None and [r[:4] for r in d.upd if r[0] == bob.id] == [[bob.id, x, y, b.hp]]
+    assert bob.id not in [s[0] for s in unpack_steps(d.st)]
+    assert bob.id not in [m[0] for m in unpack_moves(d.mv)]
+    assert (model.actors[bob.id].x, model.actors[bob.id].y, model.actors[bob.id].hp) == (
+        x,
+        y,
+        b.hp,
+    )
