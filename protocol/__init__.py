@@ -7,7 +7,7 @@ docs/protocol.md.
 
 from protocol.codec import decode_client, decode_server, encode_client, encode_server
 from protocol.errors import FATAL_CODES, ErrorCode, LocalProtocolError, ProtocolError
-from protocol.fov import check_fov, pack_fov, pack_level_fov, unpack_fov
+from protocol.fov import check_fov, pack_cropped_fov, pack_fov, pack_level_fov, unpack_fov
 from protocol.limits import (
     CHAT_BURST,
     CHAT_RATE_PER_S,
@@ -120,6 +120,7 @@ __all__ = [
     "decode_server",
     "encode_client",
     "encode_server",
+    "pack_cropped_fov",
     "pack_fov",
     "pack_level_fov",
     "unpack_fov",

@@ -50,6 +50,40 @@ def pack_fov(visible: BoolGrid, x0: int, y0: int) -> list[Any]:
     return [x0, y0, int(fw), int(fh), bits.tobytes()]
 
 
+def pack_cropped_fov(visible: BoolGrid, x0: int = 0, y0: int = 0) -> list[Any]:
+    """Pack a window of a field of view, cropped to the cells in view.
+
+    A view window's corners are mostly out of sight (walls, the dark beyond a
+    room): in a crowded room the cropped bits are a third of the window's
+    (12 against 36 bytes for a 17 × 17 window, ``bench/tick.py`` crowd).
+
+    Args:
+        visible: ``bool[fh, fw]``, the window, indexed ``[j, i]``; cell
+            ``(i, j)`` is level cell ``(x0 + i, y0 + j)``.
+        x0: level x of the window's left column (cells).
+        y0: level y of the window's top row (cells).
+
+    Returns:
+        The wire form (:func:`pack_fov`) of the smallest window holding every
+        cell in view (``[0, 0, 0, 0, b""]`` when nothing is in view).
+
+    Raises:
+        ProtocolError: ``bad_field`` if ``visible`` is not two-dimensional.
+    """
+    mask = np.asarray(visible, dtype=np.bool_)
+    if mask.ndim != 2:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"fov mask must be 2-D, not {mask.ndim}-D")
+    # (Python lists' index() on the rows and columns in view: half the time
+    # of np.flatnonzero for a 17 × 17 window.)
+    rows = mask.any(axis=1).tolist()
+    if True not in rows:
+        return [0, 0, 0, 0, b""]
+    j0, j1 = rows.index(True), len(rows) - rows[::-1].index(True)
+    cols = mask[j0:j1].any(axis=0).tolist()
+    i0, i1 = cols.index(True), len(cols) - cols[::-1].index(True)
+    return pack_fov(mask[j0:j1, i0:i1], x0 + i0, y0 + j0)
+
+
 def pack_level_fov(visible: BoolGrid) -> list[Any]:
     """Pack a whole-level field of view, cropped to the cells in view.
 
@@ -63,16 +97,7 @@ def pack_level_fov(visible: BoolGrid) -> list[Any]:
     Raises:
         ProtocolError: ``bad_field`` if ``visible`` is not two-dimensional.
     """
-    mask = np.asarray(visible, dtype=np.bool_)
-    if mask.ndim != 2:
-        raise ProtocolError(ErrorCode.BAD_FIELD, f"fov mask must be 2-D, not {mask.ndim}-D")
-    rows = np.flatnonzero(mask.any(axis=1))
-    if rows.size == 0:
-        return [0, 0, 0, 0, b""]
-    cols = np.flatnonzero(mask.any(axis=0))
-    y0, y1 = int(rows[0]), int(rows[-1]) + 1
-    x0, x1 = int(cols[0]), int(cols[-1]) + 1
-    return pack_fov(mask[y0:y1, x0:x1], x0, y0)
+    return pack_cropped_fov(visible)
 
 
 def check_fov(fov: object) -> tuple[int, int, int, int, bytes]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from protocol.fov import pack_fov
+from protocol.fov import pack_cropped_fov
 from protocol.messages import Delta, Snapshot
 from server.game.index import TickIndex
 from server.game.wire import FLAG_YOU, me_fields, rejections
@@ -42,24 +42,34 @@ class _FovWire:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.arrays: dict[int, np.ndarray[Any, Any]] = {}
-        self.wire: dict[int, tuple[int, int, bytes]] = {}
+        self.wire: dict[int, list[Any]] = {}
+        """By array id, the wire form with the window's corner relative to
+        the field of view's (``x0``, ``y0`` as offsets)."""
 
     def packed(self, fov: FieldOfView) -> list[Any]:
-        """``[x0, y0, fw, fh, bits]`` (:func:`protocol.fov.pack_fov`) for ``fov``."""
+        """``[x0, y0, fw, fh, bits]`` for ``fov``, cropped to the cells in
+        view (:func:`protocol.fov.pack_cropped_fov`)."""
         visible = fov.visible
         key = id(visible)
         if self.arrays.get(key) is visible:
-            fw, fh, bits = self.wire[key]
-            return [fov.x0, fov.y0, fw, fh, bits]
-        packed = pack_fov(visible, fov.x0, fov.y0)
-        if visible.flags.writeable:
-            return packed  # not a shared array: it may change
-        if len(self.arrays) >= self.limit:
-            self.arrays.clear()
-            self.wire.clear()
-        self.arrays[key] = visible
-        self.wire[key] = (packed[2], packed[3], packed[4])
-        return packed
+            rel = self.wire[key]
+        else:
+            rel = pack_cropped_fov(visible)
+            if visible.flags.writeable:  # not a shared array: it may change
+                return self._placed(rel, fov)
+            if len(self.arrays) >= self.limit:
+                self.arrays.clear()
+                self.wire.clear()
+            self.arrays[key] = visible
+            self.wire[key] = rel
+        return self._placed(rel, fov)
+
+    @staticmethod
+    def _placed(rel: list[Any], fov: FieldOfView) -> list[Any]:
+        ox, oy, fw, fh, bits = rel
+        if not fw:
+            return [0, 0, 0, 0, b""]  # nothing in view
+        return [fov.x0 + ox, fov.y0 + oy, fw, fh, bits]
 
 
 _FOV_WIRE = _FovWire(limit=8192)

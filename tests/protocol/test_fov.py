@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.fov import check_fov, pack_fov, pack_level_fov, unpack_fov
+from protocol.fov import check_fov, pack_cropped_fov, pack_fov, pack_level_fov, unpack_fov
 
 windows = hnp.arrays(np.bool_, hnp.array_shapes(min_dims=2, max_dims=2, min_side=0, max_side=12))
 
@@ -61,6 +61,34 @@ def test_level_fov_crops(mask: np.ndarray[Any, Any]) -> None:
         assert fov[2] * fov[3] == (np.ptp(np.nonzero(mask)[1]) + 1) * (
             np.ptp(np.nonzero(mask)[0]) + 1
         )
+    else:
+        assert fov == [0, 0, 0, 0, b""]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hnp.arrays(np.bool_, st.tuples(st.integers(1, 9), st.integers(1, 9))),
+    st.integers(0, 6),
+    st.integers(0, 6),
+)
+def test_a_window_cropped_to_the_cells_in_view_shows_the_same_cells(
+    window: np.ndarray[Any, Any], x0: int, y0: int
+) -> None:
+    """What the server sends for a view window (issue 10): the smallest
+    window holding its cells in view, placed on the level as the whole
+    window would be."""
+    fh, fw = window.shape
+    w, h = x0 + fw + 2, y0 + fh + 2
+    fov = pack_cropped_fov(window, x0, y0)
+    assert np.array_equal(unpack_fov(fov, w, h), unpack_fov(pack_fov(window, x0, y0), w, h))
+    if window.any():
+        cols, rows = np.nonzero(window.T)
+        assert fov[:4] == [
+            x0 + int(cols.min()),
+            y0 + int(rows.min()),
+            int(np.ptp(cols)) + 1,
+            int(np.ptp(rows)) + 1,
+        ]
     else:
         assert fov == [0, 0, 0, 0, b""]
 
