@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from client.aim import bolt_path
 from client.records import InvItem
+from protocol.messages import STEP_DIRECTIONS
 
 STAIRS_CHANCE = 0.25
 """Chance that a bot standing on down stairs takes them when it acts."""
@@ -61,10 +62,9 @@ DOOR_CLOSED = 3
 LAVA = 6
 STAIRS_DOWN = 12
 
-DIRECTIONS: tuple[tuple[int, int], ...] = (
-    (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1),
-)  # fmt: skip
-"""The eight ``(dx, dy)`` steps, clockwise from north."""
+DIRECTIONS: tuple[tuple[int, int], ...] = STEP_DIRECTIONS
+"""The eight ``(dx, dy)`` steps, clockwise from north (the protocol's step
+directions)."""
 
 Cell = tuple[int, int]
 """A cell as ``(x, y)``."""

@@ -75,11 +75,11 @@ def pack_cropped_fov(visible: BoolGrid, x0: int = 0, y0: int = 0) -> list[Any]:
         raise ProtocolError(ErrorCode.BAD_FIELD, f"fov mask must be 2-D, not {mask.ndim}-D")
     # (Python lists' index() on the rows and columns in view: half the time
     # of np.flatnonzero for a 17 × 17 window.)
-    rows = mask.any(axis=1).tolist()
+    rows: list[bool] = np.any(mask, axis=1).tolist()
     if True not in rows:
         return [0, 0, 0, 0, b""]
     j0, j1 = rows.index(True), len(rows) - rows[::-1].index(True)
-    cols = mask[j0:j1].any(axis=0).tolist()
+    cols: list[bool] = np.any(mask[j0:j1], axis=0).tolist()
     i0, i1 = cols.index(True), len(cols) - cols[::-1].index(True)
     return pack_fov(mask[j0:j1, i0:i1], x0 + i0, y0 + j0)
 

@@ -298,15 +298,8 @@ class Delta:
 
 
 STEP_DIRECTIONS: tuple[tuple[int, int], ...] = (
-    (0, -1),
-    (1, -1),
-    (1, 0),
-    (1, 1),
-    (0, 1),
-    (-1, 1),
-    (-1, 0),
-    (-1, -1),
-)
+    (0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1),
+)  # fmt: skip
 """The directions of a delta's ``st`` by code, ``(dx, dy)`` in cells, x to
 the east and y to the south, clockwise from north (protocol 7)."""
 
