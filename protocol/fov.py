@@ -54,8 +54,8 @@ def pack_cropped_fov(visible: BoolGrid, x0: int = 0, y0: int = 0) -> list[Any]:
     """Pack a window of a field of view, cropped to the cells in view.
 
     A view window's corners are mostly out of sight (walls, the dark beyond a
-    room): in a crowded room the cropped bits are a third of the window's
-    (12 against 36 bytes for a 17 × 17 window, ``bench/tick.py`` crowd).
+    room): with 2,000 players crowding depth 1's entrance, the cropped bits
+    averaged a third of the window's (12 against 36 bytes, 17 × 17 cells).
 
     Args:
         visible: ``bool[fh, fw]``, the window, indexed ``[j, i]``; cell

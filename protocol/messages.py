@@ -279,8 +279,7 @@ class Delta:
     direction, ...]`` for the actors in view whose position alone changed by
     one step, ids increasing as in ``mv`` (:func:`unpack_steps`; protocol 7:
     one byte for most steps in a crowd where an ``mv`` triple takes about
-    four); ``mv`` then carries only the longer moves (stairs, blinks,
-    knock-backs)."""
+    four); ``mv`` then carries only the moves of more than one cell."""
 
     tick: int
     ack: int | None = None
