@@ -546,3 +546,22 @@ def test_restock_puts_a_monster_where_no_player_sees_it() -> None:
             assert seen == [], (monster.x, monster.y, seen)
         placed += len(new)
     assert placed >= 10, "restock found free unseen cells on a level with 30 players"
+
+
+def test_monsters_hunting_a_player_who_leaves_or_dies_lose_it_and_no_other() -> None:
+    """A player who leaves the world or dies is forgotten by the monsters
+    hunting it (they wander), while a monster hunting another player keeps
+    its quarry; players have no quarry to lose."""
+    world = make_world(ROOM)
+    ann, bob = world.join("ann"), world.join("bob")
+    orc = spawn(world, "orc", ann.x + 2, ann.y, Mind.HUNTING)
+    rat = spawn(world, "rat", ann.x + 3, ann.y, Mind.HUNTING)
+    for monster, quarry in ((orc, ann), (rat, bob)):
+        monster.target, monster.target_seen = quarry.id, (quarry.x, quarry.y)
+    world.leave(ann.id)
+    assert (orc.target, orc.target_seen, orc.mind) == (None, None, Mind.WANDERING)
+    assert (rat.target, rat.mind) == (bob.id, Mind.HUNTING)
+    bob.hp = 0
+    world.after_harm(bob, None, [])  # dies (and waits to respawn)
+    assert (rat.target, rat.target_seen, rat.mind) == (None, None, Mind.WANDERING)
+    assert bob.id in world.actors and not bob.alive
