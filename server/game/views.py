@@ -234,12 +234,12 @@ class PlayerView:
             st: list[int] = []
             mv: list[int] = []
             upd: list[list[Any]] = []
-            last = last_mv = 0
+            last_st = last_mv = 0
             for aid in sorted(upd_ids):
                 code = step(aid)
                 if code is not None:
-                    st.append(((aid - last) << 3) | code)
-                    last = aid
+                    st.append(((aid - last_st) << 3) | code)
+                    last_st = aid
                     continue
                 cell = move(aid)
                 if cell is None:

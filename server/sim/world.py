@@ -399,8 +399,9 @@ class World:
         return self._players_on[depth]
 
     def monsters(self) -> list[Actor]:
-        """Every monster of every level, in no set order (a pass over the
-        monsters only: with 4,000 players, a tenth or less of the actors)."""
+        """Every monster of every level, in no set order: a pass over the
+        monsters only (with 4,000 players crowding depth 1, 116 of the 4,116
+        actors)."""
         actors = self.actors
         return [actors[aid] for aid in self._monster_ids]
 
@@ -408,8 +409,7 @@ class World:
         """Number of monsters on ``depth`` (a pass over the monsters only, not
         over every actor: with 4,000 players a pass over all actors for each
         of ten levels took 20 ms of a restocking tick)."""
-        actors = self.actors
-        return sum(1 for aid in self._monster_ids if actors[aid].depth == depth)
+        return sum(1 for monster in self.monsters() if monster.depth == depth)
 
     def cell_viewers(
         self, depth: int, xs: NDArray[np.intp], ys: NDArray[np.intp]
