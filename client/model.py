@@ -26,6 +26,7 @@ from client.records import InfoAbout, InvItem, KnownSpell, is_int, is_number
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import unpack_fov
 from protocol.messages import (
+    BACK_TICKS,
     Delta,
     Info,
     ServerMessage,
@@ -206,6 +207,11 @@ class GameModel:
         self.known: npt.NDArray[np.uint8] = np.full((0, 0), UNKNOWN, dtype=np.uint8)
         self.visible: npt.NDArray[np.bool_] = np.zeros((0, 0), dtype=np.bool_)
         self.actors: dict[int, ActorView] = {}
+        self.kept: dict[int, tuple[ActorView, int]] = {}
+        """By id, the actors that left the view, with the tick of the delta
+        that removed them, kept :data:`~protocol.messages.BACK_TICKS` ticks
+        for a delta's ``back`` (protocol 8)."""
+        self._prune_at = 0
         self.names: dict[int, str] = {}
         self.objs: dict[tuple[int, int], str] = {}
         self.me: dict[str, Any] = {}
@@ -450,6 +456,7 @@ class GameModel:
         self.known = np.frombuffer(data, dtype=np.uint8).reshape(h, w).copy()
         self.visible = self._fov(msg.fov)
         self.actors = {}
+        self.kept = {}  # the server forgets them too (docs/protocol.md, back)
         self._add_actors(msg.actors)
         self.objs = {}
         self._set_objs(msg.objs)
@@ -473,10 +480,11 @@ class GameModel:
                     known[y, x] = code
         if msg.fov is not None:
             self.visible = self._fov(msg.fov)
-        for ident in unpack_ids(msg.rm):  # ids as gaps (protocol 6)
-            self.actors.pop(ident, None)
+        self._remove_actors(msg.rm)
         if msg.add is not None:
             self._add_actors(msg.add)
+        if isinstance(msg.back, list):
+            self._bring_back(msg.back)
         if isinstance(msg.upd, list):
             self._update_actors(msg.upd)
         if isinstance(msg.mv, list):
@@ -506,7 +514,33 @@ class GameModel:
             view = ActorView.from_record(record, self.kind_keys)
             if view is not None:
                 self.actors[view.id] = view
+                self.kept.pop(view.id, None)
                 self.names[view.id] = self.display_name(view)
+
+    def _remove_actors(self, flat: object) -> None:
+        """Apply ``rm``, ids as gaps (protocol 6): each actor leaves the view
+        but is kept :data:`~protocol.messages.BACK_TICKS` ticks for ``back``
+        (protocol 8); older kept ones are forgotten."""
+        tick, actors, kept = self.tick, self.actors, self.kept
+        for ident in unpack_ids(flat):
+            view = actors.pop(ident, None)
+            if view is not None:
+                kept[ident] = (view, tick)
+        if tick >= self._prune_at:
+            self.kept = {a: e for a, e in kept.items() if tick - e[1] <= BACK_TICKS}
+            self._prune_at = tick + BACK_TICKS
+
+    def _bring_back(self, flat: list[Any]) -> None:
+        """Apply ``back``: ``[gap, x, y, ...]``, kept actors coming back into
+        view at a new cell, ids as in ``mv`` (protocol 8,
+        :func:`~protocol.messages.unpack_moves`; an id not kept is skipped,
+        and a malformed triple ends the list)."""
+        for ident, x, y in unpack_moves(flat):
+            entry = self.kept.pop(ident, None)
+            if entry is not None:
+                view = entry[0]
+                view.x, view.y = x, y
+                self.actors[ident] = view
 
     def _update_actors(self, records: list[Any]) -> None:
         for record in records:

@@ -30,6 +30,7 @@ from protocol.limits import (
     RATE_PER_S,
 )
 from protocol.messages import (
+    BACK_TICKS,
     COMMAND_ARGS,
     COMMAND_KEYS,
     DIRECTED_COMMANDS,
@@ -63,6 +64,7 @@ from protocol.session import CLIENT_TRANSITIONS, ServerSession, SessionState
 from protocol.version import PROTOCOL_VERSION, check_version
 
 __all__ = [
+    "BACK_TICKS",
     "CHAT_BURST",
     "CHAT_RATE_PER_S",
     "CHAT_SCOPES",

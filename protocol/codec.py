@@ -397,6 +397,8 @@ def _enc_delta(m: Delta) -> dict[str, Any]:
         obj["mv"] = m.mv
     if m.st is not None:
         obj["st"] = m.st
+    if m.back is not None:
+        obj["back"] = m.back
     if m.rm is not None:
         obj["rm"] = m.rm
     if m.objs is not None:
@@ -549,7 +551,7 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
         [
             ("ack", "ack", _int), ("tiles", "tiles", _list), ("fov", "fov", _fov),
             ("add", "add", _list), ("upd", "upd", _list), ("mv", "mv", _list), ("st", "st", _list),
-            ("rm", "rm", _list),
+            ("back", "back", _list), ("rm", "rm", _list),
             ("objs", "objs", _list), ("ev", "ev", _list), ("me", "me", _dict),
             ("rej", "rej", _list),
         ],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode, ProtocolError
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 """The version this package implements, sent as ``v`` in ``hello`` and ``welcome``."""
 
 

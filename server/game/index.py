@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from protocol.messages import STEP_CODES
+from protocol.messages import BACK_TICKS, STEP_CODES
 from server.game.wire import (
     actor_record,
     event_to_wire,
@@ -208,9 +208,21 @@ class TickIndex:
         self.item_changes: dict[int, list[tuple[int, int]]] = {}
         """Per depth, the cells whose top floor item appeared, changed or
         went since the previous tick."""
+        tick = world.tick
+        self.looked: dict[int, int] = {} if previous is None else previous.looked
+        """By id, the last tick in which each living actor of a level with
+        players had its health, flags or statuses change, or appeared (its
+        id in :attr:`upd_rows`): a view sends an actor that comes back into
+        view as ``back`` only if this is before the tick it left, so that
+        the client's kept record is current but for the cell (protocol 8).
+        One dict of ints, carried from tick to tick; the ids no longer in
+        :attr:`states` are dropped every
+        :data:`~protocol.messages.BACK_TICKS` ticks (one that comes back is
+        in :attr:`upd_rows` again)."""
         if previous is None:
             self.upd_rows = {aid: [aid, *state] for aid, state in states.items()}
             self.changed = set(states)
+            self.looked.update(dict.fromkeys(states, tick))
             return
         before = previous.states
         upd_rows, steps, moves = self.upd_rows, self.steps, self.moves
@@ -227,6 +239,12 @@ class TickIndex:
             else:
                 upd_rows[aid] = [aid, *state]
         self.changed = upd_rows.keys() | steps.keys() | moves.keys()
+        looked = self.looked
+        for aid in upd_rows:
+            looked[aid] = tick
+        if tick % BACK_TICKS == 0:
+            for aid in [aid for aid in looked if aid not in states]:
+                del looked[aid]
         for depth, tops in self.tops.items():
             old_tops = previous.tops.get(depth, {})
             if tops == old_tops:

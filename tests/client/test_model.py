@@ -13,7 +13,7 @@ from client.model import INFO_KEPT, ActorView, GameModel
 from protocol.codec import decode_server, encode_server
 from protocol.errors import ProtocolError
 from protocol.fov import pack_fov, pack_level_fov
-from protocol.messages import ChatOut, Delta, Info, Pong, Reject, Snapshot, Welcome
+from protocol.messages import BACK_TICKS, ChatOut, Delta, Info, Pong, Reject, Snapshot, Welcome
 
 TERRAIN = [
     ["rock", "rock", " ", "white", False, False],
@@ -248,6 +248,7 @@ junk_lists = st.lists(junk | records, max_size=6) | records
         upd=st.none() | junk_lists,
         mv=st.none() | junk_lists,
         st=st.none() | junk_lists,
+        back=st.none() | junk_lists,
         rm=st.none() | junk_lists,
         objs=st.none() | junk_lists,
         ev=st.none() | junk_lists,
@@ -377,6 +378,37 @@ def test_st_steps_actors_one_cell_and_keeps_their_other_fields() -> None:
     assert (rat.x, rat.y) == (1, 0) and (me.x, me.y) == (mx - 1, my + 1)
     m.apply(Delta(tick=105, st=["x", 9 * 8 + 2]))  # malformed first: nothing moves
     assert (rat.x, rat.y) == (1, 0)
+
+
+def test_back_brings_a_kept_actor_back_as_it_left_at_a_new_cell() -> None:
+    """Protocol 8: an actor that ``rm`` took out of view is kept ``BACK_TICKS``
+    ticks; ``back``, ``[gap, x, y, ...]`` with ids as in ``mv``, brings it
+    back as it was but for its cell. An id not kept is skipped, a malformed
+    triple ends the list, and a snapshot forgets every kept actor."""
+    m = model_2()
+    rat = m.actors[9]
+    m.apply(Delta(tick=102, rm=[9]))
+    assert 9 not in m.actors and m.kept[9] == (rat, 102)
+    m.apply(Delta(tick=110, back=[9, 4, 2, 395, 1, 1]))  # 9, and 404 never kept
+    assert m.actors[9] is rat and (rat.x, rat.y) == (4, 2) and 404 not in m.actors
+    assert (rat.name, rat.hp, rat.max_hp, rat.flags, rat.sts) == ("", 5, 5, 1, 0b101)
+    assert m.names[9] == "giant rat" and not m.kept
+
+    m.apply(Delta(tick=111, rm=[9]))
+    m.apply(Delta(tick=112, back=[0, 4, 2, 9, 3, 3]))  # a gap of 0 ends the list
+    m.apply(Delta(tick=113, back=[9, "x", 2]))  # malformed: ends it too
+    assert 9 not in m.actors and 9 in m.kept
+    m.apply(Delta(tick=114, add=[[9, 1, "", 3, 1, 4, 5, 1, 0]]))  # came back hurt: whole
+    assert m.actors[9].hp == 4 and not m.kept
+
+    m.apply(Delta(tick=202, rm=[9]))  # kept until an rm finds it too old
+    m.apply(Delta(tick=202 + BACK_TICKS, rm=[500]))  # (500: not in view)
+    assert 9 in m.kept
+    m.apply(Delta(tick=203 + 2 * BACK_TICKS, rm=[500]))
+    assert 9 not in m.kept  # pruned every BACK_TICKS ticks: kept at most twice that
+    m.apply(Delta(tick=204 + 2 * BACK_TICKS, rm=[7]))
+    m.apply(snapshot(me=dict(ME_2), actors=[[7, 0, "ann", 1, 1, 20, 20, 8 | 16, 0]]))
+    assert not m.kept and set(m.actors) == {7}
 
 
 def test_rm_removes_actors_given_by_gaps() -> None:

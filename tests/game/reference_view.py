@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages import STEP_CODES, Delta, ServerMessage
+from protocol.messages import BACK_TICKS, STEP_CODES, Delta, ServerMessage
 from server.game.game import Game
 from server.game.index import PRESENCE_PER_TICK, TickIndex, anonymise
 from server.game.views import PlayerView
@@ -26,6 +26,13 @@ class ReferenceView:
     def __init__(self, actor_id: int) -> None:
         self.actor_id = actor_id
         self.actors: dict[int, list[Any]] = {}
+        self.kept: dict[int, tuple[list[Any], int]] = {}
+        """Records of actors removed, with the tick of the rm (protocol 8)."""
+        self.looks: dict[int, list[Any]] = {}
+        """Health, maximum health, flags and statuses of every living actor
+        of a level with players, as of the last call."""
+        self.changed_at: dict[int, int] = {}
+        """The last tick each of those changed them or appeared."""
         self.objs: dict[tuple[int, int], str] = {}
         self.fov: Any = None
         self.me: dict[str, Any] = {}
@@ -50,8 +57,24 @@ class ReferenceView:
             if pile and actor.fov.contains(*pos)
         }
 
+    def _note_looks(self, game: Game) -> None:
+        """Note which actors' health, flags or statuses changed this tick, or
+        appeared, looking at every actor (protocol 8's ``back``)."""
+        world = game.world
+        looks = {
+            a.id: actor_record(a, -1, world.content)[5:]
+            for a in world.actors.values()
+            if a.hp > 0 and world.players_on(a.depth) > 0
+        }
+        for aid, look in looks.items():
+            if self.looks.get(aid) != look:
+                self.changed_at[aid] = world.tick
+        self.looks = looks
+
     def messages(self, game: Game, index: TickIndex, snapshot: bool) -> list[ServerMessage]:
-        """This tick's messages for the player (``snapshot``: the game sends one)."""
+        """This tick's messages for the player (``snapshot``: the game sends
+        one); called every tick."""
+        self._note_looks(game)
         world = game.world
         actor = world.actors[self.actor_id]
         # protocol 6: flat [seq, code, ...], a code the index of welcome.reasons
@@ -65,6 +88,7 @@ class ReferenceView:
         me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
         if snapshot:
             self.actors, self.objs, self.me = actors, dict(objs), me
+            self.kept = {}
             self.ack, self.fov, self.depth = actor.last_tag, actor.fov, actor.depth
             return [PlayerView(self.actor_id).snapshot(index, actor, rej or None)]
         fields: dict[str, Any] = {}
@@ -80,7 +104,29 @@ class ReferenceView:
         self.fov = fov
         gone = sorted(a for a in self.actors if a not in actors)
         rm = [a - b for a, b in zip(gone, [0, *gone])]  # protocol 6: ids as gaps
-        add = [actors[a] for a in sorted(actors) if a not in self.actors]
+        for a in gone:
+            self.kept[a] = (self.actors[a], world.tick)
+        # Protocol 8: an actor removed in the last BACK_TICKS ticks whose
+        # health, flags and statuses have not changed since the tick before
+        # (so the record the client kept is current but for the cell) comes back.
+        add: list[Any] = []
+        back: list[Any] = []
+        last_back = 0
+        for a in sorted(actors):
+            if a in self.actors:
+                continue
+            kept, left = self.kept.pop(a, (None, 0))
+            rec = actors[a]
+            if (
+                kept is not None
+                and world.tick - left <= BACK_TICKS
+                and self.changed_at.get(a, world.tick) < left
+            ):
+                assert kept[:3] + kept[5:] == rec[:3] + rec[5:], (kept, rec)
+                back += [a - last_back, rec[3], rec[4]]
+                last_back = a
+            else:
+                add.append(rec)
         differ = [a for a in sorted(actors) if a in self.actors and self.actors[a] != actors[a]]
         # Position alone changed (health, flags, statuses as sent): one step
         # from where the client has it is an st code, a longer move an mv triple.
@@ -99,7 +145,15 @@ class ReferenceView:
             else:
                 mv += [a - last_mv, x, y]
                 last_mv = a
-        for key, value in (("rm", rm), ("add", add), ("upd", upd), ("mv", mv), ("st", st)):
+        fields_in_order = (
+            ("rm", rm),
+            ("add", add),
+            ("upd", upd),
+            ("mv", mv),
+            ("st", st),
+            ("back", back),
+        )
+        for key, value in fields_in_order:
             if value:
                 fields[key] = value
         cells = {pos: key for pos, key in objs.items() if self.objs.get(pos) != key}

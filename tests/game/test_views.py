@@ -14,7 +14,7 @@ import pytest
 from client.model import GameModel
 from protocol.codec import decode_server, encode_server
 from protocol.fov import unpack_fov
-from protocol.messages import Delta, Snapshot, unpack_moves, unpack_steps
+from protocol.messages import BACK_TICKS, Delta, Snapshot, unpack_ids, unpack_moves, unpack_steps
 from server.game.game import CHECKPOINT_SPREAD_TICKS, SEND_BATCH, Game, GameError
 from server.game.store import Store
 from server.game.wire import actor_record, inventory_record, kind_keys, status_bits, wire_kind
@@ -40,6 +40,10 @@ def _check_no_leak(game: Game, pid: int, msg: Any) -> None:
     assert len(moves) * 3 == len(mv), f"malformed mv {mv}"
     for aid, x, y in moves:
         assert fov.contains(x, y), f"move of {aid} from outside the view"
+    back = unpack_moves(msg.back)
+    assert len(back) * 3 == len(msg.back or []), f"malformed back {msg.back}"
+    for aid, x, y in back:
+        assert fov.contains(x, y), f"{aid} back from outside the view"
     steps = unpack_steps(msg.st)
     assert len(steps) == len(msg.st or []), f"malformed st {msg.st}"
     for aid, _, _ in steps:
@@ -95,6 +99,9 @@ def _check_ids_known(pid: int, model: GameModel, msg: Any) -> None:
     if not isinstance(msg, Delta):
         return
     known |= {rec[0] for rec in msg.add or []}
+    for aid, _, _ in unpack_moves(msg.back):  # protocol 8: one the client kept
+        assert aid in model.kept and aid not in model.actors, f"back of actor {aid}, not kept"
+        known.add(aid)
     for rec in msg.upd or []:
         assert rec[0] in known, f"upd of unknown actor {rec[0]}"
     for aid, _, _ in unpack_moves(msg.mv):
@@ -503,3 +510,102 @@ def test_a_step_goes_in_st_a_longer_move_in_mv_and_a_hurt_step_in_upd() -> None:
         y,
         b.hp,
     )
+
+
+def _free_cell_out_of_view(game: Game, viewer: int, depth: int) -> tuple[int, int]:
+    """A free floor cell on ``depth`` outside player ``viewer``'s field of view."""
+    world = game.world
+    fov, level = world.actors[viewer].fov, world.level(depth)
+    assert fov is not None
+    for y in range(level.height):
+        for x in range(level.width):
+            if (
+                level.passable[y, x]
+                and world.actor_at(depth, x, y) is None
+                and not fov.contains(x, y)
+            ):
+                return x, y
+    raise AssertionError("no free cell out of view")
+
+
+def test_an_actor_comes_back_into_view_as_kept_or_whole_when_it_changed_or_was_gone_long() -> None:
+    """Protocol 8: an actor that left a watcher's view and comes back with
+    its health, flags and statuses unchanged since the watcher last got them
+    comes ``back`` as ``[gap, x, y]``; one hurt since it left the view (also
+    in the very tick it left: the client never got that health; also if
+    healed again since), or gone longer than ``BACK_TICKS`` ticks, comes as
+    a whole ``add`` record. The watcher's model ends each time with the
+    actor where and as it is."""
+    world = World(1)
+    game = Game(world, Store(":memory:"))
+    ann, _ = game.join("ann", None, "warrior", object())
+    bob, _ = game.join("bob", None, "warrior", object())
+    model = GameModel()
+    model.apply(decode_server(encode_server(ann)))
+
+    def tick() -> Delta | None:
+        msgs = game.step().get(ann.id, [])
+        for m in msgs:
+            model.apply(decode_server(encode_server(m)))
+        deltas = [m for m in msgs if isinstance(m, Delta)]
+        assert deltas == msgs and len(deltas) <= 1, msgs
+        return deltas[0] if deltas else None
+
+    for _ in range(3):  # the snapshots, then quiet
+        for m in game.step().get(ann.id, []):
+            model.apply(decode_server(encode_server(m)))
+    b = world.actors[bob.id]
+    home = (b.x, b.y)
+
+    def leave(hurt: int = 0) -> None:
+        world.move_actor(b, *_free_cell_out_of_view(game, ann.id, b.depth))
+        b.hp -= hurt
+        d = tick()
+        assert d is not None and bob.id in unpack_ids(d.rm)
+        assert bob.id not in model.actors and bob.id in model.kept
+
+    def come_back() -> Delta:
+        world.move_actor(b, *home)
+        d = tick()
+        assert d is not None and bob.id in world.sees[ann.id]
+        seen = model.actors[bob.id]
+        assert (seen.name, seen.x, seen.y, seen.hp, seen.max_hp) == ("bob", *home, b.hp, b.max_hp)
+        return d
+
+    def came_back(d: Delta) -> bool:
+        """Whether bob came back in ``back`` (else in ``add``, never both)."""
+        backs = [m for m in unpack_moves(d.back) if m[0] == bob.id]
+        adds = [r for r in d.add or [] if r[0] == bob.id]
+        assert len(backs) + len(adds) == 1, d
+        assert backs in ([], [(bob.id, *home)])
+        return bool(backs)
+
+    leave()
+    for _ in range(5):
+        tick()
+    assert came_back(come_back())
+
+    leave()
+    b.hp -= 1  # hurt out of view
+    assert not came_back(come_back())
+
+    leave(hurt=1)  # hurt in the tick it left: the client kept its health before
+    assert not came_back(come_back())
+
+    leave()
+    b.hp -= 1
+    tick()
+    b.hp += 1  # hurt and healed out of view: as the client kept it, but changed
+    assert not came_back(come_back())
+
+    b.hp = b.max_hp  # no regeneration while it waits out of view
+    tick()
+    leave()  # in the delta of tick T: back up to tick T + BACK_TICKS
+    for _ in range(BACK_TICKS - 1):
+        tick()
+    assert came_back(come_back())
+
+    leave()
+    for _ in range(BACK_TICKS):
+        tick()
+    assert not came_back(come_back())

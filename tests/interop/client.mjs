@@ -17,7 +17,9 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 7;
+const PROTOCOL_VERSION = 8;
+// version 8: how many ticks a record removed by delta.rm is kept for delta.back
+const BACK_TICKS = 100;
 // version 7: the direction of each step code of delta.st, [dx, dy],
 // clockwise from north.
 const STEP_DIRECTIONS = [[0, -1], [1, -1], [1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1]];
@@ -200,6 +202,7 @@ class Game {
     this.visible = null; // Uint8Array w*h, 1 in view
     this.fovRaw = null;
     this.actors = new Map(); // id -> {id, kind, name, x, y, hp, max_hp, flags}
+    this.kept = new Map(); // version 8: id -> [record, tick of its rm]
     this.objs = new Map(); // "x,y" -> item key
     this.me = null;
     this.ack = -1;
@@ -322,6 +325,7 @@ class Game {
     for (const c of this.map) check(c === 255 || c < this.terrain.length, `snap.map has code ${c}`);
     this.setFov(m.fov);
     this.actors = new Map();
+    this.kept = new Map();
     check(isList(m.actors), "snap.actors");
     for (const rec of m.actors) this.addActor(rec, "snap");
     this.objs = new Map();
@@ -372,12 +376,31 @@ class Game {
         check(gap >= 1, `delta.rm gap ${gap} (ids must increase)`);
         id += gap;
         check(this.actors.has(id), `delta.rm of unknown actor ${id}`);
+        this.kept.set(id, [this.actors.get(id), m.tick]); // version 8: kept for back
         this.actors.delete(id);
       }
     }
     if ("add" in m) {
       check(isList(m.add), "delta.add");
       for (const rec of m.add) this.addActor(rec, "delta.add");
+    }
+    if ("back" in m) {
+      // version 8: [gap, x, y, ...]: an actor removed at most BACK_TICKS ticks
+      // ago comes back as it was kept, at (x, y); ids as in mv
+      check(isList(m.back) && m.back.length > 0 && m.back.length % 3 === 0 && m.back.every(isInt),
+        `delta.back ${show(m.back)}`);
+      let id = 0;
+      for (let i = 0; i < m.back.length; i += 3) {
+        const [gap, x, y] = m.back.slice(i, i + 3);
+        check(gap >= 1, `delta.back gap ${gap} (ids must increase)`);
+        id += gap;
+        const kept = this.kept.get(id);
+        check(kept !== undefined, `delta.back of actor ${id}, not kept`);
+        check(m.tick - kept[1] <= BACK_TICKS, `delta.back of actor ${id} removed at tick ${kept[1]}`);
+        check(!this.actors.has(id), `delta.back of actor ${id}, already in view`);
+        this.kept.delete(id);
+        this.actors.set(id, Object.assign(kept[0], { x, y }));
+      }
     }
     if ("upd" in m) {
       check(isList(m.upd), "delta.upd");
@@ -468,6 +491,7 @@ class Game {
     check(!this.actors.has(id), `${where} adds actor ${id} that is already in view`);
     this.checkSts(sts, `${where} actor ${id}`);
     this.actors.set(id, { id, kind, name: aname, x, y, hp, max_hp: maxHp, flags, sts });
+    this.kept.delete(id);
   }
 
   // "bit k set iff status code k is active": only codes of welcome.statuses

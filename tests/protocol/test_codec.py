@@ -788,6 +788,18 @@ def test_unpack_steps_reads_gap_and_direction_from_one_int() -> None:
     assert isinstance(wire, Delta) and wire.st == [74, 29] and wire.mv == [5, 1, 1]
 
 
+def test_back_goes_through_the_codec_and_is_checked_for_shape() -> None:
+    """Protocol 8's ``back`` rides in a delta as a flat list, read as ``mv``
+    is; a ``back`` that is not a list is a bad field."""
+    wire = decode_server(encode_server(Delta(tick=3, back=[9, 4, 1, 3, 6, 2], st=[74])))
+    assert isinstance(wire, Delta) and wire.back == [9, 4, 1, 3, 6, 2] and wire.st == [74]
+    assert unpack_moves(wire.back) == [(9, 4, 1), (12, 6, 2)]
+    assert decode_server(encode_server(Delta(tick=3))) == Delta(tick=3)  # absent: None
+    with pytest.raises(ProtocolError) as err:
+        decode_server(msgpack.packb({"t": "delta", "tick": 3, "back": 5}))
+    assert err.value.code is ErrorCode.BAD_FIELD and "back" in str(err.value)
+
+
 def test_unpack_ids_reads_rm_as_gaps_and_stops_at_a_bad_gap() -> None:
     """Protocol 6's ``rm``: ``[gap, ...]``, ids increasing from 0 by their gaps."""
     assert unpack_ids([9, 3, 1]) == [9, 12, 13]
