@@ -468,6 +468,8 @@ class GameModel:
     def _apply_delta(self, msg: Delta) -> list[list[Any]]:
         if _is_int(msg.tick):
             self.tick = msg.tick
+        else:  # the tick after the last snap or delta's (protocol 9)
+            self.tick += 1
         if _is_int(msg.ack):
             self.ack = msg.ack
         self.replaced_tiles = {}

@@ -382,7 +382,9 @@ def _pack(obj: object) -> bytes:
 
 
 def _enc_delta(m: Delta) -> dict[str, Any]:
-    obj: dict[str, Any] = {"t": "delta", "tick": m.tick}
+    obj: dict[str, Any] = {"t": "delta"}
+    if m.tick is not None:
+        obj["tick"] = m.tick
     if m.ack is not None:
         obj["ack"] = m.ack
     if m.tiles is not None:
@@ -547,9 +549,9 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
     ),
     "delta": (
         Delta,
-        [("tick", "tick", _int)],
+        [],
         [
-            ("ack", "ack", _int), ("tiles", "tiles", _list), ("fov", "fov", _fov),
+            ("tick", "tick", _int), ("ack", "ack", _int), ("tiles", "tiles", _list), ("fov", "fov", _fov),
             ("add", "add", _list), ("upd", "upd", _list), ("mv", "mv", _list), ("st", "st", _list),
             ("back", "back", _list), ("rm", "rm", _list),
             ("objs", "objs", _list), ("ev", "ev", _list), ("me", "me", _dict),

@@ -111,6 +111,9 @@ class PlayerView:
         self.prune_at = 0
         """The tick from which :attr:`kept` is next pruned of entries too old
         for ``back``."""
+        self.sent_tick = -2
+        """The tick of the last snapshot or delta built for the client: a
+        delta for the tick after it leaves ``tick`` out (protocol 9)."""
 
     def _visible_ids(self, index: TickIndex) -> set[int] | frozenset[int]:
         """The actors in view: the world's own set (:attr:`World.sees`), which
@@ -149,6 +152,7 @@ class PlayerView:
         self.depth = actor.depth
         self.ids = self._visible_ids(index)
         self.kept = {}  # a snapshot replaces all the client knows of actors
+        self.sent_tick = world.tick
         self.prune_at = world.tick + BACK_TICKS
         seen = self._visible_objs(index, actor)
         self.objs = dict(seen)
@@ -322,7 +326,10 @@ class PlayerView:
         self._me_delta(actor, world, fields, index.may_touch_me(self.actor_id))
         if not fields:
             return None
-        return Delta(tick=world.tick, **fields)
+        tick = world.tick
+        implied = tick == self.sent_tick + 1  # protocol 9: the client counts on
+        self.sent_tick = tick
+        return Delta(tick=None if implied else tick, **fields)
 
     def _objs_after_move(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
         """Floor changes when the field of view changed: every cell in view,

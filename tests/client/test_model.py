@@ -147,6 +147,20 @@ def test_empty_delta_changes_only_tick() -> None:
     assert before[1:] == (m.actors, m.objs, m.me, m.ack)
 
 
+def test_a_delta_without_tick_is_for_the_tick_after_the_last_ones() -> None:
+    """Protocol 9: a delta leaves ``tick`` out when it is one more than the
+    tick of the previous snap or delta; the model counts on."""
+    m = model()  # the snap of tick 101
+    m.apply(Delta(me={"hp": 19}))
+    assert m.tick == 102 and m.me["hp"] == 19
+    m.apply(Delta())
+    m.apply(Delta(tick=110))  # a quiet stretch: the tick comes again
+    m.apply(Delta(me={"hp": 18}))
+    assert m.tick == 111
+    wire = decode_server(encode_server(Delta(ack=3)))
+    assert isinstance(wire, Delta) and wire.tick is None and wire.ack == 3
+
+
 def test_other_messages_change_nothing() -> None:
     m = model()
     for msg in (Pong(1, 999), Reject(3, "blocked"), ChatOut("bob", "hi", 5)):
@@ -240,7 +254,7 @@ junk_lists = st.lists(junk | records, max_size=6) | records
 @given(
     st.builds(
         Delta,
-        tick=st.integers(0, 10**6),
+        tick=st.none() | st.integers(0, 10**6),
         ack=st.none() | st.integers(-1, 10),
         tiles=st.none() | st.lists(st.integers(-2, 300), max_size=30),
         fov=st.none() | st.just(pack_level_fov(np.eye(3, 5, dtype=bool))),

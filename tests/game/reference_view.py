@@ -38,6 +38,8 @@ class ReferenceView:
         self.me: dict[str, Any] = {}
         self.ack = -1
         self.depth = 0
+        self.sent_tick = -2
+        """The tick of the last snap or delta (protocol 9)."""
 
     def _actors(self, game: Game) -> dict[int, list[Any]]:
         world = game.world
@@ -89,6 +91,7 @@ class ReferenceView:
         if snapshot:
             self.actors, self.objs, self.me = actors, dict(objs), me
             self.kept = {}
+            self.sent_tick = world.tick
             self.ack, self.fov, self.depth = actor.last_tag, actor.fov, actor.depth
             return [PlayerView(self.actor_id).snapshot(index, actor, rej or None)]
         fields: dict[str, Any] = {}
@@ -176,7 +179,12 @@ class ReferenceView:
             fields["ev"] = ev
         if diff:
             fields["me"] = diff
-        return [Delta(tick=world.tick, **fields)] if fields else []
+        if not fields:
+            return []
+        # Protocol 9: no tick in a delta for the tick after the last message's.
+        tick = None if world.tick == self.sent_tick + 1 else world.tick
+        self.sent_tick = world.tick
+        return [Delta(tick=tick, **fields)]
 
     def _events(self, index: TickIndex, actor: Actor, fov: Any, known: set[int]) -> list[list[Any]]:
         """Every event of the tick the player saw or took part in, found by a

@@ -609,3 +609,30 @@ def test_an_actor_comes_back_into_view_as_kept_or_whole_when_it_changed_or_was_g
     for _ in range(BACK_TICKS):
         tick()
     assert not came_back(come_back())
+
+
+def test_a_delta_leaves_out_its_tick_when_it_follows_the_last_message() -> None:
+    """Protocol 9: a delta for the tick right after the previous snapshot or
+    delta has no ``tick``; after a tick with no message it has one. The
+    watcher's model knows the tick after every message."""
+    world = World(1)
+    game = Game(world, Store(":memory:"))
+    ann, _ = game.join("ann", None, "warrior", object())
+    model = GameModel()
+    model.apply(decode_server(encode_server(ann)))
+    last = -1  # the tick of the last snap or delta
+    implied = given = 0
+    for t in range(40):
+        if t % 10 < 5:  # now and then ann walks, in between nothing changes
+            game.command(ann.id, t, "move", MOVES[t % len(MOVES)])
+        for m in game.step().get(ann.id, []):
+            model.apply(decode_server(encode_server(m)))
+            assert model.tick == world.tick
+            if isinstance(m, Delta) and m.tick is None:
+                assert last == world.tick - 1
+                implied += 1
+            elif isinstance(m, Delta):
+                assert m.tick == world.tick and last < world.tick - 1
+                given += 1
+            last = world.tick
+    assert implied > 5 and given > 2

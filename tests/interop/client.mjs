@@ -17,7 +17,7 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 8;
+const PROTOCOL_VERSION = 9;
 // version 8: how many ticks a record removed by delta.rm is kept for delta.back
 const BACK_TICKS = 100;
 // version 7: the direction of each step code of delta.st, [dx, dy],
@@ -358,11 +358,14 @@ class Game {
 
   onDelta(m) {
     check(this.map !== null, "delta before snap");
-    check(isInt(m.tick), "delta.tick");
+    // version 9: no tick means the tick after the last snap's or delta's
+    const tick = "tick" in m ? m.tick : this.tick + 1;
+    check(isInt(tick), "delta.tick");
     // "Sent at most once per tick"
-    check(m.tick > this.lastDeltaTick, `delta for tick ${m.tick} after tick ${this.lastDeltaTick}`);
-    this.lastDeltaTick = m.tick;
-    this.tick = m.tick;
+    check(tick > this.lastDeltaTick, `delta for tick ${tick} after tick ${this.lastDeltaTick}`);
+    check(!("tick" in m) || m.tick !== this.tick + 1, `delta.tick ${m.tick} sent though implied`);
+    this.lastDeltaTick = tick;
+    this.tick = tick;
     // "apply tiles, rm, add, upd, objs in that order, then treat ev as things
     // that happened during the tick". The document gives no place in that
     // order to fov, me and ack; they are independent of the others, so they
@@ -376,7 +379,7 @@ class Game {
         check(gap >= 1, `delta.rm gap ${gap} (ids must increase)`);
         id += gap;
         check(this.actors.has(id), `delta.rm of unknown actor ${id}`);
-        this.kept.set(id, [this.actors.get(id), m.tick]); // version 8: kept for back
+        this.kept.set(id, [this.actors.get(id), this.tick]); // version 8: kept for back
         this.actors.delete(id);
       }
     }
@@ -396,7 +399,7 @@ class Game {
         id += gap;
         const kept = this.kept.get(id);
         check(kept !== undefined, `delta.back of actor ${id}, not kept`);
-        check(m.tick - kept[1] <= BACK_TICKS, `delta.back of actor ${id} removed at tick ${kept[1]}`);
+        check(this.tick - kept[1] <= BACK_TICKS, `delta.back of actor ${id} removed at tick ${kept[1]}`);
         check(!this.actors.has(id), `delta.back of actor ${id}, already in view`);
         this.kept.delete(id);
         this.actors.set(id, Object.assign(kept[0], { x, y }));
@@ -456,7 +459,7 @@ class Game {
       check(isList(m.ev), "delta.ev");
       for (const e of m.ev) this.onEvent(e);
     }
-    this.checkInvariants(`delta of tick ${m.tick}`);
+    this.checkInvariants(`delta of tick ${this.tick}`);
   }
 
   applyTiles(tiles) {

@@ -800,6 +800,18 @@ def test_back_goes_through_the_codec_and_is_checked_for_shape() -> None:
     assert err.value.code is ErrorCode.BAD_FIELD and "back" in str(err.value)
 
 
+def test_a_delta_may_leave_tick_out_but_not_send_a_bad_one() -> None:
+    """Protocol 9: ``tick`` is optional in a delta (the tick after the last
+    message's); present, it must be an int."""
+    frame = encode_server(Delta(st=[74]))
+    assert msgpack.unpackb(frame) == {"t": "delta", "st": [74]}
+    assert decode_server(frame) == Delta(st=[74])
+    assert decode_server(encode_server(Delta(tick=7))) == Delta(tick=7)
+    with pytest.raises(ProtocolError) as err:
+        decode_server(msgpack.packb({"t": "delta", "tick": "7"}))
+    assert err.value.code is ErrorCode.BAD_FIELD and "tick" in str(err.value)
+
+
 def test_unpack_ids_reads_rm_as_gaps_and_stops_at_a_bad_gap() -> None:
     """Protocol 6's ``rm``: ``[gap, ...]``, ids increasing from 0 by their gaps."""
     assert unpack_ids([9, 3, 1]) == [9, 12, 13]
