@@ -18,7 +18,7 @@ from protocol.messages import BACK_TICKS, Delta, Snapshot, unpack_ids, unpack_mo
 from server.game.game import CHECKPOINT_SPREAD_TICKS, SEND_BATCH, Game, GameError
 from server.game.store import Store
 from server.game.wire import actor_record, inventory_record, kind_keys, status_bits, wire_kind
-from server.sim.actors import Mind, new_monster
+from server.sim.actors import Actor, Mind, new_monster
 from server.sim.casting import castable
 from server.sim.events import RejectReason
 from server.sim.world import World
@@ -458,17 +458,27 @@ def _free_cell_in_view(game: Game, viewer: int, near: Any, dist: int) -> tuple[i
     return min(free, key=lambda c: c[0] == near.x or c[1] == near.y)
 
 
-def test_a_step_goes_in_st_a_longer_move_in_mv_and_a_hurt_step_in_upd() -> None:
-    """Protocol 7: another player's one-cell step reaches a watcher as an
-    ``st`` value (gap × 8 + direction), a move of more than one cell as an
-    ``mv`` triple, and a step that also changed health as an ``upd`` row;
-    the watcher's model follows all three."""
+def _ann_watching_bob() -> tuple[World, Game, Actor, Actor, GameModel]:
+    """A fresh world with ann and bob by its entrance, and ann's client model
+    after the snapshots and a quiet tick or two."""
     world = World(1)
     game = Game(world, Store(":memory:"))
     ann, _ = game.join("ann", None, "warrior", object())
     bob, _ = game.join("bob", None, "warrior", object())
     model = GameModel()
     model.apply(decode_server(encode_server(ann)))
+    for _ in range(3):
+        for m in game.step().get(ann.id, []):
+            model.apply(decode_server(encode_server(m)))
+    return world, game, world.actors[ann.id], world.actors[bob.id], model
+
+
+def test_a_step_goes_in_st_a_longer_move_in_mv_and_a_hurt_step_in_upd() -> None:
+    """Protocol 7: another player's one-cell step reaches a watcher as an
+    ``st`` value (gap × 8 + direction), a move of more than one cell as an
+    ``mv`` triple, and a step that also changed health as an ``upd`` row;
+    the watcher's model follows all three."""
+    world, game, ann, bob, model = _ann_watching_bob()
 
     def watch() -> Delta:
         msgs = game.step().get(ann.id, [])
@@ -477,9 +487,6 @@ def test_a_step_goes_in_st_a_longer_move_in_mv_and_a_hurt_step_in_upd() -> None:
         assert len(msgs) == 1 and isinstance(msgs[0], Delta), msgs
         return msgs[0]
 
-    for _ in range(3):  # the snapshots, then quiet
-        for m in game.step().get(ann.id, []):
-            model.apply(decode_server(encode_server(m)))
     b = world.actors[bob.id]
     assert bob.id in world.sees[ann.id]
 
@@ -536,12 +543,7 @@ def test_an_actor_comes_back_into_view_as_kept_or_whole_when_it_changed_or_was_g
     healed again since), or gone longer than ``BACK_TICKS`` ticks, comes as
     a whole ``add`` record. The watcher's model ends each time with the
     actor where and as it is."""
-    world = World(1)
-    game = Game(world, Store(":memory:"))
-    ann, _ = game.join("ann", None, "warrior", object())
-    bob, _ = game.join("bob", None, "warrior", object())
-    model = GameModel()
-    model.apply(decode_server(encode_server(ann)))
+    world, game, ann, bob, model = _ann_watching_bob()
 
     def tick() -> Delta | None:
         msgs = game.step().get(ann.id, [])
@@ -551,9 +553,6 @@ def test_an_actor_comes_back_into_view_as_kept_or_whole_when_it_changed_or_was_g
         assert deltas == msgs and len(deltas) <= 1, msgs
         return deltas[0] if deltas else None
 
-    for _ in range(3):  # the snapshots, then quiet
-        for m in game.step().get(ann.id, []):
-            model.apply(decode_server(encode_server(m)))
     b = world.actors[bob.id]
     home = (b.x, b.y)
 
