@@ -246,35 +246,31 @@ class PlayerView:
                     self.kept = {a: t for a, t in kept.items() if tick - t <= BACK_TICKS}
                     self.prune_at = tick + BACK_TICKS
             if add:
-                kept = self.kept
-                if kept:
-                    # Protocol 8: those the client kept when they left in the
-                    # last BACK_TICKS ticks, with health, flags and statuses
-                    # unchanged since the tick before (TickIndex.looked: the
-                    # kept record is current but for the cell), come back
-                    # as [gap, x, y]; the others as whole records.
-                    tick, looked, states = world.tick, index.looked, index.states
-                    back: list[int] = []
-                    records: list[list[Any]] = []
-                    last = 0
-                    for aid in sorted(add):
-                        left = kept.pop(aid, None)
-                        if (
-                            left is not None
-                            and tick - left <= BACK_TICKS
-                            and looked.get(aid, tick) < left
-                        ):
-                            state = states[aid]
-                            back += (aid - last, state[0], state[1])
-                            last = aid
-                        else:
-                            records.append(self._record(index, aid))
-                    if records:
-                        fields["add"] = records
-                    if back:
-                        fields["back"] = back
-                else:
-                    fields["add"] = [self._record(index, aid) for aid in sorted(add)]
+                # Protocol 8: those the client kept when they left in the
+                # last BACK_TICKS ticks, with health, flags and statuses
+                # unchanged since the tick before (TickIndex.looked: the
+                # kept record is current but for the cell), come back as
+                # [gap, x, y]; the others as whole records.
+                kept, tick, looked, states = self.kept, world.tick, index.looked, index.states
+                back: list[int] = []
+                records: list[list[Any]] = []
+                last = 0
+                for aid in sorted(add):
+                    left = kept.pop(aid, None)
+                    if (
+                        left is not None
+                        and tick - left <= BACK_TICKS
+                        and looked.get(aid, tick) < left
+                    ):
+                        state = states[aid]
+                        back += (aid - last, state[0], state[1])
+                        last = aid
+                    else:
+                        records.append(self._record(index, aid))
+                if records:
+                    fields["add"] = records
+                if back:
+                    fields["back"] = back
                 upd_ids -= add
         if upd_ids:
             # Position-only changes: one-cell steps go as st codes (gap × 8 +

@@ -179,6 +179,22 @@ class Conn {
   }
 }
 
+// Version 5's [gap, x, y, ...] (mv, and version 8's back): each id the one
+// before plus its gap (from 0), so every gap is at least 1. Returns
+// [[id, x, y], ...] after checking the whole list.
+function gapTriples(flat, where) {
+  check(isList(flat) && flat.length % 3 === 0 && flat.every(isInt), `${where} ${show(flat)}`);
+  const out = [];
+  let id = 0;
+  for (let i = 0; i < flat.length; i += 3) {
+    const [gap, x, y] = flat.slice(i, i + 3);
+    check(gap >= 1, `${where} gap ${gap} (ids must increase)`);
+    id += gap;
+    out.push([id, x, y]);
+  }
+  return out;
+}
+
 function show(v) {
   return JSON.stringify(v, (k, x) => (x instanceof Uint8Array ? `<${x.length} bytes>` : x));
 }
@@ -390,13 +406,8 @@ class Game {
     if ("back" in m) {
       // version 8: [gap, x, y, ...]: an actor removed at most BACK_TICKS ticks
       // ago comes back as it was kept, at (x, y); ids as in mv
-      check(isList(m.back) && m.back.length > 0 && m.back.length % 3 === 0 && m.back.every(isInt),
-        `delta.back ${show(m.back)}`);
-      let id = 0;
-      for (let i = 0; i < m.back.length; i += 3) {
-        const [gap, x, y] = m.back.slice(i, i + 3);
-        check(gap >= 1, `delta.back gap ${gap} (ids must increase)`);
-        id += gap;
+      check(isList(m.back) && m.back.length > 0, `delta.back ${show(m.back)}`);
+      for (const [id, x, y] of gapTriples(m.back, "delta.back")) {
         const kept = this.kept.get(id);
         check(kept !== undefined, `delta.back of actor ${id}, not kept`);
         check(this.tick - kept[1] <= BACK_TICKS, `delta.back of actor ${id} removed at tick ${kept[1]}`);
@@ -417,13 +428,7 @@ class Game {
       }
     }
     if ("mv" in m) {
-      check(isList(m.mv) && m.mv.length % 3 === 0 && m.mv.every(isInt), `delta.mv ${show(m.mv)}`);
-      // version 5: [gap, x, y, ...], each id the one before plus its gap (from 0)
-      let id = 0;
-      for (let i = 0; i < m.mv.length; i += 3) {
-        const [gap, x, y] = m.mv.slice(i, i + 3);
-        check(gap >= 1, `delta.mv gap ${gap} (ids must increase)`);
-        id += gap;
+      for (const [id, x, y] of gapTriples(m.mv, "delta.mv")) {
         const a = this.actors.get(id);
         check(a !== undefined, `delta.mv of unknown actor ${id}`);
         Object.assign(a, { x, y });
