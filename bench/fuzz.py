@@ -56,7 +56,7 @@ async def _join(url: str, name: str) -> tuple[Any, dict[str, Any]]:
     await ws.send(msgpack.packb({"t": "hello", "v": PROTOCOL_VERSION, "name": name}))
     while True:
         msg = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10), raw=False)
-        if msg["t"] == "welcome":
+        if msg.get("t") == "welcome":
             return ws, msg
 
 
@@ -72,7 +72,7 @@ async def _honest(url: str, stop: asyncio.Event, rtts: list[float], missed: list
             async with asyncio.timeout(5):
                 while True:
                     msg = msgpack.unpackb(await ws.recv(), raw=False)
-                    if msg["t"] == "pong" and msg["id"] == n:
+                    if msg.get("t") == "pong" and msg["id"] == n:
                         break
             rtts.append((time.perf_counter() - sent) * 1000)
         except TimeoutError:

@@ -220,7 +220,7 @@ class LeanClient(asyncio.Protocol):
         counters.bytes += len(data)
         try:
             msg = self.gen.unpack(data)
-            t = msg["t"]
+            t = msg.get("t", "delta")  # a delta carries no "t" (protocol 10)
         except Exception:  # noqa: BLE001 -- any undecodable frame is counted, not fatal
             counters.errors["undecodable"] += 1
             return

@@ -382,7 +382,7 @@ def _pack(obj: object) -> bytes:
 
 
 def _enc_delta(m: Delta) -> dict[str, Any]:
-    obj: dict[str, Any] = {"t": "delta"}
+    obj: dict[str, Any] = {}  # no "t": a server map without one is a delta (protocol 10)
     if m.tick is not None:
         obj["tick"] = m.tick
     if m.ack is not None:
@@ -573,8 +573,9 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
 def decode_server(data: bytes) -> ServerMessage:
     """Decode one frame a server sent, checking its shape.
 
-    Required keys must be present with the right types; optional keys (of
-    ``delta``, and ``welcome``'s version-2 tables) may be absent or nil;
+    A map without ``"t"`` is a ``delta`` (protocol 10: the most frequent
+    message carries no type; every other one does). Required keys must be
+    present with the right types; optional keys (of ``delta``, and ``welcome``'s version-2 tables) may be absent or nil;
     unknown keys are ignored. A ``snap``'s ``map``
     must hold ``w * h`` bytes and every ``fov`` must be well formed. Records
     inside lists are not checked here.
@@ -586,13 +587,17 @@ def decode_server(data: bytes) -> ServerMessage:
         The message.
 
     Raises:
-        ProtocolError: ``bad_message`` (not bytes, not a map, no ``"t"``),
-            ``bad_msgpack``, ``unknown_type`` or ``bad_field``. The connection
-            is still usable; the frame should be dropped.
+        ProtocolError: ``bad_message`` (not bytes, not a map, a ``"t"``
+            that is not a string), ``bad_msgpack``, ``unknown_type`` or
+            ``bad_field``. The connection is still usable; the frame should
+            be dropped.
     """
     if not isinstance(data, (bytes, bytearray)):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, "a frame must be bytes")
-    obj, t = _type_of(_unpack(data, max(len(data), 1)))
+    raw = _unpack(data, max(len(data), 1))
+    if isinstance(raw, dict) and "t" not in raw:
+        raw["t"] = "delta"  # a delta carries no "t" (protocol 10)
+    obj, t = _type_of(raw)
     schema = _SERVER_SCHEMAS.get(t)
     if schema is None:
         raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"no server message type {_show(t)}")

@@ -288,7 +288,11 @@ class Delta:
     ``tick`` is None (the key absent) when the delta is for the tick right
     after that of the previous ``snap`` or ``delta`` sent to the client, as
     most are: the client counts on from there (protocol 9: the key and its
-    value took 8 to 10 bytes of a crowded frame of about 75)."""
+    value took 8 to 10 bytes of a crowded frame of about 75).
+
+    On the wire a delta is the one server message without ``"t"``: a map
+    with no type is a delta (protocol 10: ``"t": "delta"`` took 8 bytes of
+    a crowded frame of about 66)."""
 
     tick: int | None = None
     ack: int | None = None

@@ -87,6 +87,7 @@ async def _recv(ws: ClientConnection) -> dict[str, Any]:
     data = await ws.recv()
     assert isinstance(data, bytes)
     out: dict[str, Any] = msgpack.unpackb(data, raw=False)
+    out.setdefault("t", "delta")  # a delta carries no "t" (protocol 10)
     return out
 
 

@@ -1,6 +1,6 @@
 """A cluster gateway: the players' websockets, routed to the workers.
 
-It speaks the client protocol unchanged (docs/protocol.md, version 9): a
+It speaks the client protocol unchanged (docs/protocol.md, version 10): a
 client cannot tell a gateway from ``underhall serve``. It holds no game
 state: on ``hello`` it asks the workers (``P.join``) to seat the player,
 passes the ``welcome`` on, then forwards each checked client message to

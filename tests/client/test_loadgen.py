@@ -157,7 +157,7 @@ async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
     client.answered = False
     client.pending.extend([(6, 0.0), (7, 0.0)])
     rej = [6, REASONS.index("blocked"), 7, REASONS.index("occupied"), 8, len(REASONS)]
-    frame = {"t": "delta", "tick": 40, "ack": 7, "rej": rej}
+    frame = {"tick": 40, "ack": 7, "rej": rej}
     client._on_message(msgpack.packb(frame, use_bin_type=True))
     # A code the table lacks is counted under its number, not dropped.
     assert gen.counters.rejects == {
@@ -199,7 +199,7 @@ async def test_frames_split_anywhere_are_each_read_once_and_pings_answered() -> 
         return head + payload
 
     deltas = [
-        msgpack.packb({"t": "delta", "tick": t, "ev": [["xp", 1, 2]] * size}, use_bin_type=True)
+        msgpack.packb({"tick": t, "ev": [["xp", 1, 2]] * size}, use_bin_type=True)
         for t, size in ((1, 1), (2, 40), (3, 2))
     ]
     assert len(deltas[1]) >= 126  # one frame with a 16-bit length

@@ -17,7 +17,7 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 9;
+const PROTOCOL_VERSION = 10;
 // version 8: how many ticks a record removed by delta.rm is kept for delta.back
 const BACK_TICKS = 100;
 // version 7: the direction of each step code of delta.st, [dx, dy],
@@ -103,7 +103,11 @@ class Conn {
       } catch (err) {
         fail(`the server sent a frame that is not msgpack: ${err.message}`);
       }
-      check(isMap(msg) && isStr(msg.t), `a server message must be a map with a string "t": ${show(msg)}`);
+      check(isMap(msg), `a server message must be a map: ${show(msg)}`);
+      // version 10: a delta is the one message without "t"; every other one has a string "t"
+      check(msg.t !== "delta", `a delta must come without "t": ${show(msg)}`);
+      if (msg.t === undefined) msg.t = "delta";
+      check(isStr(msg.t), `a server message's "t" must be a string: ${show(msg)}`);
       if (DEBUG) process.stderr.write(`<- ${show(msg)}\n`);
       this.onMessage(msg);
       for (const w of this.waiters) if (!w.done && w.pred(msg)) w.finish(null, msg);

@@ -78,6 +78,7 @@ async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
     assert isinstance(data, bytes)
     out = msgpack.unpackb(data, raw=False)
     assert isinstance(out, dict)
+    out.setdefault("t", "delta")  # a delta carries no "t" (protocol 10)
     return out
 
 

@@ -295,7 +295,7 @@ async def fuzz_connection(
             await conn.send(OP_BINARY, _pack(hello))
             while True:  # until the welcome (or a refusal)
                 opcode, payload = await asyncio.wait_for(conn.recv(), timeout)
-                if opcode != OP_BINARY or msgpack.unpackb(payload)["t"] in ("welcome", "error"):
+                if opcode != OP_BINARY or msgpack.unpackb(payload).get("t") in ("welcome", "error"):
                     break
         count = 1 if kind in ONE_PER_CONNECTION else BATCH
         for _ in range(count):

@@ -59,6 +59,7 @@ class Raw:
             if op == OP_BINARY:
                 out = msgpack.unpackb(data, raw=False)
                 assert isinstance(out, dict)
+                out.setdefault("t", "delta")  # a delta carries no "t" (protocol 10)
                 return out
 
     async def replies(self, count: int, timeout: float = 5.0) -> list[tuple[str, Any]]:
@@ -71,9 +72,9 @@ class Raw:
                 out.append(("control", op))
                 continue
             msg = msgpack.unpackb(data, raw=False)
-            if msg["t"] == "pong":
+            if msg.get("t") == "pong":
                 out.append(("pong", msg["id"]))
-            elif msg["t"] == "error":
+            elif msg.get("t") == "error":
                 out.append(("error", msg["code"]))
         return out
 

@@ -244,7 +244,23 @@ def test_server_round_trip(msg: ServerMessage) -> None:
 
 def test_delta_omits_absent_keys() -> None:
     raw = msgpack.unpackb(encode_server(Delta(tick=7, ack=3)))
-    assert raw == {"t": "delta", "tick": 7, "ack": 3}
+    assert raw == {"tick": 7, "ack": 3}
+
+
+def test_a_delta_is_the_server_map_without_t() -> None:
+    """Protocol 10: a delta carries no ``"t"``; every other server message
+    does, and a server map whose ``"t"`` is not a string is refused."""
+    for msg in (Delta(tick=7, ack=3), Delta(st=[74]), Delta()):
+        frame = encode_server(msg)
+        assert "t" not in msgpack.unpackb(frame)
+        assert decode_server(frame) == msg
+    assert decode_server(pack({"ack": 2, "rm": [9]})) == Delta(ack=2, rm=[9])
+    pong = msgpack.unpackb(encode_server(Pong(id=1, tick=2)))
+    assert pong["t"] == "pong"  # every other message keeps its type
+    for bad in ({"t": 5, "ack": 2}, {"t": None}, {"t": b"delta"}):
+        with pytest.raises(ProtocolError) as info:
+            decode_server(pack(bad))
+        assert info.value.code is ErrorCode.BAD_MESSAGE
 
 
 def test_wire_keys_for_python_keywords() -> None:
@@ -652,8 +668,8 @@ SERVER_BAD = [
     ({"t": "pong", "id": 1}, ErrorCode.BAD_FIELD),
     ({"t": "pong", "id": 1, "tick": "2"}, ErrorCode.BAD_FIELD),
     ({"t": "error", "code": "x", "msg": "y", "fatal": 1}, ErrorCode.BAD_FIELD),
-    ({"t": "delta", "tick": 1, "fov": [0, 0, 3, 3, b"\x00"]}, ErrorCode.BAD_FIELD),
-    ({"t": "delta", "tick": 1, "tiles": {"a": 1}}, ErrorCode.BAD_FIELD),
+    ({"tick": 1, "fov": [0, 0, 3, 3, b"\x00"]}, ErrorCode.BAD_FIELD),
+    ({"tick": 1, "tiles": {"a": 1}}, ErrorCode.BAD_FIELD),
     ({"t": "hello"}, ErrorCode.UNKNOWN_TYPE),
     ([1], ErrorCode.BAD_MESSAGE),
 ]
@@ -677,7 +693,7 @@ def test_server_snapshot_map_size() -> None:
 
 
 def test_server_tolerates_unknown_keys_and_nil_options() -> None:
-    msg = decode_server(pack({"t": "delta", "tick": 4, "new_key": [1], "ev": None}))
+    msg = decode_server(pack({"tick": 4, "new_key": [1], "ev": None}))
     assert msg == Delta(tick=4)
 
 
@@ -796,7 +812,7 @@ def test_back_goes_through_the_codec_and_is_checked_for_shape() -> None:
     assert unpack_moves(wire.back) == [(9, 4, 1), (12, 6, 2)]
     assert decode_server(encode_server(Delta(tick=3))) == Delta(tick=3)  # absent: None
     with pytest.raises(ProtocolError) as err:
-        decode_server(msgpack.packb({"t": "delta", "tick": 3, "back": 5}))
+        decode_server(msgpack.packb({"tick": 3, "back": 5}))
     assert err.value.code is ErrorCode.BAD_FIELD and "back" in str(err.value)
 
 
@@ -804,11 +820,11 @@ def test_a_delta_may_leave_tick_out_but_not_send_a_bad_one() -> None:
     """Protocol 9: ``tick`` is optional in a delta (the tick after the last
     message's); present, it must be an int."""
     frame = encode_server(Delta(st=[74]))
-    assert msgpack.unpackb(frame) == {"t": "delta", "st": [74]}
+    assert msgpack.unpackb(frame) == {"st": [74]}
     assert decode_server(frame) == Delta(st=[74])
     assert decode_server(encode_server(Delta(tick=7))) == Delta(tick=7)
     with pytest.raises(ProtocolError) as err:
-        decode_server(msgpack.packb({"t": "delta", "tick": "7"}))
+        decode_server(msgpack.packb({"tick": "7"}))
     assert err.value.code is ErrorCode.BAD_FIELD and "tick" in str(err.value)
 
 
