@@ -123,6 +123,10 @@ class Connection:
             :data:`SENT_AT_LIMIT` entries, oldest dropped first.
         bytes_received: payload bytes received, ``welcome`` included.
         messages_received: frames received, ``welcome`` included.
+        ack: the ``seq`` of the last command the server acknowledged, as of
+            the last frame :meth:`recv` read (−1 before any): a ``snap``
+            gives it whole, a delta as the step from the one before
+            (protocol 10), and each refusal's ``seq`` counts back from it.
     """
 
     welcome: Welcome
@@ -137,6 +141,7 @@ class Connection:
         self.sent_at: dict[int, float] = {}
         self.bytes_received = 0
         self.messages_received = 0
+        self.ack = -1
 
     @classmethod
     async def open(
@@ -297,6 +302,10 @@ class Connection:
         msg = decode_server(data)
         if isinstance(msg, Error) and msg.fatal:
             self._fatal = f"{msg.code}: {msg.msg}" if msg.msg else msg.code
+        if isinstance(msg, Snapshot):
+            self.ack = msg.ack
+        elif isinstance(msg, Delta) and msg.ack is not None:
+            self.ack += msg.ack  # the step from the last one (protocol 10)
         if isinstance(msg, (Delta, Snapshot)) and msg.rej:
             # Protocol 3 folds the tick's refusals into its one frame; they
             # are handed out first, as ``reject`` messages, then the frame.
@@ -304,7 +313,8 @@ class Connection:
             welcome = getattr(self, "welcome", None)
             reasons = welcome.reasons if welcome is not None else []
             rejects = [
-                Reject(seq=seq, reason=reason) for seq, reason in unpack_rejects(msg.rej, reasons)
+                Reject(seq=seq, reason=reason)
+                for seq, reason in unpack_rejects(msg.rej, reasons, self.ack)
             ]
             self._pending.extend(rejects[1:])
             self._pending.append(msg)

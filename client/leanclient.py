@@ -80,6 +80,9 @@ class LeanClient(asyncio.Protocol):
         self.passable = gen.passable
         self.seq = 0
         self.last_seq = -1
+        self.ack = -1
+        """The last acknowledged ``seq``: a ``snap`` gives it whole, a delta
+        as the step from the one before (protocol 10)."""
         self.pending: deque[tuple[int, float]] = deque()
         self.sent_t = 0.0
         self.answered = True
@@ -264,9 +267,15 @@ class LeanClient(asyncio.Protocol):
             self._schedule(0.0)
 
     def _on_view(self, msg: dict[str, Any], *, snap: bool) -> None:
+        ack = msg.get("ack")
+        if type(ack) is int:
+            if snap:
+                self.ack = ack
+            else:
+                self.ack += ack  # the step from the last one (protocol 10)
         rej = msg.get("rej")
-        if rej:  # protocol 6: [seq, code, ...], before the ack of the same frame
-            for seq, reason in unpack_rejects(rej, self.reasons):
+        if rej:  # [ack - seq, code, ...], before the ack of the same frame
+            for seq, reason in unpack_rejects(rej, self.reasons, self.ack):
                 self._refused(seq, reason)
         me = msg.get("me")
         if snap:
@@ -291,9 +300,8 @@ class LeanClient(asyncio.Protocol):
                 self.depth = me["depth"]
             if "dead" in me:
                 self.dead = bool(me["dead"])
-        ack = msg.get("ack")
-        if ack is not None and self.pending and self.pending[0][0] <= ack:
-            self._settle(ack)
+        if ack is not None and self.pending and self.pending[0][0] <= self.ack:
+            self._settle(self.ack)
         if snap and self.answered and not self.dead:
             self._schedule(self.gen.rng.random() / self.tick_rate)
 

@@ -470,8 +470,8 @@ class GameModel:
             self.tick = msg.tick
         else:  # the tick after the last snap or delta's (protocol 9)
             self.tick += 1
-        if _is_int(msg.ack):
-            self.ack = msg.ack
+        if _is_int(msg.ack):  # the step from the last one (protocol 10)
+            self.ack += msg.ack
         self.replaced_tiles = {}
         if msg.tiles is not None:
             known, w, h = self.known, self.width, self.height

@@ -238,8 +238,9 @@ class Snapshot:
 
     ``map`` is ``w * h`` bytes of terrain codes, row by row (255 = unknown);
     ``fov`` is ``[x0, y0, fw, fh, bits]`` (see :mod:`protocol.fov`).
-    ``rej`` and ``ev`` are the tick's refused commands and witnessed events,
-    as in :class:`Delta` (None = key absent).
+    ``ack`` is whole (a delta's is a step from the last one); ``rej`` and
+    ``ev`` are the tick's refused commands and witnessed events, as in
+    :class:`Delta` (None = key absent).
     """
 
     tick: int
@@ -265,15 +266,23 @@ class Delta:
     (one ``object.__setattr__`` per field) costs about three times as much
     (1.5 against 0.4 µs). Treat it as read-only all the same.
 
-    ``rej`` is ``[seq, code, seq, code, ...]`` for the commands refused this
-    tick, each reason as its index in ``welcome.reasons``
-    (:func:`unpack_rejects`; protocol 3 put them in the tick's one frame
-    instead of ``reject`` messages of their own, protocol 6 made them flat
-    pairs with codes). ``mv`` is ``[gap, x, y, gap, x, y, ...]`` for the
-    actors in view whose position alone changed, in increasing id order,
-    each id the one before plus its gap (:func:`unpack_moves`; protocol 4
-    made them triples, a third of the bytes of their ``upd`` rows, and
-    protocol 5 gave ids as gaps, mostly one byte instead of three). ``rm``
+    ``ack`` is the step from the acknowledged ``seq`` the client was last
+    given (by the previous ``snap``, whose ``ack`` is whole, and the deltas
+    since): the new acknowledged ``seq`` is that one plus ``ack`` (protocol
+    10: mostly 1, one byte, where a ``seq`` takes three after the 127th
+    command). ``rej`` is ``[ack − seq, code, ...]`` for the commands refused
+    this tick, each ``seq`` given back from the frame's acknowledged ``seq``
+    once applied (0 for the command just acknowledged, as nearly every
+    refusal is: protocol 10) and each reason as its index in
+    ``welcome.reasons`` (:func:`unpack_rejects`; protocol 3 put them in the
+    tick's one frame instead of ``reject`` messages of their own, protocol 6
+    made them flat pairs with codes).
+
+    ``mv`` is ``[gap, x, y, gap, x, y, ...]`` for the actors in view whose
+    position alone changed, in increasing id order, each id the one before
+    plus its gap (:func:`unpack_moves`; protocol 4 made them triples, a
+    third of the bytes of their ``upd`` rows, and protocol 5 gave ids as
+    gaps, mostly one byte instead of three). ``rm``
     gives the ids that left the view the same way, as increasing ids by
     their gaps (:func:`unpack_ids`; protocol 6). ``st`` is ``[gap × 8 +
     direction, ...]`` for the actors in view whose position alone changed by
@@ -388,19 +397,23 @@ def unpack_ids(flat: object) -> list[int]:
     return out
 
 
-def unpack_rejects(flat: object, reasons: list[Any]) -> list[tuple[int, str]]:
-    """A frame's ``rej``, ``[seq, code, seq, code, ...]``, as ``(seq, reason)``
-    pairs (protocol 6), each code looked up in ``reasons`` (``welcome.reasons``).
-    A code that the table lacks, or whose entry is not a string, reads as
-    ``"reason <code>"``; a pair that is not two ints is skipped, as is a
-    ``rej`` that is not a list."""
+def unpack_rejects(flat: object, reasons: list[Any], ack: int) -> list[tuple[int, str]]:
+    """A frame's ``rej``, ``[ack − seq, code, ...]``, as ``(seq, reason)``
+    pairs: each ``seq`` is ``ack`` (the acknowledged ``seq`` once the frame
+    is applied: a ``snap``'s ``ack``, or the last one plus a delta's step)
+    minus the pair's first value (protocol 10), each code looked up in
+    ``reasons`` (``welcome.reasons``; protocol 6). A code that the table
+    lacks, or whose entry is not a string, reads as ``"reason <code>"``; a
+    pair that is not two ints is skipped, as is a ``rej`` that is not a
+    list."""
     if not isinstance(flat, list):
         return []
     out: list[tuple[int, str]] = []
     for i in range(0, len(flat) - 1, 2):
-        seq, code = flat[i], flat[i + 1]
-        if type(seq) is not int or type(code) is not int:
+        back, code = flat[i], flat[i + 1]
+        if type(back) is not int or type(code) is not int:
             continue
+        seq = ack - back
         name = reasons[code] if 0 <= code < len(reasons) else None
         out.append((seq, name if isinstance(name, str) and name else f"reason {code}"))
     return out

@@ -101,6 +101,8 @@ class PlayerView:
         (position, health, energy, food, depth, level, spell-memory round),
         or None: the same again, with ``may_change`` False, means no change."""
         self.ack = -1
+        """The ``ack`` the client was last given (absolute); a delta gives the
+        next as the step from it (protocol 10)."""
         self.kept: dict[int, int] = {}
         """By id, the tick of the ``rm`` that took each actor out of view, for
         those that left in the last :data:`~protocol.messages.BACK_TICKS`
@@ -139,7 +141,7 @@ class PlayerView:
         Args:
             index: The tick's shared index.
             actor: This view's player.
-            rej: The tick's refused commands, ``[seq, code, ...]``, or None.
+            rej: The tick's refused commands, ``[ack − seq, code, ...]``, or None.
 
         The tick's events that the player witnessed ride along in ``ev`` (a
         player who arrived this tick still hears who else joined).
@@ -192,7 +194,7 @@ class PlayerView:
         (asked for, a level change, a respawn) else the delta, or None when
         nothing changed; the tick's refused commands ride in ``rej``."""
         refused = index.rejections.get(self.actor_id)
-        rej = rejections(refused) if refused else None
+        rej = rejections(refused, actor.last_tag) if refused else None
         if self.needs_snapshot or self.actor_id in index.snapshot_for or self.depth != actor.depth:
             return self.snapshot(index, actor, rej)
         return self.delta(index, actor, rej)
@@ -210,16 +212,16 @@ class PlayerView:
         Args:
             index: The tick's shared index (world after the tick, its events).
             actor: This view's player.
-            rej: The tick's refused commands, ``[seq, code, ...]``, or None.
+            rej: The tick's refused commands, ``[ack − seq, code, ...]``, or None.
         """
         world = index.world
         fov = actor.fov if actor.alive else None
         fields: dict[str, Any] = {}
         if rej:
             fields["rej"] = rej
-        if actor.last_tag != self.ack:
+        if actor.last_tag != self.ack:  # as the step from the last one sent (protocol 10)
+            fields["ack"] = actor.last_tag - self.ack
             self.ack = actor.last_tag
-            fields["ack"] = actor.last_tag
         if actor.seen_tiles:
             fields["tiles"] = actor.seen_tiles
         moved = fov is not self.fov

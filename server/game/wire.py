@@ -454,12 +454,18 @@ REASON_CODES: dict[RejectReason, int] = {r: i for i, r in enumerate(RejectReason
 """Refusal reason -> its code in :data:`REASONS`."""
 
 
-def rejections(refused: Iterable[Any]) -> list[int]:
-    """The ``rej`` of a frame, ``[seq, code, ...]`` (protocol 6), from the
-    tick's :class:`~server.sim.events.Rejected` records of one player."""
+def rejections(refused: Iterable[Any], ack: int) -> list[int]:
+    """The ``rej`` of a frame, ``[ack − seq, code, ...]``, from the tick's
+    :class:`~server.sim.events.Rejected` records of one player.
+
+    Each refused command's ``seq`` is given back from ``ack``, the frame's
+    acknowledged ``seq`` once applied (the player's ``last_tag``):
+    protocol 10, 0 (one byte) for the command just acknowledged, as nearly
+    every refusal is, where a ``seq`` takes three bytes after the 127th
+    command. Protocol 6 made the pairs flat with reason codes."""
     out: list[int] = []
     for e in refused:
-        out += (e.tag, REASON_CODES[e.reason])
+        out += (ack - e.tag, REASON_CODES[e.reason])
     return out
 
 

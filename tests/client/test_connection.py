@@ -77,19 +77,23 @@ class FakeServer:
         await ws.send(encode_server(Pong(0, 10)))  # noise before welcome is skipped
         await ws.send(encode_server(welcome_for(hello)))
         await ws.send(encode_server(SNAP))
-        tick = 10
+        tick, acked = 10, SNAP.ack
         async for data in ws:
             msg = decode_client(data)
             tick += 1
             if isinstance(msg, Command):
                 self.commands.append(msg)
-                await ws.send(encode_server(Delta(tick, ack=msg.seq)))
+                # a delta's ack is the step from the last one (protocol 10)
+                await ws.send(encode_server(Delta(tick, ack=msg.seq - acked)))
+                acked = msg.seq
             elif isinstance(msg, Ping):
                 await ws.send(encode_server(Pong(msg.id, tick)))
             elif isinstance(msg, Look):
                 await ws.send(encode_server(Info(msg.id, False, {})))
             elif isinstance(msg, Chat) and msg.text == "refuse":
-                await ws.send(encode_server(Delta(tick, ack=6, rej=[5, 1, 6, 0, 7, 9])))
+                # ack 6 and refusals of 5, 6 and 7, as ack − seq (protocol 10)
+                await ws.send(encode_server(Delta(tick, ack=6 - acked, rej=[1, 1, 0, 0, -1, 9])))
+                acked = 6
             elif isinstance(msg, Chat) and msg.text == "text":
                 await ws.send("not msgpack")
             elif isinstance(msg, Chat) and msg.text == "close":
@@ -111,9 +115,10 @@ async def fake() -> AsyncIterator[FakeServer]:
 
 
 async def test_refusals_in_a_frame_come_first_named_from_the_welcome(fake: FakeServer) -> None:
-    """Protocol 6: ``rej`` is ``[seq, code, ...]``; each refusal is handed out
-    as a ``Reject`` named from ``welcome.reasons`` (a code the table lacks by
-    its number), then the frame itself."""
+    """Protocol 6: ``rej`` is flat pairs with codes; each refusal is handed
+    out as a ``Reject`` named from ``welcome.reasons`` (a code the table lacks
+    by its number), then the frame itself. Protocol 10: the frame's ``ack`` is
+    a step, and each pair gives its ``seq`` as ``ack − seq``."""
     conn = await Connection.open(fake.url, "ann", open_timeout=2)
     assert await conn.recv() == SNAP
     await conn.send(Chat(text="refuse"))
@@ -121,7 +126,7 @@ async def test_refusals_in_a_frame_come_first_named_from_the_welcome(fake: FakeS
     assert await conn.recv() == Reject(6, "blocked")
     assert await conn.recv() == Reject(7, "reason 9")
     frame = await conn.recv()
-    assert isinstance(frame, Delta) and frame.ack == 6
+    assert isinstance(frame, Delta) and frame.ack == 7 and conn.ack == 6  # from −1
     await conn.close()
 
 
@@ -133,8 +138,10 @@ async def test_open_and_play(fake: FakeServer) -> None:
     assert await conn.command("move", (1, 0)) == 0
     assert await conn.command(CommandName.WAIT) == 1
     assert set(conn.sent_at) == {0, 1}
-    assert await conn.recv() == Delta(11, ack=0)
+    assert await conn.recv() == Delta(11, ack=1)  # the steps from −1 to 0 and 0 to 1
+    assert conn.ack == 0
     assert await conn.recv() == Delta(12, ack=1)
+    assert conn.ack == 1
     await conn.send(Ping(42))
     assert await conn.recv() == Pong(42, 13)
     await conn.send(Chat("hi all"))

@@ -148,7 +148,9 @@ def test_merge_diff_and_percentile() -> None:
 
 async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
     """Protocol 3 carries refusals as ``rej`` in the snap or delta, beside the
-    ack; protocol 6 as flat ``[seq, code, ...]`` with codes from the welcome."""
+    ack; protocol 6 as flat pairs with codes from the welcome; protocol 10
+    gives a delta's ack as the step from the last and each refused seq as
+    ``ack − seq``."""
     gen = Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
     client = LeanClient(gen, 0)
     client._on_message(msgpack.packb({"t": "welcome", "tick_rate": 10, "reasons": REASONS}))
@@ -156,9 +158,12 @@ async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
     client.last_seq = 7
     client.answered = False
     client.pending.extend([(6, 0.0), (7, 0.0)])
-    rej = [6, REASONS.index("blocked"), 7, REASONS.index("occupied"), 8, len(REASONS)]
-    frame = {"tick": 40, "ack": 7, "rej": rej}
+    client.ack = 5  # as the frames before left it
+    # refusals of 6, 7 and 8 once the ack has moved on by 2 to 7
+    rej = [1, REASONS.index("blocked"), 0, REASONS.index("occupied"), -1, len(REASONS)]
+    frame = {"tick": 40, "ack": 2, "rej": rej}
     client._on_message(msgpack.packb(frame, use_bin_type=True))
+    assert client.ack == 7
     # A code the table lacks is counted under its number, not dropped.
     assert gen.counters.rejects == {
         "blocked": 1,

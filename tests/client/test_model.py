@@ -105,7 +105,7 @@ def test_delta_order_and_fields() -> None:
     events = m.apply(
         Delta(
             tick=102,
-            ack=0,
+            ack=1,  # the step from the snapshot's -1 (protocol 10)
             tiles=[3, 1, 4, 4, 0, 1],  # door opened; a new wall seen
             fov=pack_fov(np.ones((3, 5), dtype=bool), 0, 0),
             rm=[9],  # the rat leaves view ...
@@ -159,6 +159,20 @@ def test_a_delta_without_tick_is_for_the_tick_after_the_last_ones() -> None:
     assert m.tick == 111
     wire = decode_server(encode_server(Delta(ack=3)))
     assert isinstance(wire, Delta) and wire.tick is None and wire.ack == 3
+
+
+def test_a_deltas_ack_is_the_step_from_the_last_one() -> None:
+    """Protocol 10: a snapshot's ``ack`` is whole, a delta's the step from
+    the ack before it; a delta without one leaves it."""
+    m = model()  # ack -1
+    for step, whole in ((1, 0), (3, 3), (None, 3), (1, 4), (-2, 2)):
+        m.apply(Delta(ack=step))
+        assert m.ack == whole
+    m.apply(Snapshot(tick=120, depth=1, w=1, h=1, map=b"\x01", fov=[0, 0, 0, 0, b""],
+                     actors=[], objs=[], me={}, ack=40))  # fmt: skip
+    assert m.ack == 40
+    m.apply(Delta(ack=2))
+    assert m.ack == 42
 
 
 def test_other_messages_change_nothing() -> None:

@@ -709,6 +709,7 @@ class Mover:
     def __init__(self) -> None:
         self.pos = (1, 1)
         self.tick = 1
+        self.acked = -1  # the ack of the snapshot and deltas sent
 
     def opening(self, hello: Hello) -> list[ServerMessage]:
         welcome = Welcome(
@@ -735,9 +736,8 @@ class Mover:
         if _MAZE[y][x] != ".":
             return [Reject(cmd.seq, "blocked")]
         self.pos = (x, y)
-        return [
-            Delta(tick=self.tick, ack=cmd.seq, upd=[[1, x, y, 10, 10, 24]], me={"x": x, "y": y})
-        ]
+        step, self.acked = cmd.seq - self.acked, cmd.seq  # a delta's ack: a step (protocol 10)
+        return [Delta(tick=self.tick, ack=step, upd=[[1, x, y, 10, 10, 24]], me={"x": x, "y": y})]
 
 
 def _wait_until(done: Callable[[], bool], timeout: float = SCREEN_TIMEOUT) -> None:

@@ -196,9 +196,10 @@ def is_snap(depth: int | None = None) -> Callable[[ServerMessage], bool]:
     return lambda m: isinstance(m, Snapshot) and (depth is None or m.depth == depth)
 
 
-def acked(seq: int) -> Callable[[ServerMessage], bool]:
-    """A test for :func:`play_until`: a frame acknowledging command ``seq``."""
-    return lambda m: isinstance(m, Delta | Snapshot) and m.ack is not None and m.ack >= seq
+def acked(conn: Connection, seq: int) -> Callable[[ServerMessage], bool]:
+    """A test for :func:`play_until`: a frame acknowledging command ``seq``
+    (the connection keeps the whole ``ack``; a delta's is a step)."""
+    return lambda m: isinstance(m, Delta | Snapshot) and m.ack is not None and conn.ack >= seq
 
 
 def row_of(db_url: str, name: str) -> tuple[dict[str, Any], int]:
@@ -220,7 +221,7 @@ async def step(conn: Connection, model: GameModel) -> None:
             break
     else:
         seq = await conn.command(CommandName.WAIT)
-    await play_until(conn, model, acked(seq))
+    await play_until(conn, model, acked(conn, seq))
 
 
 async def admin_request(path: Path, **req: Any) -> dict[str, Any]:

@@ -120,7 +120,7 @@ async def test_metrics_follow_a_player_through_a_hand_off(
             await conn.command(CommandName.DOWN)  # wa hands the player to wb
             await play_until(conn, model, is_snap(2))
             for _ in range(2):
-                await play_until(conn, model, acked(await conn.command(CommandName.WAIT)))
+                await play_until(conn, model, acked(conn, await conn.command(CommandName.WAIT)))
             moved = await scrape(http)
             assert value(moved, "underhall_commands_total", command="down") == 1
             assert value(moved, "underhall_commands_total", command="wait") == 2

@@ -53,7 +53,7 @@ async def test_stairs_hand_off_to_another_worker(
             await play_until(
                 conn,
                 model,
-                lambda m: isinstance(m, Delta | Snapshot) and m.ack is not None and m.ack >= seq,
+                lambda m: isinstance(m, Delta | Snapshot) and m.ack is not None and conn.ack >= seq,
             )
             assert model.depth == 2
             # And back up: one more hand-off, to wa, arriving on the down stairs.

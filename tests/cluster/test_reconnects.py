@@ -50,7 +50,7 @@ async def test_dropping_the_connection_mid_hand_off_or_mid_step_loses_nothing(
                 d = _step_toward(model, terrain)
                 assert d is not None
                 seq = await conn.command(CommandName.MOVE, d)
-                await play_until(conn, model, acked(seq))
+                await play_until(conn, model, acked(conn, seq))
                 if model.position != pos:
                     moves.append(("move", d))
             if round_ % 3 == 2:

@@ -83,7 +83,7 @@ async def test_nats_restart_pauses_play_and_loses_nothing_saved(
         try:
             await play_until(conn, model, is_snap(1))
             seq = await conn.command(CommandName.WAIT)
-            await play_until(conn, model, acked(seq))
+            await play_until(conn, model, acked(conn, seq))
             await asyncio.sleep(1.5)  # a checkpoint (every second here)
             saved, epoch = row_of(db, "Nat")
             assert (saved["x"], saved["y"]) == model.position
@@ -96,7 +96,7 @@ async def test_nats_restart_pauses_play_and_loses_nothing_saved(
             assert model.position == (saved["x"], saved["y"])
             assert row_of(db, "Nat")[1] > epoch
             seq = await conn.command(CommandName.WAIT)
-            await play_until(conn, model, acked(seq))  # play goes on
+            await play_until(conn, model, acked(conn, seq))  # play goes on
         finally:
             await conn.close()
 

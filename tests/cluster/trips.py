@@ -171,7 +171,11 @@ async def trip(
                     msg = await _recv(conn, model, result)
                     if _refused(msg, seq) is not None:
                         break
-                    if isinstance(msg, Delta | Snapshot) and msg.ack is not None and msg.ack >= seq:
+                    if (
+                        isinstance(msg, Delta | Snapshot)
+                        and msg.ack is not None
+                        and conn.ack >= seq
+                    ):
                         result.moves.append((step.value, d))
                         break
         if linger is not None:

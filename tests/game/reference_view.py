@@ -79,11 +79,12 @@ class ReferenceView:
         self._note_looks(game)
         world = game.world
         actor = world.actors[self.actor_id]
-        # protocol 6: flat [seq, code, ...], a code the index of welcome.reasons
+        # protocol 6: flat pairs, a code the index of welcome.reasons;
+        # protocol 10: each seq counted back from the frame's ack once applied
         rej = [
             v
             for e in index.rejections.get(self.actor_id, ())
-            for v in (e.tag, REASONS.index(e.reason.name.lower()))
+            for v in (actor.last_tag - e.tag, REASONS.index(e.reason.name.lower()))
         ]
         actors = self._actors(game)
         objs = self._objs(game, actor)
@@ -97,8 +98,9 @@ class ReferenceView:
         fields: dict[str, Any] = {}
         if rej:
             fields["rej"] = rej
-        if actor.last_tag != self.ack:
-            self.ack = fields["ack"] = actor.last_tag
+        if actor.last_tag != self.ack:  # protocol 10: the step from the last ack sent
+            fields["ack"] = actor.last_tag - self.ack
+            self.ack = actor.last_tag
         if actor.seen_tiles:
             fields["tiles"] = actor.seen_tiles
         fov = actor.fov if actor.alive else None

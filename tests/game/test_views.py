@@ -320,13 +320,17 @@ def test_every_kind_code_names_its_entry_of_the_welcome_table() -> None:
 
 def test_refusals_travel_as_codes_of_the_welcome_table() -> None:
     """Protocol 6: ``welcome.reasons`` lists every refusal reason once, and a
-    frame's ``rej`` is ``[seq, code, ...]``, each code the index of its reason."""
+    frame's ``rej`` is flat pairs, each code the index of its reason;
+    protocol 10: each pair's first value is ``ack − seq`` with the frame's
+    ``ack`` once applied (a delta's ``ack`` is the step from the last)."""
     game = Game(World(8, populate=False), Store(":memory:"))
     welcome, _ = game.join("ann", None, "warrior", object())
     assert welcome.reasons == [r.name.lower() for r in RejectReason]
     assert len(set(welcome.reasons)) == len(RejectReason)
-    game.step()  # the snapshot
-    refused: list[tuple[int, str]] = []
+    (snap,) = game.step()[welcome.id]
+    assert isinstance(snap, Snapshot)
+    ack = snap.ack
+    refused: list[tuple[int, int, str]] = []
     for seq, command in enumerate(["up", "choose"]):  # depth 1 is sealed; no reward owed
         if command == "choose":
             game.command(welcome.id, seq, command, opt="health")
@@ -334,10 +338,15 @@ def test_refusals_travel_as_codes_of_the_welcome_table() -> None:
             game.command(welcome.id, seq, command)
         for _ in range(4):
             for msg in game.step().get(welcome.id, []):
-                rej = getattr(msg, "rej", None) or []
+                assert isinstance(msg, Delta)
+                ack += msg.ack or 0
+                rej = msg.rej or []
                 assert len(rej) % 2 == 0 and all(type(v) is int for v in rej)
-                refused += [(rej[i], welcome.reasons[rej[i + 1]]) for i in range(0, len(rej), 2)]
-    assert refused == [(0, "sealed"), (1, "no_choice")]
+                refused += [
+                    (rej[i], ack - rej[i], welcome.reasons[rej[i + 1]])
+                    for i in range(0, len(rej), 2)
+                ]
+    assert refused == [(0, 0, "sealed"), (0, 1, "no_choice")]
 
 
 def test_a_character_keeps_its_spells_skills_and_rewards_when_it_comes_back() -> None:

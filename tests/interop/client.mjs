@@ -364,13 +364,16 @@ class Game {
   }
 
   // Version 3: the commands refused this tick ride in the snap or delta;
-  // version 6: "rej": [seq, code, seq, code, ...], a code the index of its
-  // reason in welcome.reasons.
+  // version 6: "rej": flat pairs, a code the index of its reason in
+  // welcome.reasons; version 10: [ack - seq, code, ...], each seq counted
+  // back from the frame's ack once applied.
   onRejects(m, where) {
     if (!("rej" in m)) return;
     check(isList(m.rej) && m.rej.length % 2 === 0 && m.rej.length > 0 && m.rej.every(isInt), `bad ${where}.rej ${show(m.rej)}`);
     for (let i = 0; i < m.rej.length; i += 2) {
-      const [seq, code] = m.rej.slice(i, i + 2);
+      const [back, code] = m.rej.slice(i, i + 2);
+      const seq = this.ack - back;
+      check(seq >= 0, `${where}.rej refuses seq ${seq}, which this client never sent`);
       check(code >= 0 && code < this.reasons.length, `${where}.rej code ${code} is not an index of welcome.reasons`);
       this.rejects.push([seq, this.reasons[code]]);
     }
@@ -460,8 +463,10 @@ class Game {
       this.mergeMe(m.me, false);
     }
     if ("ack" in m) {
-      check(isInt(m.ack), "delta.ack");
-      this.ack = m.ack;
+      // version 10: the step from the last ack; sent only when it moved, and
+      // this client's seqs only grow
+      check(isInt(m.ack) && m.ack > 0, `delta.ack ${show(m.ack)} is not a step forward`);
+      this.ack += m.ack;
     }
     this.onRejects(m, "delta");
     if ("ev" in m) {

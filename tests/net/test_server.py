@@ -225,7 +225,7 @@ async def test_a_message_that_cannot_be_written_costs_only_a_snapshot(
     failed: list[Delta] = []
 
     def encode(msg: Any) -> bytes:
-        if not failed and isinstance(msg, Delta) and msg.ack == 0:  # ann's first command
+        if not failed and isinstance(msg, Delta) and msg.ack == 1:  # ann's first command (-1 to 0)
             failed.append(msg)
             raise TypeError("cannot pack this")
         return encode_server(msg)

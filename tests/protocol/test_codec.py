@@ -839,16 +839,20 @@ def test_unpack_ids_reads_rm_as_gaps_and_stops_at_a_bad_gap() -> None:
 
 
 def test_unpack_rejects_names_codes_from_the_welcome_table() -> None:
-    """Protocol 6's ``rej``: flat ``[seq, code, ...]``, codes into ``welcome.reasons``."""
+    """Protocol 6's ``rej``: flat pairs, codes into ``welcome.reasons``;
+    protocol 10: each ``seq`` given as ``ack − seq``."""
     reasons = ["blocked", "occupied", 5, ""]
-    assert unpack_rejects([7, 1, 8, 0], reasons) == [(7, "occupied"), (8, "blocked")]
+    assert unpack_rejects([1, 1, 0, 0], reasons, 8) == [(7, "occupied"), (8, "blocked")]
+    # A refusal of a command past the ack (queue_full) counts back negatively.
+    assert unpack_rejects([-2, 0], reasons, 8) == [(10, "blocked")]
     # Codes the table lacks, or whose entry is no name, are shown by number.
-    assert unpack_rejects([7, 9, 8, -1, 9, 2, 10, 3], reasons) == [
+    assert unpack_rejects([3, 9, 2, -1, 1, 2, 0, 3], reasons, 10) == [
         (7, "reason 9"),
         (8, "reason -1"),
         (9, "reason 2"),
         (10, "reason 3"),
     ]
     # A pair that is not two ints is skipped; an odd last element is ignored.
-    assert unpack_rejects([7, "x", True, 0, 8, 1, 9], reasons) == [(8, "occupied")]
-    assert unpack_rejects(None, reasons) == [] and unpack_rejects([[7, "blocked"]], reasons) == []
+    assert unpack_rejects([2, "x", True, 0, 1, 1, 9], reasons, 9) == [(8, "occupied")]
+    assert unpack_rejects(None, reasons, 0) == []
+    assert unpack_rejects([[7, "blocked"]], reasons, 0) == []
