@@ -27,7 +27,7 @@ from websockets.protocol import OPEN
 
 from client.botpolicy import frontier_cells, path_to_nearest, walkable_cells
 from client.loadstats import LAT_BUCKETS
-from protocol.messages import unpack_rejects
+from protocol.messages import STEP_DIRECTIONS, unpack_rejects
 from protocol.version import PROTOCOL_VERSION
 
 if TYPE_CHECKING:
@@ -80,6 +80,8 @@ class LeanClient(asyncio.Protocol):
         self.passable = gen.passable
         self.seq = 0
         self.last_seq = -1
+        self.actor_id = -1
+        """The own actor's id, from ``welcome``."""
         self.ack = -1
         """The last acknowledged ``seq``: a ``snap`` gives it whole, a delta
         as the step from the one before (protocol 10)."""
@@ -244,6 +246,8 @@ class LeanClient(asyncio.Protocol):
             self.welcome_t = time.perf_counter()
             counters.joined(self.connect_t, self.welcome_t, snap=False)
             self.tick_rate = int(msg.get("tick_rate", 10))
+            ident = msg.get("id")
+            self.actor_id = ident if type(ident) is int else -1
             reasons = msg.get("reasons")
             self.reasons = reasons if isinstance(reasons, list) else []
             token = msg.get("token")
@@ -289,6 +293,7 @@ class LeanClient(asyncio.Protocol):
                 m, w = self.map, self.w
                 for k in range(0, len(tiles) - 2, 3):
                     m[tiles[k + 1] * w + tiles[k]] = tiles[k + 2]
+            self._own_cell(msg)
         if me:
             if "x" in me:
                 self.x = me["x"]
@@ -304,6 +309,39 @@ class LeanClient(asyncio.Protocol):
             self._settle(self.ack)
         if snap and self.answered and not self.dead:
             self._schedule(self.gen.rng.random() / self.tick_rate)
+
+    def _own_cell(self, msg: dict[str, Any]) -> None:
+        """Follow the own actor record of a delta to this client's cell: a
+        delta's ``me`` has no ``x``, ``y`` (protocol 10). A one-cell step is
+        in ``st`` (ids as gaps, ``gap × 8 + direction``), a longer move in
+        ``mv`` (``[gap, x, y, ...]``), a move with other changes in ``upd``."""
+        me = self.actor_id
+        st = msg.get("st")
+        if st:
+            aid = 0
+            for v in st:
+                aid += v >> 3
+                if aid >= me:
+                    if aid == me:
+                        dx, dy = STEP_DIRECTIONS[v & 7]
+                        self.x += dx
+                        self.y += dy
+                        return
+                    break
+        mv = msg.get("mv")
+        if mv:
+            aid = 0
+            for k in range(0, len(mv) - 2, 3):
+                aid += mv[k]
+                if aid >= me:
+                    if aid == me:
+                        self.x, self.y = mv[k + 1], mv[k + 2]
+                        return
+                    break
+        for row in msg.get("upd") or ():
+            if row[0] == me:
+                self.x, self.y = row[1], row[2]
+                return
 
     def _settle(self, ack: int) -> None:
         now = time.perf_counter()

@@ -497,6 +497,9 @@ class GameModel:
             self._set_objs(msg.objs)
         if isinstance(msg.me, dict):
             self.me.update(msg.me)
+        own = self.actors.get(self.player_id) if self.player_id is not None else None
+        if own is not None:  # a delta's me has no cell: it is the own record's (protocol 10)
+            self.me["x"], self.me["y"] = own.x, own.y
         if not isinstance(msg.ev, list):
             return []
         return [e for e in msg.ev if isinstance(e, list) and e and isinstance(e[0], str)]

@@ -3,32 +3,64 @@
 Tests that speak to a server over a bare websocket see the wire's own
 shapes; :class:`RawReader` turns them into what they mean (docs/protocol.md,
 version 10): a map without ``"t"`` is a ``delta``, a delta's ``ack`` (the
-step from the last one) becomes the whole acknowledged ``seq``, and each
-pair of ``rej`` gets its whole ``seq`` back in place of ``ack − seq``.
+step from the last one) becomes the whole acknowledged ``seq``, each pair of
+``rej`` gets its whole ``seq`` back in place of ``ack − seq``, and a delta
+that moves the player's own actor record gets the new cell as ``me.x`` and
+``me.y``, as a ``snap``'s ``me`` has it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from protocol.messages import unpack_moves, unpack_steps
+
 
 class RawReader:
-    """The acknowledged ``seq`` of one connection, kept across its frames."""
+    """What one connection's frames need read across frames: the own actor
+    id, the acknowledged ``seq`` and the own cell."""
 
     def __init__(self) -> None:
+        self.actor_id: int | None = None
         self.ack = -1
+        self.cell: tuple[int, int] | None = None
 
     def read(self, msg: dict[str, Any]) -> dict[str, Any]:
         """``msg`` (a decoded server map), changed in place as described
         above and returned; other messages pass unchanged."""
         t = msg.setdefault("t", "delta")
+        if t == "welcome":
+            self.actor_id = msg.get("id")
+            return msg
         if t == "snap":
             self.ack = msg["ack"]
-        elif t == "delta" and "ack" in msg:
-            self.ack = msg["ack"] = self.ack + msg["ack"]
+            self.cell = (msg["me"]["x"], msg["me"]["y"])
+        elif t == "delta":
+            if "ack" in msg:
+                self.ack = msg["ack"] = self.ack + msg["ack"]
+            cell = self._own_cell(msg)
+            if cell is not None:
+                self.cell = cell
+                msg.setdefault("me", {}).update(x=cell[0], y=cell[1])
         else:
             return msg
         rej = msg.get("rej")
         if rej:
             msg["rej"] = [self.ack - v if i % 2 == 0 else v for i, v in enumerate(rej)]
         return msg
+
+    def _own_cell(self, msg: dict[str, Any]) -> tuple[int, int] | None:
+        """The own cell after a delta that moved the own record, else None."""
+        me = self.actor_id
+        if me is None or self.cell is None:
+            return None
+        for aid, dx, dy in unpack_steps(msg.get("st")):
+            if aid == me:
+                return (self.cell[0] + dx, self.cell[1] + dy)
+        for aid, x, y in unpack_moves(msg.get("mv")):
+            if aid == me:
+                return (x, y)
+        for row in msg.get("upd") or ():
+            if row[0] == me:
+                return (row[1], row[2])
+        return None

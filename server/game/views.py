@@ -23,6 +23,11 @@ from server.sim.fov import FieldOfView
 from server.sim.world import World
 
 _NOBODY: frozenset[int] = frozenset()
+SNAP_ONLY = frozenset({"x", "y"})
+"""The ``me`` fields a snapshot carries and a delta never does: a delta moves
+the player's own actor record instead (protocol 10; in a walking crowd the
+same cell in ``me`` took about 2 bytes of every delta)."""
+
 WINDOW_SCAN_ABOVE = 64
 """Floor items a view may have sent before finding the gone ones by walking
 the cells in view (up to 289) rather than its items (one
@@ -98,7 +103,7 @@ class PlayerView:
         self.me_key: tuple[Any, ...] = ()
         self.quiet: tuple[int, ...] | None = None
         """What :meth:`_me_delta` last found with nothing else to look at
-        (position, health, energy, food, depth, level, spell-memory round),
+        (health, energy, food, depth, level, spell-memory round),
         or None: the same again, with ``may_change`` False, means no change."""
         self.ack = -1
         """The ``ack`` the client was last given (absolute); a delta gives the
@@ -370,19 +375,18 @@ class PlayerView:
     def _me_delta(
         self, actor: Actor, world: World, fields: dict[str, Any], may_change: bool
     ) -> None:
-        """Put the changed ``me`` fields into ``fields["me"]``.
+        """Put the changed ``me`` fields into ``fields["me"]``, but for
+        :data:`SNAP_ONLY`: the player's cell travels in its own actor record.
 
-        Position, health, energy and food change often and are compared one
+        Health, energy and food change often and are compared one
         by one; the rest is rebuilt only when its fingerprint (:func:`_me_key`)
         changes, and the fingerprint is taken only when ``may_change`` (see
         :meth:`TickIndex.may_touch_me`), or depth, level, death or the
         spell-memory round changed.
         """
-        x, y, hp, en, food = actor.x, actor.y, actor.hp, actor.en, actor.food
+        hp, en, food = actor.hp, actor.en, actor.food
         memory_round = world.tick // MEMORY_STEP if actor.known_spells else 0
         quiet = (
-            x,
-            y,
             hp,
             en,
             food.nourishment,
@@ -396,10 +400,6 @@ class PlayerView:
         self.quiet = None
         me = self.me
         diff: dict[str, Any] = {}
-        if me["x"] != x:
-            diff["x"] = me["x"] = x
-        if me["y"] != y:
-            diff["y"] = me["y"] = y
         if me["hp"] != hp:
             diff["hp"] = me["hp"] = hp
         if me["en"] != en:
@@ -422,15 +422,16 @@ class PlayerView:
         if me_key != self.me_key:
             self.me_key = me_key
             full = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
-            diff.update({k: v for k, v in full.items() if me.get(k) != v})
+            diff.update({k: v for k, v in full.items() if me.get(k) != v and k not in SNAP_ONLY})
             self.me = full
         if diff:
             fields["me"] = diff
 
 
 def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
-    """A cheap fingerprint of the ``me`` fields other than ``x``, ``y``, ``hp``,
-    ``en`` and ``food`` (compared one by one): rebuild them only when it changes.
+    """A cheap fingerprint of the ``me`` fields other than ``x`` and ``y`` (never
+    in a delta), ``hp``, ``en`` and ``food`` (compared one by one): rebuild
+    them only when it changes.
 
     Spell failure rates and forgetting depend on time only through whole
     rounds of :data:`server.sim.casting.MEMORY_STEP` ticks, so the key holds

@@ -175,6 +175,30 @@ async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
     client.timer.cancel()
 
 
+async def test_the_lean_client_follows_its_own_record_to_its_cell() -> None:
+    """Protocol 10: a delta's ``me`` has no cell; the lean client finds its
+    own actor (id 40, from the welcome) in ``st``, ``mv`` or ``upd`` and
+    leaves its cell alone when the delta moves only others."""
+    gen = Generator(LoadConfig(url="ws://127.0.0.1:9", n=1), 0, 1)
+    client = LeanClient(gen, 0)
+    client._on_message(msgpack.packb({"t": "welcome", "id": 40, "reasons": REASONS}))
+    client.x, client.y = 10, 20  # as the snap left it
+
+    def delta(**keys: object) -> None:
+        client._on_message(msgpack.packb(keys, use_bin_type=True))
+
+    delta(st=[38 * 8 + 4, 2 * 8 + 2, 3 * 8 + 0])  # 38 south, 40 (me) east, 43 north
+    assert (client.x, client.y) == (11, 20)
+    delta(st=[41 * 8 + 0], mv=[39, 5, 5])  # others only
+    assert (client.x, client.y) == (11, 20)
+    delta(mv=[7, 1, 1, 33, 30, 31])  # 7, then me (40) to (30, 31)
+    assert (client.x, client.y) == (30, 31)
+    delta(upd=[[12, 2, 2, 5, 5, 0, 0], [40, 29, 31, 8, 10, 24, 0]])
+    assert (client.x, client.y) == (29, 31)
+    delta(st=[40 * 8 + 7], me={"hp": 3})  # north-west, with other news of me
+    assert (client.x, client.y) == (28, 30)
+
+
 class _Recorder:
     """A stand-in for the socket's transport that keeps what was written."""
 

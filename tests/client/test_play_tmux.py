@@ -737,7 +737,8 @@ class Mover:
             return [Reject(cmd.seq, "blocked")]
         self.pos = (x, y)
         step, self.acked = cmd.seq - self.acked, cmd.seq  # a delta's ack: a step (protocol 10)
-        return [Delta(tick=self.tick, ack=step, upd=[[1, x, y, 10, 10, 24]], me={"x": x, "y": y})]
+        # protocol 10: the cell travels in the own actor record, not in me
+        return [Delta(tick=self.tick, ack=step, upd=[[1, x, y, 10, 10, 24]])]
 
 
 def _wait_until(done: Callable[[], bool], timeout: float = SCREEN_TIMEOUT) -> None:

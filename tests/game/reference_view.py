@@ -173,7 +173,8 @@ class ReferenceView:
                 del self.objs[pos]
         ev = self._events(index, actor, fov, set(self.actors) | set(actors))
         self.actors = actors
-        diff = {k: v for k, v in me.items() if self.me.get(k) != v}
+        # Protocol 10: a delta's me never has x, y (the own record moves)
+        diff = {k: v for k, v in me.items() if self.me.get(k) != v and k not in ("x", "y")}
         self.me = me
         if changed:
             fields["objs"] = changed

@@ -133,7 +133,12 @@ def _check_in_sync(game: Game, pid: int, model: GameModel) -> None:
     assert {a: v.sts for a, v in model.actors.items()} == {
         a: status_bits(world.actors[a]) for a in world.sees[pid]
     }
-    assert model.me["hp"] == actor.hp and (model.me["x"], model.me["y"]) == (actor.x, actor.y)
+    assert model.me["hp"] == actor.hp
+    if actor.alive:  # protocol 10: the cell comes in the own actor record
+        assert (model.me["x"], model.me["y"]) == (actor.x, actor.y)
+        assert model.actors[pid].is_self
+    else:  # while dead the player sees nothing, its own record included
+        assert model.me["dead"] and pid not in model.actors
     assert model.me["inv"] == inventory_record(actor)
     assert model.me["food"] == [actor.food.nourishment, actor.food.hunger]
     assert model.me["en"] == actor.en

@@ -460,8 +460,12 @@ class Game {
     if ("fov" in m) this.setFov(m.fov);
     if ("me" in m) {
       check(isMap(m.me), "delta.me");
+      // version 10: a delta's me has no cell; the own actor record carries it
+      check(!("x" in m.me) && !("y" in m.me), `delta.me has a cell: ${show(m.me)}`);
       this.mergeMe(m.me, false);
     }
+    const own = this.actors.get(this.id);
+    if (own !== undefined) [this.me.x, this.me.y] = [own.x, own.y];
     if ("ack" in m) {
       // version 10: the step from the last ack; sent only when it moved, and
       // this client's seqs only grow
