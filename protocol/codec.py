@@ -575,7 +575,8 @@ def decode_server(data: bytes) -> ServerMessage:
 
     A map without ``"t"`` is a ``delta`` (protocol 10: the most frequent
     message carries no type; every other one does). Required keys must be
-    present with the right types; optional keys (of ``delta``, and ``welcome``'s version-2 tables) may be absent or nil;
+    present with the right types; optional keys (of ``delta``, and
+    ``welcome``'s version-2 tables) may be absent or nil;
     unknown keys are ignored. A ``snap``'s ``map``
     must hold ``w * h`` bytes and every ``fov`` must be well formed. Records
     inside lists are not checked here.

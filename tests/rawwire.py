@@ -11,7 +11,10 @@ that moves the player's own actor record gets the new cell as ``me.x`` and
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
 
 from protocol.messages import unpack_moves, unpack_steps
 
@@ -64,3 +67,23 @@ class RawReader:
             if row[0] == me:
                 return (row[1], row[2])
         return None
+
+
+_READERS: weakref.WeakKeyDictionary[Any, RawReader] = weakref.WeakKeyDictionary()
+"""Each connection's :class:`RawReader`, for as long as the connection lives."""
+
+
+def read_frame(conn: Any, data: bytes) -> dict[str, Any]:
+    """The server frame ``data`` that arrived on ``conn`` (any object that
+    can be weakly referenced, such as a websocket), decoded and read as
+    :class:`RawReader` reads it with what earlier frames of ``conn`` told.
+
+    Raises:
+        AssertionError: The frame is not a msgpack map.
+    """
+    out = msgpack.unpackb(data, raw=False)
+    assert isinstance(out, dict), out
+    reader = _READERS.get(conn)
+    if reader is None:
+        reader = _READERS[conn] = RawReader()
+    return reader.read(out)

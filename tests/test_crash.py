@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from websockets.asyncio.client import ClientConnection
 from protocol.version import PROTOCOL_VERSION
 from server.store import open_store
 from tests.pgdb import empty_pg, pg_database
-from tests.rawwire import RawReader
+from tests.rawwire import read_frame
 from tests.serverproc import READY_TIMEOUT_S, underhall_command
 
 __all__ = ["pg_database"]
@@ -85,15 +84,11 @@ async def _send(ws: ClientConnection, obj: dict[str, Any]) -> None:
     await ws.send(msgpack.packb(obj, use_bin_type=True))
 
 
-_READERS: weakref.WeakKeyDictionary[ClientConnection, RawReader] = weakref.WeakKeyDictionary()
-
-
 async def _recv(ws: ClientConnection) -> dict[str, Any]:
     """The next frame as a client reads it (:class:`tests.rawwire.RawReader`)."""
     data = await ws.recv()
     assert isinstance(data, bytes)
-    out: dict[str, Any] = msgpack.unpackb(data, raw=False)
-    return _READERS.setdefault(ws, RawReader()).read(out)
+    return read_frame(ws, data)
 
 
 class Player:

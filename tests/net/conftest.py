@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import urllib.error
 import urllib.request
-import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from server.game.store import Store
 from server.net.guard import NetLimits
 from server.net.server import GameServer
 from server.sim.world import World
-from tests.rawwire import RawReader
+from tests.rawwire import read_frame
 
 Started = Callable[..., Coroutine[Any, Any, GameServer]]
 
@@ -75,21 +74,12 @@ async def send(ws: ClientConnection, obj: Any) -> None:
     await ws.send(msgpack.packb(obj, use_bin_type=True))
 
 
-_READERS: weakref.WeakKeyDictionary[ClientConnection, RawReader] = weakref.WeakKeyDictionary()
-"""Each connection's :class:`RawReader`: its acknowledged ``seq`` so far."""
-
-
 async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
     """The next frame as a client reads it (:class:`tests.rawwire.RawReader`):
     ``"t"`` on deltas too, ``ack`` and the ``seq`` of each ``rej`` whole."""
     data = await asyncio.wait_for(ws.recv(), timeout)
     assert isinstance(data, bytes)
-    out = msgpack.unpackb(data, raw=False)
-    assert isinstance(out, dict)
-    reader = _READERS.get(ws)
-    if reader is None:
-        reader = _READERS[ws] = RawReader()
-    return reader.read(out)
+    return read_frame(ws, data)
 
 
 async def recv_until(
