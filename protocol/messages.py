@@ -410,10 +410,10 @@ def unpack_rejects(flat: object, reasons: list[Any], ack: int) -> list[tuple[int
         return []
     out: list[tuple[int, str]] = []
     for i in range(0, len(flat) - 1, 2):
-        back, code = flat[i], flat[i + 1]
-        if type(back) is not int or type(code) is not int:
+        behind, code = flat[i], flat[i + 1]
+        if type(behind) is not int or type(code) is not int:
             continue
-        seq = ack - back
+        seq = ack - behind
         name = reasons[code] if 0 <= code < len(reasons) else None
         out.append((seq, name if isinstance(name, str) and name else f"reason {code}"))
     return out

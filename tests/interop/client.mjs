@@ -371,8 +371,8 @@ class Game {
     if (!("rej" in m)) return;
     check(isList(m.rej) && m.rej.length % 2 === 0 && m.rej.length > 0 && m.rej.every(isInt), `bad ${where}.rej ${show(m.rej)}`);
     for (let i = 0; i < m.rej.length; i += 2) {
-      const [back, code] = m.rej.slice(i, i + 2);
-      const seq = this.ack - back;
+      const [behind, code] = m.rej.slice(i, i + 2);
+      const seq = this.ack - behind;
       check(seq >= 0, `${where}.rej refuses seq ${seq}, which this client never sent`);
       check(code >= 0 && code < this.reasons.length, `${where}.rej code ${code} is not an index of welcome.reasons`);
       this.rejects.push([seq, this.reasons[code]]);
