@@ -137,7 +137,7 @@ def run(
                 actor.max_hp = actor.hp = actor.max_hp * 10 * depth
                 actor.defence += 2 * depth
     walkers = ids[: n // 4] if spread else ids
-    seq = 0
+    seqs = dict.fromkeys(walkers, 0)  # each player numbers its own commands, as a client does
     step_s = enc_s = 0.0
     out_bytes = messages = 0
     for _ in range(20):  # warm up: snapshots, level generation
@@ -152,8 +152,8 @@ def run(
                 actor = world.actors[aid]
                 if not actor.queue:
                     dx, dy = DIRECTIONS[int(rng.integers(8))]
-                    game.command(aid, seq, "move", (dx, dy))
-                    seq += 1
+                    game.command(aid, seqs[aid], "move", (dx, dy))
+                    seqs[aid] += 1
             t0 = time.process_time()
             out = game.step()
             t1 = time.process_time()
