@@ -10,8 +10,8 @@ import psycopg
 
 from client.connection import Connection
 from client.model import GameModel
-from protocol.messages import CommandName, Delta, ServerMessage, Snapshot
-from tests.cluster.procs import ClusterProcs, plant, play_until
+from protocol.messages import CommandName, ServerMessage, Snapshot
+from tests.cluster.procs import ClusterProcs, acked, plant, play_until
 
 
 def _epoch(db: str, name: str) -> int:
@@ -50,11 +50,7 @@ async def test_stairs_hand_off_to_another_worker(
             assert _epoch(db, "Walker") == 2  # handed to wb under the next epoch
             # Play goes on on depth 2: a command is acknowledged by wb's frames.
             seq = await conn.command(CommandName.WAIT)
-            await play_until(
-                conn,
-                model,
-                lambda m: isinstance(m, Delta | Snapshot) and m.ack is not None and conn.ack >= seq,
-            )
+            await play_until(conn, model, acked(conn, seq))
             assert model.depth == 2
             # And back up: one more hand-off, to wa, arriving on the down stairs.
             await conn.command(CommandName.UP)
