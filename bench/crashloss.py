@@ -112,7 +112,7 @@ async def observe(url: str, name: str, last: list[int]) -> None:
             task = asyncio.create_task(pinger())
             try:
                 async for data in ws:
-                    msg = msgpack.unpackb(data, raw=False)
+                    msg = msgpack.unpackb(data, raw=False, strict_map_key=False)
                     if isinstance(msg, dict) and msg.get("t") == "pong":
                         last[0] = max(last[0], int(msg["tick"]))
             finally:

@@ -55,7 +55,9 @@ async def _join(url: str, name: str) -> tuple[Any, dict[str, Any]]:
     ws = await websockets.connect(url, compression=None)
     await ws.send(msgpack.packb({"t": "hello", "v": PROTOCOL_VERSION, "name": name}))
     while True:
-        msg = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10), raw=False)
+        msg = msgpack.unpackb(
+            await asyncio.wait_for(ws.recv(), 10), raw=False, strict_map_key=False
+        )
         if msg.get("t") == "welcome":
             return ws, msg
 
@@ -71,7 +73,7 @@ async def _honest(url: str, stop: asyncio.Event, rtts: list[float], missed: list
         try:
             async with asyncio.timeout(5):
                 while True:
-                    msg = msgpack.unpackb(await ws.recv(), raw=False)
+                    msg = msgpack.unpackb(await ws.recv(), raw=False, strict_map_key=False)
                     if msg.get("t") == "pong" and msg["id"] == n:
                         break
             rtts.append((time.perf_counter() - sent) * 1000)

@@ -2,9 +2,13 @@
 
 An :class:`asyncio.Protocol` on a raw transport: websockets' sans-I/O
 :class:`~websockets.client.ClientProtocol` does the opening handshake,
-control frames (ping, close) and anything unusual; whole unmasked binary
-frames are cut out of the received bytes here while websockets holds no
-partial frame, and commands are framed by the generator
+control frames (ping, close) and anything unusual. Once the connection is
+open, this client cuts the received bytes into frames itself: whole unmasked
+binary frames are read here, every other frame is handed to websockets
+whole, and a frame not yet complete waits here for the rest (websockets'
+parser, given part of a frame, holds no bytes once it has read the header,
+so its empty buffer cannot say that the next bytes start a frame).
+Commands are framed by the generator
 (:meth:`client.loadgen.Generator.frame`). Decisions are a random walk that
 keeps its direction while the remembered map shows a walkable cell ahead, or
 (on the way to a target depth) python-tcod paths to known down stairs, else
@@ -27,7 +31,7 @@ from websockets.protocol import OPEN
 
 from client.botpolicy import frontier_cells, path_to_nearest, walkable_cells
 from client.loadstats import LAT_BUCKETS
-from protocol.messages import STEP_DIRECTIONS, unpack_rejects
+from protocol.messages import DELTA_KEY, STEP_DIRECTIONS, unpack_rejects
 from protocol.version import PROTOCOL_VERSION
 
 if TYPE_CHECKING:
@@ -50,6 +54,10 @@ STAIRS_DOWN = 12
 DOOR_CLOSED = 3
 LAVA = 6
 UNKNOWN = 255
+
+_ACK, _REJ, _ME, _TILES, _ST, _MV, _UPD = (
+    DELTA_KEY[k] for k in ("ack", "rej", "me", "tiles", "st", "mv", "upd")
+)  # the keys a client reads from a delta (protocol 11)
 
 
 class LeanClient(asyncio.Protocol):
@@ -92,6 +100,11 @@ class LeanClient(asyncio.Protocol):
         self.d = DIRECTIONS[index % 8]
         self.path: list[tuple[int, int]] = []
         self.parts: list[bytes] = []
+        self.framing = False
+        """Whether this client cuts the received bytes into frames (from the
+        first bytes after the handshake, when websockets holds none)."""
+        self.rest = b""
+        """The start of a frame not yet complete (while :attr:`framing`)."""
         self.connect_t = 0.0
         """``time.perf_counter()`` when the TCP connect started (join latency's origin)."""
         self.open_t: float | None = None
@@ -113,15 +126,24 @@ class LeanClient(asyncio.Protocol):
         self._flush()
 
     def data_received(self, data: bytes) -> None:
-        ws = self.ws
-        if ws.state is OPEN and not ws.reader.buffer:
-            # The lean path: websockets holds no partial frame, so the data starts
-            # at a frame boundary; whole unmasked binary frames are read here.
-            done = self._whole_binary_frames(data)
-            if done == len(data):
+        if not self.framing:
+            ws = self.ws
+            if ws.state is not OPEN or ws.reader.buffer:
+                self._to_websockets(data)
                 return
-            data = data[done:]
-        parts = self.parts
+            # The handshake is done and websockets holds nothing of a frame
+            # (the server sends none before this client's hello, which
+            # follows the handshake): from here on the frames are cut here.
+            self.framing = True
+        if self.rest:
+            data = self.rest + data
+        done = self._frames(data)
+        self.rest = data[done:]
+        self._flush()
+
+    def _to_websockets(self, data: bytes) -> None:
+        """Let websockets parse ``data`` and act on the events it yields."""
+        ws, parts = self.ws, self.parts
         ws.receive_data(data)
         for ev in ws.events_received():
             if isinstance(ev, Frame):
@@ -144,14 +166,13 @@ class LeanClient(asyncio.Protocol):
                     self._hello()
         self._flush()
 
-    def _whole_binary_frames(self, data: bytes) -> int:
-        """Hand each whole, final, unmasked binary frame at the start of ``data`` to
-        :meth:`_on_message`; return the bytes used (the rest goes to websockets)."""
+    def _frames(self, data: bytes) -> int:
+        """Read the whole frames at the start of ``data``: each final unmasked
+        binary one goes to :meth:`_on_message`, any other to websockets
+        whole. Return the bytes used; the rest is the start of a frame."""
         n, i = len(data), 0
         while i + 2 <= n:
-            if data[i] != 0x82:  # FIN + binary: anything else is websockets' business
-                break
-            length, head = data[i + 1], 2  # the mask bit is 0 from a server
+            length, head = data[i + 1], 2
             if length == 126:
                 if i + 4 > n:
                     break
@@ -160,12 +181,16 @@ class LeanClient(asyncio.Protocol):
                 if i + 10 > n:
                     break
                 length, head = int.from_bytes(data[i + 2 : i + 10], "big"), 10
-            elif length > 127:  # masked: a protocol error websockets will report
-                break
+            elif length > 127:  # masked: a protocol error websockets reports
+                self._to_websockets(data[i:])
+                return n
             end = i + head + length
             if end > n:
                 break
-            self._on_message(data[i + head : end])
+            if data[i] == 0x82:  # FIN + binary, the server's every message
+                self._on_message(data[i + head : end])
+            else:  # ping, close, a text or fragmented frame: websockets' business
+                self._to_websockets(data[i:end])
             i = end
         return i
 
@@ -270,25 +295,25 @@ class LeanClient(asyncio.Protocol):
             self.path = []
             self._schedule(0.0)
 
-    def _on_view(self, msg: dict[str, Any], *, snap: bool) -> None:
-        ack = msg.get("ack")
+    def _on_view(self, msg: dict[Any, Any], *, snap: bool) -> None:
+        ack = msg.get("ack" if snap else _ACK)  # a delta's keys are numbers (protocol 11)
         if type(ack) is int:
             if snap:
                 self.ack = ack
             else:
                 self.ack += ack  # the step from the last one (protocol 10)
-        rej = msg.get("rej")
+        rej = msg.get("rej" if snap else _REJ)
         if rej:  # [ack - seq, code, ...], before the ack of the same frame
             for seq, reason in unpack_rejects(rej, self.reasons, self.ack):
                 self._refused(seq, reason)
-        me = msg.get("me")
+        me = msg.get("me" if snap else _ME)
         if snap:
             self.depth = msg["depth"]
             self.w, self.h = msg["w"], msg["h"]
             self.map = bytearray(msg["map"])
             self.path = []
         else:
-            tiles = msg.get("tiles")
+            tiles = msg.get(_TILES)
             if tiles:
                 m, w = self.map, self.w
                 for k in range(0, len(tiles) - 2, 3):
@@ -310,13 +335,13 @@ class LeanClient(asyncio.Protocol):
         if snap and self.answered and not self.dead:
             self._schedule(self.gen.rng.random() / self.tick_rate)
 
-    def _own_cell(self, msg: dict[str, Any]) -> None:
+    def _own_cell(self, msg: dict[Any, Any]) -> None:
         """Follow the own actor record of a delta to this client's cell: a
         delta's ``me`` has no ``x``, ``y`` (protocol 10). A one-cell step is
         in ``st`` (ids as gaps, ``gap × 8 + direction``), a longer move in
         ``mv`` (``[gap, x, y, ...]``), a move with other changes in ``upd``."""
         me = self.actor_id
-        st = msg.get("st")
+        st = msg.get(_ST)
         if st:
             aid = 0
             for v in st:
@@ -328,7 +353,7 @@ class LeanClient(asyncio.Protocol):
                         self.y += dy
                         return
                     break
-        mv = msg.get("mv")
+        mv = msg.get(_MV)
         if mv:
             aid = 0
             for k in range(0, len(mv) - 2, 3):
@@ -338,7 +363,7 @@ class LeanClient(asyncio.Protocol):
                         self.x, self.y = mv[k + 1], mv[k + 2]
                         return
                     break
-        for row in msg.get("upd") or ():
+        for row in msg.get(_UPD) or ():
             if row[0] == me:
                 self.x, self.y = row[1], row[2]
                 return

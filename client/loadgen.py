@@ -139,7 +139,10 @@ class Generator:
         self.rng = random.Random(f"{cfg.seed}/{worker}")
         self.np_rng = np.random.default_rng([cfg.seed, worker])
         self.pack = msgpack.Packer(use_bin_type=True).pack
-        self.unpack: Callable[[bytes], Any] = functools.partial(msgpack.unpackb, raw=False)
+        # A delta's keys are integers (protocol 11).
+        self.unpack: Callable[[bytes], Any] = functools.partial(
+            msgpack.unpackb, raw=False, strict_map_key=False
+        )
         # Walkable terrain codes: floor-like passable ones and closed doors, not lava.
         # Fixed codes (docs/protocol.md); 255 (unknown) is not walkable.
         walk = [False] * 256

@@ -38,6 +38,8 @@ from protocol.limits import (
 from protocol.messages import (
     COMMAND_ARGS,
     COMMAND_KEYS,
+    DELTA_KEY,
+    DELTA_KEYS,
     Chat,
     ChatOut,
     ClientMessage,
@@ -98,6 +100,48 @@ def _unpack(data: bytes, limit: int) -> object:
         raise ProtocolError(
             ErrorCode.BAD_MSGPACK, f"not valid msgpack ({type(exc).__name__})"
         ) from exc
+
+
+def _unpack_server(data: bytes) -> object:
+    """Unpack a server frame as :func:`_unpack` does, but for the keys of
+    the outermost map, which may be integers as well as strings (a delta's
+    are: protocol 11). Maps inside it keep string keys.
+
+    Raises:
+        ProtocolError: ``bad_msgpack``, as :func:`_unpack`, and for an
+            outermost key that is neither a string nor an integer.
+    """
+    limit = max(len(data), 1)
+    unpacker = msgpack.Unpacker(
+        raw=False,
+        use_list=True,
+        strict_map_key=True,
+        max_buffer_size=limit,
+        max_str_len=limit,
+        max_bin_len=limit,
+        max_array_len=limit,
+        max_map_len=limit,
+        max_ext_len=limit,
+    )
+    unpacker.feed(data)
+    try:
+        size = unpacker.read_map_header()
+    except _UNPACK_ERRORS:
+        return _unpack(data, limit)  # not a map: what it is, or why it is not msgpack
+    obj: dict[Any, Any] = {}
+    try:
+        for _ in range(size):
+            key = unpacker.unpack()
+            if not isinstance(key, str) and type(key) is not int:
+                raise ValueError("a map key must be a string or an integer")
+            obj[key] = unpacker.unpack()
+        if unpacker.tell() != len(data):
+            raise msgpack.ExtraData(obj, b"")
+    except _UNPACK_ERRORS as exc:
+        raise ProtocolError(
+            ErrorCode.BAD_MSGPACK, f"not valid msgpack ({type(exc).__name__})"
+        ) from exc
+    return obj
 
 
 def _type_of(obj: object) -> tuple[dict[Any, Any], str]:
@@ -381,37 +425,47 @@ def _pack(obj: object) -> bytes:
     return data
 
 
-def _enc_delta(m: Delta) -> dict[str, Any]:
-    obj: dict[str, Any] = {}  # no "t": a server map without one is a delta (protocol 10)
+def _enc_delta(m: Delta) -> dict[int, Any]:
+    # No "t": a server map without one is a delta (protocol 10); its keys
+    # are the small integers of DELTA_KEYS (protocol 11).
+    obj: dict[int, Any] = {}
     if m.tick is not None:
-        obj["tick"] = m.tick
+        obj[_K_TICK] = m.tick
     if m.ack is not None:
-        obj["ack"] = m.ack
+        obj[_K_ACK] = m.ack
     if m.tiles is not None:
-        obj["tiles"] = m.tiles
+        obj[_K_TILES] = m.tiles
     if m.fov is not None:
-        obj["fov"] = m.fov
+        obj[_K_FOV] = m.fov
     if m.add is not None:
-        obj["add"] = m.add
+        obj[_K_ADD] = m.add
     if m.upd is not None:
-        obj["upd"] = m.upd
+        obj[_K_UPD] = m.upd
     if m.mv is not None:
-        obj["mv"] = m.mv
+        obj[_K_MV] = m.mv
     if m.st is not None:
-        obj["st"] = m.st
+        obj[_K_ST] = m.st
     if m.back is not None:
-        obj["back"] = m.back
+        obj[_K_BACK] = m.back
     if m.rm is not None:
-        obj["rm"] = m.rm
+        obj[_K_RM] = m.rm
     if m.objs is not None:
-        obj["objs"] = m.objs
+        obj[_K_OBJS] = m.objs
     if m.ev is not None:
-        obj["ev"] = m.ev
+        obj[_K_EV] = m.ev
     if m.me is not None:
-        obj["me"] = m.me
+        obj[_K_ME] = m.me
     if m.rej is not None:
-        obj["rej"] = m.rej
+        obj[_K_REJ] = m.rej
     return obj
+
+
+_K_TICK, _K_ACK, _K_TILES, _K_FOV, _K_ADD, _K_UPD, _K_MV, _K_ST = (
+    DELTA_KEY[k] for k in ("tick", "ack", "tiles", "fov", "add", "upd", "mv", "st")
+)
+_K_BACK, _K_RM, _K_OBJS, _K_EV, _K_ME, _K_REJ = (
+    DELTA_KEY[k] for k in ("back", "rm", "objs", "ev", "me", "rej")
+)
 
 
 def _enc_snapshot(m: Snapshot) -> dict[str, Any]:
@@ -461,7 +515,7 @@ def _enc_info(m: Info) -> dict[str, Any]:
     return {"t": "info", "id": m.id, "found": m.found, "about": m.about}
 
 
-_SERVER_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {
+_SERVER_ENCODERS: dict[type, Callable[[Any], dict[Any, Any]]] = {
     Delta: _enc_delta,
     Snapshot: _enc_snapshot,
     Welcome: _enc_welcome,
@@ -520,6 +574,8 @@ def _fov(v: object) -> bool:
     return True
 
 
+_DELTA_FIELD: dict[object, str] = dict(enumerate(DELTA_KEYS))
+
 # message type -> (class, [(wire key, attribute, check)], [optional (key, attr, check)])
 _Fields = list[tuple[str, str, _Check]]
 _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
@@ -574,7 +630,9 @@ def decode_server(data: bytes) -> ServerMessage:
     """Decode one frame a server sent, checking its shape.
 
     A map without ``"t"`` is a ``delta`` (protocol 10: the most frequent
-    message carries no type; every other one does). Required keys must be
+    message carries no type; every other one does), keyed by the integers
+    of :data:`~protocol.messages.DELTA_KEYS` (protocol 11); a delta's other
+    keys are ignored. Required keys must be
     present with the right types; optional keys (of ``delta``, and
     ``welcome``'s version-2 tables) may be absent or nil;
     unknown keys are ignored. A ``snap``'s ``map``
@@ -595,9 +653,11 @@ def decode_server(data: bytes) -> ServerMessage:
     """
     if not isinstance(data, (bytes, bytearray)):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, "a frame must be bytes")
-    raw = _unpack(data, max(len(data), 1))
+    raw = _unpack_server(data)
     if isinstance(raw, dict) and "t" not in raw:
-        raw["t"] = "delta"  # a delta carries no "t" (protocol 10)
+        # A delta: no "t" (protocol 10), its fields keyed by number (protocol 11).
+        raw = {_DELTA_FIELD[k]: v for k, v in raw.items() if k in _DELTA_FIELD}
+        raw["t"] = "delta"
     obj, t = _type_of(raw)
     schema = _SERVER_SCHEMAS.get(t)
     if schema is None:

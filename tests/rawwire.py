@@ -2,7 +2,8 @@
 
 Tests that speak to a server over a bare websocket see the wire's own
 shapes; :class:`RawReader` turns them into what they mean (docs/protocol.md,
-version 10): a map without ``"t"`` is a ``delta``, a delta's ``ack`` (the
+version 11): a map without ``"t"`` is a ``delta``, whose integer keys
+become the field names of :data:`~protocol.messages.DELTA_KEYS`, its ``ack`` (the
 step from the last one) becomes the whole acknowledged ``seq``, each pair of
 ``rej`` gets its whole ``seq`` back in place of ``ack − seq``, and a delta
 that moves the player's own actor record gets the new cell as ``me.x`` and
@@ -16,7 +17,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from protocol.messages import unpack_moves, unpack_steps
+from protocol.messages import DELTA_KEYS, unpack_moves, unpack_steps
 
 
 class RawReader:
@@ -81,8 +82,11 @@ def read_frame(conn: Any, data: bytes) -> dict[str, Any]:
     Raises:
         AssertionError: The frame is not a msgpack map.
     """
-    out = msgpack.unpackb(data, raw=False)
+    out = msgpack.unpackb(data, raw=False, strict_map_key=False)
     assert isinstance(out, dict), out
+    if "t" not in out:  # a delta: its fields by number (protocol 11)
+        assert all(type(k) is int for k in out), out
+        out = {DELTA_KEYS[k]: v for k, v in out.items()}
     reader = _READERS.get(conn)
     if reader is None:
         reader = _READERS[conn] = RawReader()

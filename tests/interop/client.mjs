@@ -17,7 +17,9 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 10;
+const PROTOCOL_VERSION = 11;
+// version 11: a delta's map key k is the field DELTA_KEYS[k]
+const DELTA_KEYS = ["tick", "ack", "tiles", "fov", "add", "upd", "rm", "objs", "ev", "me", "rej", "mv", "st", "back"];
 // version 8: how many ticks a record removed by delta.rm is kept for delta.back
 const BACK_TICKS = 100;
 // version 7: the direction of each step code of delta.st, [dx, dy],
@@ -106,7 +108,16 @@ class Conn {
       check(isMap(msg), `a server message must be a map: ${show(msg)}`);
       // version 10: a delta is the one message without "t"; every other one has a string "t"
       check(msg.t !== "delta", `a delta must come without "t": ${show(msg)}`);
-      if (msg.t === undefined) msg.t = "delta";
+      if (msg.t === undefined) {
+        // version 11: its keys are the numbers of its fields (a JS object names them "0", "1", ...)
+        const named = { t: "delta" };
+        for (const [k, v] of Object.entries(msg)) {
+          const field = /^(0|[1-9][0-9]*)$/.test(k) ? DELTA_KEYS[Number(k)] : undefined;
+          check(field !== undefined, `a delta key must be a field's number: ${show(k)} in ${show(msg)}`);
+          named[field] = v;
+        }
+        msg = named;
+      }
       check(isStr(msg.t), `a server message's "t" must be a string: ${show(msg)}`);
       if (DEBUG) process.stderr.write(`<- ${show(msg)}\n`);
       this.onMessage(msg);

@@ -261,7 +261,7 @@ async def _read_until_marker(
                 if opcode != OP_BINARY:
                     into["odd frame"] += 1
                     continue
-                msg = msgpack.unpackb(payload, raw=False)
+                msg = msgpack.unpackb(payload, raw=False, strict_map_key=False)
                 if msg.get("t") == "pong" and msg.get("id") == marker:
                     return
                 if msg.get("t") == "error":
@@ -295,7 +295,9 @@ async def fuzz_connection(
             await conn.send(OP_BINARY, _pack(hello))
             while True:  # until the welcome (or a refusal)
                 opcode, payload = await asyncio.wait_for(conn.recv(), timeout)
-                if opcode != OP_BINARY or msgpack.unpackb(payload).get("t") in ("welcome", "error"):
+                if opcode != OP_BINARY or msgpack.unpackb(payload, strict_map_key=False).get(
+                    "t"
+                ) in ("welcome", "error"):
                     break
         count = 1 if kind in ONE_PER_CONNECTION else BATCH
         for _ in range(count):

@@ -57,7 +57,7 @@ class Raw:
         while True:
             op, data = await self.frame(timeout)
             if op == OP_BINARY:
-                out = msgpack.unpackb(data, raw=False)
+                out = msgpack.unpackb(data, raw=False, strict_map_key=False)
                 assert isinstance(out, dict)
                 out.setdefault("t", "delta")  # a delta carries no "t" (protocol 10)
                 return out
@@ -71,7 +71,7 @@ class Raw:
             if op != OP_BINARY:
                 out.append(("control", op))
                 continue
-            msg = msgpack.unpackb(data, raw=False)
+            msg = msgpack.unpackb(data, raw=False, strict_map_key=False)
             if msg.get("t") == "pong":
                 out.append(("pong", msg["id"]))
             elif msg.get("t") == "error":

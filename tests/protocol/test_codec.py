@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import string
 from typing import Any
 
@@ -18,6 +19,8 @@ from protocol.limits import KEY_RE, MAX_CHAT, MAX_COORD, MAX_FRAME_BYTES, MAX_SE
 from protocol.messages import (
     COMMAND_ARGS,
     COMMAND_KEYS,
+    DELTA_KEY,
+    DELTA_KEYS,
     DIRECTED_COMMANDS,
     STEP_CODES,
     STEP_DIRECTIONS,
@@ -242,9 +245,50 @@ def test_server_round_trip(msg: ServerMessage) -> None:
     assert decode_server(encode_server(msg)) == msg
 
 
+def delta_frame(**fields: Any) -> bytes:
+    """A delta as the wire has it: its fields keyed by number (protocol 11)."""
+    return pack({DELTA_KEY[name]: value for name, value in fields.items()})
+
+
+def unpack_delta(frame: bytes) -> dict[Any, Any]:
+    raw: dict[Any, Any] = msgpack.unpackb(frame, strict_map_key=False)
+    return raw
+
+
 def test_delta_omits_absent_keys() -> None:
-    raw = msgpack.unpackb(encode_server(Delta(tick=7, ack=3)))
-    assert raw == {"tick": 7, "ack": 3}
+    assert unpack_delta(encode_server(Delta(tick=7, ack=3))) == {0: 7, 1: 3}
+
+
+def test_a_deltas_keys_are_the_numbers_of_its_fields() -> None:
+    """Protocol 11: a delta's map keys are the integers of DELTA_KEYS, one
+    byte each, in Delta's field order; a reader ignores the keys it does not
+    know (a later version's) and refuses a key neither string nor integer."""
+    assert DELTA_KEYS == tuple(f.name for f in dataclasses.fields(Delta))
+    full = Delta(**{name: [k] for k, name in enumerate(DELTA_KEYS) if name not in ("tick", "ack", "me", "fov")},
+                 tick=1, ack=2, me={"hp": 3}, fov=[0, 0, 0, 0, b""])  # fmt: skip
+    raw = unpack_delta(encode_server(full))
+    assert sorted(raw) == list(range(len(DELTA_KEYS)))
+    assert all(raw[k] == getattr(full, name) for k, name in enumerate(DELTA_KEYS))
+    assert decode_server(encode_server(full)) == full
+    # 14 fields, each key one byte: the map header, the keys, the values
+    values = sum(len(pack(v)) for v in raw.values())
+    assert len(encode_server(full)) == 1 + len(DELTA_KEYS) + values
+    # ignored: a later version's key, and names (a version 10 delta's keys)
+    assert decode_server(pack({1: 2, 99: [1], "st": [74]})) == Delta(ack=2)
+    for bad in (
+        b"\x81\xc0\x01",
+        b"\x81\xc3\x01",
+        b"\x81\xcb" + bytes(8) + b"\x01",
+    ):  # nil, true, 0.0
+        with pytest.raises(ProtocolError) as info:
+            decode_server(bad)
+        assert info.value.code is ErrorCode.BAD_MSGPACK
+    with pytest.raises(ProtocolError) as info:  # maps inside keep string keys
+        decode_server(pack({DELTA_KEY["me"]: {1: 2}}))
+    assert info.value.code is ErrorCode.BAD_MSGPACK
+    with pytest.raises(ProtocolError) as info:  # trailing bytes after the map
+        decode_server(delta_frame(ack=1) + b"\x01")
+    assert info.value.code is ErrorCode.BAD_MSGPACK
 
 
 def test_a_delta_is_the_server_map_without_t() -> None:
@@ -252,9 +296,9 @@ def test_a_delta_is_the_server_map_without_t() -> None:
     does, and a server map whose ``"t"`` is not a string is refused."""
     for msg in (Delta(tick=7, ack=3), Delta(st=[74]), Delta()):
         frame = encode_server(msg)
-        assert "t" not in msgpack.unpackb(frame)
+        assert "t" not in unpack_delta(frame)
         assert decode_server(frame) == msg
-    assert decode_server(pack({"ack": 2, "rm": [9]})) == Delta(ack=2, rm=[9])
+    assert decode_server(delta_frame(ack=2, rm=[9])) == Delta(ack=2, rm=[9])
     pong = msgpack.unpackb(encode_server(Pong(id=1, tick=2)))
     assert pong["t"] == "pong"  # every other message keeps its type
     for bad in ({"t": 5, "ack": 2}, {"t": None}, {"t": b"delta"}):
@@ -668,8 +712,8 @@ SERVER_BAD = [
     ({"t": "pong", "id": 1}, ErrorCode.BAD_FIELD),
     ({"t": "pong", "id": 1, "tick": "2"}, ErrorCode.BAD_FIELD),
     ({"t": "error", "code": "x", "msg": "y", "fatal": 1}, ErrorCode.BAD_FIELD),
-    ({"tick": 1, "fov": [0, 0, 3, 3, b"\x00"]}, ErrorCode.BAD_FIELD),
-    ({"tick": 1, "tiles": {"a": 1}}, ErrorCode.BAD_FIELD),
+    ({0: 1, 3: [0, 0, 3, 3, b"\x00"]}, ErrorCode.BAD_FIELD),  # a delta's tick and fov
+    ({0: 1, 2: {"a": 1}}, ErrorCode.BAD_FIELD),  # a delta's tick and tiles
     ({"t": "hello"}, ErrorCode.UNKNOWN_TYPE),
     ([1], ErrorCode.BAD_MESSAGE),
 ]
@@ -693,7 +737,7 @@ def test_server_snapshot_map_size() -> None:
 
 
 def test_server_tolerates_unknown_keys_and_nil_options() -> None:
-    msg = decode_server(pack({"tick": 4, "new_key": [1], "ev": None}))
+    msg = decode_server(pack({0: 4, 99: [1], DELTA_KEY["ev"]: None}))
     assert msg == Delta(tick=4)
 
 
@@ -812,7 +856,7 @@ def test_back_goes_through_the_codec_and_is_checked_for_shape() -> None:
     assert unpack_moves(wire.back) == [(9, 4, 1), (12, 6, 2)]
     assert decode_server(encode_server(Delta(tick=3))) == Delta(tick=3)  # absent: None
     with pytest.raises(ProtocolError) as err:
-        decode_server(msgpack.packb({"tick": 3, "back": 5}))
+        decode_server(delta_frame(tick=3, back=5))
     assert err.value.code is ErrorCode.BAD_FIELD and "back" in str(err.value)
 
 
@@ -820,11 +864,11 @@ def test_a_delta_may_leave_tick_out_but_not_send_a_bad_one() -> None:
     """Protocol 9: ``tick`` is optional in a delta (the tick after the last
     message's); present, it must be an int."""
     frame = encode_server(Delta(st=[74]))
-    assert msgpack.unpackb(frame) == {"st": [74]}
+    assert unpack_delta(frame) == {DELTA_KEY["st"]: [74]}
     assert decode_server(frame) == Delta(st=[74])
     assert decode_server(encode_server(Delta(tick=7))) == Delta(tick=7)
     with pytest.raises(ProtocolError) as err:
-        decode_server(msgpack.packb({"tick": "7"}))
+        decode_server(delta_frame(tick="7"))
     assert err.value.code is ErrorCode.BAD_FIELD and "tick" in str(err.value)
 
 

@@ -40,9 +40,9 @@ def test_protocol_error() -> None:
 
 
 def test_version() -> None:
-    assert PROTOCOL_VERSION == 10
-    check_version(10)
-    for other in (1, 2, 3, 4, 5, 6, 7, 8, 9, 11):
+    assert PROTOCOL_VERSION == 11
+    check_version(11)
+    for other in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12):
         try:
             check_version(other)
         except ProtocolError as exc:
