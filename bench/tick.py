@@ -9,6 +9,11 @@ as the server would, and prints the cost per tick and per player per tick
     python bench/tick.py -n 2000 --ticks 100 --spread
     python bench/tick.py -n 4000 --ticks 100 --spread --depths 10 --split
     python bench/tick.py -n 2000 --ticks 100 --profile
+    python bench/tick.py -n 1000 --ticks 150 --keys
+
+``--keys`` counts where the bytes of the deltas go: for each field, its
+bytes (key and value, as packed in the delta's map) per delta on average,
+and the share of deltas that carry it.
 
 ``--split`` times the parts of :meth:`World.step` (fields of view, map
 memory, the visible sets, monsters, projectiles, upkeep) by wrapping them
@@ -19,6 +24,7 @@ totals run a little higher than without it.
 from __future__ import annotations
 
 import argparse
+import collections
 import cProfile
 import pstats
 import time
@@ -26,9 +32,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
 import numpy as np
 
 from protocol.codec import encode_server
+from protocol.messages import DELTA_KEYS, Delta
 from server.game import index as index_module
 from server.game import views as views_module
 from server.game.game import Game
@@ -101,6 +109,7 @@ def run(
     spread: bool = False,
     depths: int = 1,
     split: dict[str, float] | None = None,
+    keys: dict[str, list[int]] | None = None,
 ) -> dict[str, float]:
     """Run the benchmark; return timings in ms and µs and bytes per tick.
 
@@ -113,6 +122,11 @@ def run(
     With ``split`` (a dict), the measured ticks' CPU seconds per part of the
     world's step (:data:`SPLIT_PARTS`) are added to it, and call counts under
     ``"calls:" + part``.
+
+    With ``keys`` (a dict), the measured ticks' deltas are counted by field:
+    ``keys[name] = [bytes, deltas]``, the bytes of the field's key and value
+    in the packed deltas and the number of deltas that carry it, and
+    ``keys[""] = [bytes, deltas]`` for the deltas as a whole.
     """
     world = World(seed)
     game = Game(world, Store(":memory:"), max_players=n + 1)
@@ -162,6 +176,8 @@ def run(
                     out_bytes += len(encode_server(m))
                     messages += 1
             enc_s += time.process_time() - t1
+            if keys is not None:
+                count_keys(out, keys)
             step_s += t1 - t0
     if split is not None:
         split.update(totals)
@@ -176,6 +192,23 @@ def run(
         "bytes_per_message": out_bytes / max(1, messages),
         "core_share_at_10hz": (step_s + enc_s) / ticks * 10,
     }
+
+
+def count_keys(out: dict[int, list[Any]], keys: dict[str, list[int]]) -> None:
+    """Add the deltas of one tick's messages ``out`` to ``keys`` (see
+    :func:`run`): each field by name, its key and value as packed."""
+    for msgs in out.values():
+        for m in msgs:
+            if not isinstance(m, Delta):
+                continue
+            frame = encode_server(m)
+            whole = keys.setdefault("", [0, 0])
+            whole[0] += len(frame)
+            whole[1] += 1
+            for k, value in msgpack.unpackb(frame, strict_map_key=False).items():
+                tally = keys.setdefault(DELTA_KEYS[k], [0, 0])
+                tally[0] += len(msgpack.packb(k)) + len(msgpack.packb(value, use_bin_type=True))
+                tally[1] += 1
 
 
 @contextmanager
@@ -203,17 +236,26 @@ def main() -> None:
         "--split", action="store_true", help="print the CPU time of each part of the world's step"
     )
     parser.add_argument("--profile", action="store_true", help="print the top functions")
+    parser.add_argument(
+        "--keys", action="store_true", help="print the bytes of each field of the deltas"
+    )
     args = parser.parse_args()
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()
     split: dict[str, float] | None = {} if args.split else None
-    result = run(args.n, args.ticks, args.seed, args.spread, max(1, args.depths), split)
+    keys: dict[str, list[int]] | None = {} if args.keys else None
+    result = run(args.n, args.ticks, args.seed, args.spread, max(1, args.depths), split, keys)
     if args.profile:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(18)
     for key, value in result.items():
         print(f"{key:22} {value:,.2f}" if isinstance(value, float) else f"{key:22} {value}")
+    if keys:
+        total, deltas = keys.pop("")
+        print(f"deltas {deltas:,}, {total / deltas:.2f} bytes each; by field, bytes per delta:")
+        for name, (size, carried) in sorted(keys.items(), key=lambda kv: -kv[1][0]):
+            print(f"  {name:6} {size / deltas:6.2f}  in {carried / deltas:6.1%} of deltas")
     if split is not None:
         ticks = args.ticks
         for name, _, _ in SPLIT_PARTS:
