@@ -24,7 +24,6 @@ totals run a little higher than without it.
 from __future__ import annotations
 
 import argparse
-import collections
 import cProfile
 import pstats
 import time
