@@ -443,7 +443,8 @@ class GameServer:
             step_s = write_s = 0.0
             skipped = 0
             try:
-                step_s, write_s, skipped = self._tick()
+                with collector.held():  # a collection due waits for the tick's end
+                    step_s, write_s, skipped = self._tick()
             except Exception:  # a bug in the rules must not take the server down
                 log.exception("tick %d failed", self.game.world.tick)
             took = time.perf_counter() - started
