@@ -17,7 +17,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from protocol.messages import DELTA_KEYS, unpack_moves, unpack_steps
+from protocol.messages import DELTA_KEY, DELTA_KEYS, unpack_moves, unpack_steps
 
 
 class RawReader:
@@ -91,3 +91,16 @@ def read_frame(conn: Any, data: bytes) -> dict[str, Any]:
     if reader is None:
         reader = _READERS[conn] = RawReader()
     return reader.read(out)
+
+
+def delta_frame(**fields: Any) -> bytes:
+    """A delta's payload as a server packs it, from its fields by name: each
+    key the field's number (protocol 11), no ``"t"`` (protocol 10).
+
+    Raises:
+        KeyError: A name that is no delta field.
+    """
+    data: bytes = msgpack.packb(
+        {DELTA_KEY[name]: value for name, value in fields.items()}, use_bin_type=True
+    )
+    return data

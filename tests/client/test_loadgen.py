@@ -19,8 +19,8 @@ from websockets.protocol import State
 from client.leanclient import LeanClient
 from client.loadgen import Generator, LoadConfig, run_load_async
 from client.loadstats import diff, merge, percentile
-from protocol.messages import DELTA_KEY
 from server.game.wire import REASONS
+from tests.rawwire import delta_frame
 from tests.serverproc import running_server, underhall_command
 
 
@@ -162,8 +162,7 @@ async def test_refusals_in_a_frame_count_and_answer_the_last_command() -> None:
     client.ack = 5  # as the frames before left it
     # refusals of 6, 7 and 8 once the ack has moved on by 2 to 7
     rej = [1, REASONS.index("blocked"), 0, REASONS.index("occupied"), -1, len(REASONS)]
-    frame = {DELTA_KEY["tick"]: 40, DELTA_KEY["ack"]: 2, DELTA_KEY["rej"]: rej}  # protocol 11
-    client._on_message(msgpack.packb(frame, use_bin_type=True))
+    client._on_message(delta_frame(tick=40, ack=2, rej=rej))
     assert client.ack == 7
     # A code the table lacks is counted under its number, not dropped.
     assert gen.counters.rejects == {
@@ -186,8 +185,7 @@ async def test_the_lean_client_follows_its_own_record_to_its_cell() -> None:
     client.x, client.y = 10, 20  # as the snap left it
 
     def delta(**keys: object) -> None:
-        wire = {DELTA_KEY[name]: value for name, value in keys.items()}  # protocol 11
-        client._on_message(msgpack.packb(wire, use_bin_type=True))
+        client._on_message(delta_frame(**keys))
 
     delta(st=[38 * 8 + 4, 2 * 8 + 2, 3 * 8 + 0])  # 38 south, 40 (me) east, 43 north
     assert (client.x, client.y) == (11, 20)
@@ -230,8 +228,7 @@ async def test_frames_split_anywhere_are_each_read_once_and_pings_answered() -> 
         return head + payload
 
     deltas = [
-        msgpack.packb({DELTA_KEY["tick"]: t, DELTA_KEY["ev"]: [["xp", 1, 2]] * size})
-        for t, size in ((1, 1), (2, 40), (3, 2))
+        delta_frame(tick=t, ev=[["xp", 1, 2]] * size) for t, size in ((1, 1), (2, 40), (3, 2))
     ]
     assert len(deltas[1]) >= 126  # one frame with a 16-bit length
     # The first payload starts as a whole empty binary frame would: cut

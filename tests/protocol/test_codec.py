@@ -45,6 +45,7 @@ from protocol.messages import (
     unpack_rejects,
     unpack_steps,
 )
+from tests.rawwire import delta_frame
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -243,11 +244,6 @@ def test_client_round_trip(msg: ClientMessage) -> None:
 @given(server_messages)
 def test_server_round_trip(msg: ServerMessage) -> None:
     assert decode_server(encode_server(msg)) == msg
-
-
-def delta_frame(**fields: Any) -> bytes:
-    """A delta as the wire has it: its fields keyed by number (protocol 11)."""
-    return pack({DELTA_KEY[name]: value for name, value in fields.items()})
 
 
 def unpack_delta(frame: bytes) -> dict[Any, Any]:
