@@ -500,20 +500,24 @@ class Game:
         self._last_index = index
         out: dict[int, list[ServerMessage]] = {}
         actors = self.world.actors
+        seats = self.seats
+        for actor_id in index.steady_touched(seats):
+            seats[actor_id].steady_blob = None
         first: list[tuple[int, PlayerView, Actor]] = []
         later: list[tuple[int, PlayerView, Actor]] = []
-        for actor_id, seat in self.seats.items():
+        rejections = index.rejections
+        # One pass over every seat, so it is kept lean: what
+        # PlayerView.answers says, inline.
+        for actor_id, seat in seats.items():
             actor = actors[actor_id]
             if actor.seen_tiles:  # written at the depth the player is on after the tick
                 seat.memory_parts.pop(actor.depth, None)
                 seat.memory_list = None
-            if seat.steady_blob is not None and index.may_touch_steady(actor_id):
-                seat.steady_blob = None
-            if actor_id in skip:
-                seat.view.needs_snapshot = True
-                continue
             view = seat.view
-            if view.answers(index, actor):
+            if actor_id in skip:
+                view.needs_snapshot = True
+                continue
+            if actor.last_tag != view.ack or actor_id in rejections:
                 first.append((actor_id, view, actor))
             else:
                 later.append((actor_id, view, actor))

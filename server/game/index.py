@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -279,6 +279,15 @@ class TickIndex:
         harm's rusting (seeds 001-003 as :mod:`server.sim.fighting` and
         :mod:`server.sim.harm` apply them)."""
         return self.all_changed or actor_id in self.world.commanded or actor_id in self._steady
+
+    def steady_touched(self, seated: Collection[int]) -> Iterable[int]:
+        """The ids of ``seated`` for which :meth:`may_touch_steady` is True:
+        all of them on the first tick, else those of :attr:`World.commanded`
+        and of the tick's events that are seated (a few, where asking for
+        each seated player cost a call apiece)."""
+        if self.all_changed:
+            return list(seated)
+        return [a for a in self.world.commanded | self._steady if a in seated]
 
     def record(self, aid: int) -> list[Any]:
         """The ``add`` record of living actor ``aid`` (no "you" flag), built

@@ -220,7 +220,7 @@ class PlayerView:
             rej: The tick's refused commands, ``[ack − seq, code, ...]``, or None.
         """
         world = index.world
-        fov = actor.fov if actor.alive else None
+        fov = actor.fov if actor.hp > 0 else None  # actor.alive, without the call
         fields: dict[str, Any] = {}
         if rej:
             fields["rej"] = rej
@@ -235,7 +235,7 @@ class PlayerView:
                 fields["fov"] = self._packed_fov(actor)
             self.fov = fov
         old = self.ids
-        now = self._visible_ids(index)
+        now = world.sees.get(self.actor_id) or _NOBODY  # as _visible_ids gives it
         # The actors in view that changed (less, below, those just added):
         # a set intersection walks the smaller set, so this costs about the
         # number in view, not the number that changed on the level.

@@ -1243,7 +1243,13 @@ class World:
             seen = sight.changed_windows[sight.ys[active], sight.xs[active]]
             seen &= sight.masks[active]
             need = active[seen.any(axis=(1, 2))]
-            chosen = np.union1d(need, fresh) if fresh.size else need
+            if fresh.size:  # both sorted slot numbers: one mask, not a sort
+                pick = np.zeros(len(sight.owners), dtype=np.bool_)
+                pick[need] = True
+                pick[fresh] = True
+                chosen = np.flatnonzero(pick)
+            else:
+                chosen = need
         else:
             chosen = fresh
         if not chosen.size:
@@ -1511,9 +1517,11 @@ class _Sight:
 
     def take_fresh(self) -> NDArray[np.intp]:
         """The slots in use that were placed since the last call, in increasing order."""
-        fresh = np.unique(np.array(self._fresh, dtype=np.intp))
+        pick = np.zeros(len(self.owners), dtype=np.bool_)
+        pick[self._fresh] = True  # one pass over the slots, not a sort (np.unique)
         self._fresh.clear()
-        return fresh[self.owners[fresh] >= 0]
+        pick &= self.owners >= 0
+        return np.flatnonzero(pick)
 
     def update(self, occupancy: NDArray[np.int32]) -> None:
         """Take the level's current ``occupancy`` (``int32[H, W]``): mark the
