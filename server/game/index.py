@@ -61,7 +61,13 @@ Witnessed = tuple[int, list[Any]]
 """An event's position in the tick's order, and its wire form."""
 
 
-def _buckets(fov: FieldOfView) -> Iterator[tuple[int, int]]:
+_NO_ITEMS: dict[tuple[int, int], str] = {}
+"""An empty bucket of :meth:`TickIndex.item_buckets` (read-only)."""
+
+
+def buckets_in_window(fov: FieldOfView) -> Iterator[tuple[int, int]]:
+    """The ``(x // BUCKET, y // BUCKET)`` squares that the window of ``fov``
+    overlaps (one to four)."""
     h, w = fov.visible.shape
     for by in range(fov.y0 // BUCKET, (fov.y0 + h - 1) // BUCKET + 1):
         for bx in range(fov.x0 // BUCKET, (fov.x0 + w - 1) // BUCKET + 1):
@@ -97,7 +103,8 @@ class TickIndex:
         self._placed: dict[int, list[tuple[int, int, int, list[Any]]]] = defaultdict(list)
         """Per depth, the tick's events seen by whoever sees their cell:
         ``(x, y, order, wire)``."""
-        self._items: dict[int, dict[tuple[int, int], list[tuple[int, int, str]]]] = {}
+        self._items: dict[int, dict[tuple[int, int], dict[tuple[int, int], str]]] = {}
+        """Per depth, :attr:`tops` by bucket (:meth:`item_buckets`), built when first asked."""
         self._spans: dict[int, list[tuple[int, RayFired | Flew, int, int, int, int]]] = defaultdict(
             list
         )
@@ -297,17 +304,27 @@ class TickIndex:
             rec = self.records[aid] = actor_record(self.world.actors[aid], -1, self.world.content)
         return rec
 
-    def items_in_view(self, depth: int, fov: FieldOfView) -> dict[tuple[int, int], str]:
-        """The top item of every cell in view that has one."""
+    def item_buckets(self, depth: int) -> dict[tuple[int, int], dict[tuple[int, int], str]]:
+        """The top floor items of ``depth`` (:attr:`tops`) as
+        ``{(x // BUCKET, y // BUCKET): {(x, y): key}}``, built once per tick
+        and level; read-only. A bucket without items is absent."""
         buckets = self._items.get(depth)
         if buckets is None:
-            buckets = defaultdict(list)
+            buckets = {}
             for (x, y), item in self.tops.get(depth, {}).items():
-                buckets[(x // BUCKET, y // BUCKET)].append((x, y, item))
+                bucket = buckets.get((x // BUCKET, y // BUCKET))
+                if bucket is None:
+                    bucket = buckets[(x // BUCKET, y // BUCKET)] = {}
+                bucket[(x, y)] = item
             self._items[depth] = buckets
+        return buckets
+
+    def items_in_view(self, depth: int, fov: FieldOfView) -> dict[tuple[int, int], str]:
+        """The top item of every cell in view that has one."""
+        buckets = self.item_buckets(depth)
         out: dict[tuple[int, int], str] = {}
-        for key in _buckets(fov):
-            for x, y, item in buckets.get(key, ()):
+        for key in buckets_in_window(fov):
+            for (x, y), item in buckets.get(key, _NO_ITEMS).items():
                 if fov.contains(x, y):
                     out[(x, y)] = item
         return out

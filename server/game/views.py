@@ -15,7 +15,7 @@ import numpy as np
 
 from protocol.fov import pack_cropped_fov
 from protocol.messages import BACK_TICKS, Delta, Snapshot
-from server.game.index import TickIndex
+from server.game.index import BUCKET, TickIndex, buckets_in_window
 from server.game.wire import FLAG_YOU, me_fields, rejections
 from server.sim.actors import Actor, xp_for_level
 from server.sim.casting import MEMORY_STEP
@@ -28,10 +28,11 @@ SNAP_ONLY = frozenset({"x", "y"})
 the player's own actor record instead (protocol 10; in a walking crowd the
 same cell in ``me`` took about 2 bytes of every delta)."""
 
-WINDOW_SCAN_ABOVE = 64
-"""Floor items a view may have sent before finding the gone ones by walking
-the cells in view (up to 289) rather than its items (one
-:meth:`FieldOfView.contains` each, a fraction of a microsecond)."""
+_NO_ITEMS: dict[tuple[int, int], str] = {}
+Floor = dict[tuple[int, int], dict[tuple[int, int], str]]
+"""Floor items by bucket, ``{(x // BUCKET, y // BUCKET): {(x, y): key}}``,
+as :meth:`TickIndex.item_buckets` gives the level's and
+:attr:`PlayerView.objs` keeps what the client was told."""
 
 
 class _FovWire:
@@ -97,7 +98,10 @@ class PlayerView:
         self.needs_snapshot = True
         self.depth = 0
         self.ids: set[int] | frozenset[int] = _NOBODY
-        self.objs: dict[tuple[int, int], str] = {}
+        self.objs: Floor = {}
+        """The top floor items the client was told of (and not told gone),
+        by bucket as the tick's index holds the level's: a bucket that is
+        the same on both sides is skipped whole when the view moves."""
         self.fov: FieldOfView | None = None
         self.me: dict[str, Any] = {}
         self.me_key: tuple[Any, ...] = ()
@@ -162,7 +166,9 @@ class PlayerView:
         self.sent_tick = world.tick
         self.prune_at = world.tick + BACK_TICKS
         seen = self._visible_objs(index, actor)
-        self.objs = dict(seen)
+        self.objs = {}
+        for pos, key in seen.items():
+            _put(self.objs, pos, key)
         self.fov = actor.fov
         self.me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
         self.me_key = _me_key(actor, world.tick)
@@ -335,23 +341,35 @@ class PlayerView:
         return Delta(tick=None if implied else tick, **fields)
 
     def _objs_after_move(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
-        """Floor changes when the field of view changed: every cell in view,
-        as a flat ``[x, y, key, ...]`` list in cell order."""
-        objs = index.items_in_view(depth, fov)
+        """Floor changes when the field of view changed: every cell in view
+        whose top item differs from what the client was told, as a flat
+        ``[x, y, key, ...]`` list in cell order (``""``: nothing there now).
+
+        A bucket whose items the client knows as they are is not looked at
+        cell by cell: in a crowd that has seen its room's floor, nearly
+        every bucket of nearly every view that moved."""
+        level = index.item_buckets(depth)
         mine = self.objs
-        changes = [(pos, key) for pos, key in objs.items() if mine.get(pos) != key]
-        if len(mine) > WINDOW_SCAN_ABOVE:
-            gone = [p for p in _window_cells(fov) if p in mine and p not in objs]
-        else:
-            gone = [p for p in mine if p not in objs and fov.contains(*p)]
-        changes += [(pos, "") for pos in gone]
+        contains = fov.contains
+        changes: list[tuple[tuple[int, int], str]] = []
+        for bucket in buckets_in_window(fov):
+            there = level.get(bucket, _NO_ITEMS)
+            known = mine.get(bucket, _NO_ITEMS)
+            if there == known:
+                continue
+            for pos, key in there.items():
+                if known.get(pos) != key and contains(*pos):
+                    changes.append((pos, key))
+            for pos in known:
+                if pos not in there and contains(*pos):
+                    changes.append((pos, ""))
         out: list[Any] = []
         for pos, key in sorted(changes):
             out += [pos[0], pos[1], key]
             if key:
-                mine[pos] = key
+                _put(mine, pos, key)
             else:
-                del mine[pos]
+                _drop(mine, pos)
         return out
 
     def _objs_changed(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
@@ -364,12 +382,12 @@ class PlayerView:
             if not fov.contains(*pos):
                 continue
             key = tops.get(pos, "")
-            if mine.get(pos, "") != key:
+            if mine.get((pos[0] // BUCKET, pos[1] // BUCKET), _NO_ITEMS).get(pos, "") != key:
                 changed += [pos[0], pos[1], key]
                 if key:
-                    mine[pos] = key
+                    _put(mine, pos, key)
                 else:
-                    del mine[pos]
+                    _drop(mine, pos)
         return changed
 
     def _me_delta(
@@ -465,10 +483,23 @@ def _memory_round(actor: Actor, tick: int) -> int:
     return tick // MEMORY_STEP if actor.known_spells else 0
 
 
-def _window_cells(fov: FieldOfView) -> list[tuple[int, int]]:
-    """The level cells in view, as ``(x, y)``."""
-    ys, xs = np.nonzero(fov.visible)
-    return list(zip((xs + fov.x0).tolist(), (ys + fov.y0).tolist(), strict=True))
+def _put(floor: Floor, pos: tuple[int, int], key: str) -> None:
+    """Note item ``key`` on top at cell ``pos`` of ``floor``."""
+    bucket = (pos[0] // BUCKET, pos[1] // BUCKET)
+    items = floor.get(bucket)
+    if items is None:
+        items = floor[bucket] = {}
+    items[pos] = key
+
+
+def _drop(floor: Floor, pos: tuple[int, int]) -> None:
+    """Note that cell ``pos`` of ``floor`` has no item (it had one); an
+    emptied bucket goes, as the level's index has none."""
+    bucket = (pos[0] // BUCKET, pos[1] // BUCKET)
+    items = floor[bucket]
+    del items[pos]
+    if not items:
+        del floor[bucket]
 
 
 def _same_fov(a: FieldOfView | None, b: FieldOfView | None) -> bool:
