@@ -61,8 +61,13 @@ Witnessed = tuple[int, list[Any]]
 """An event's position in the tick's order, and its wire form."""
 
 
-_NO_ITEMS: dict[tuple[int, int], str] = {}
+NO_ITEMS: dict[tuple[int, int], str] = {}
 """An empty bucket of :meth:`TickIndex.item_buckets` (read-only)."""
+
+
+def bucket_of(pos: tuple[int, int]) -> tuple[int, int]:
+    """The ``(x // BUCKET, y // BUCKET)`` square of cell ``pos = (x, y)``."""
+    return pos[0] // BUCKET, pos[1] // BUCKET
 
 
 def buckets_in_window(fov: FieldOfView) -> Iterator[tuple[int, int]]:
@@ -311,11 +316,12 @@ class TickIndex:
         buckets = self._items.get(depth)
         if buckets is None:
             buckets = {}
-            for (x, y), item in self.tops.get(depth, {}).items():
-                bucket = buckets.get((x // BUCKET, y // BUCKET))
+            for pos, item in self.tops.get(depth, {}).items():
+                square = bucket_of(pos)
+                bucket = buckets.get(square)
                 if bucket is None:
-                    bucket = buckets[(x // BUCKET, y // BUCKET)] = {}
-                bucket[(x, y)] = item
+                    bucket = buckets[square] = {}
+                bucket[pos] = item
             self._items[depth] = buckets
         return buckets
 
@@ -324,7 +330,7 @@ class TickIndex:
         buckets = self.item_buckets(depth)
         out: dict[tuple[int, int], str] = {}
         for key in buckets_in_window(fov):
-            for (x, y), item in buckets.get(key, _NO_ITEMS).items():
+            for (x, y), item in buckets.get(key, NO_ITEMS).items():
                 if fov.contains(x, y):
                     out[(x, y)] = item
         return out

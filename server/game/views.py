@@ -15,7 +15,7 @@ import numpy as np
 
 from protocol.fov import pack_cropped_fov
 from protocol.messages import BACK_TICKS, Delta, Snapshot
-from server.game.index import BUCKET, TickIndex, buckets_in_window
+from server.game.index import NO_ITEMS, TickIndex, bucket_of, buckets_in_window
 from server.game.wire import FLAG_YOU, me_fields, rejections
 from server.sim.actors import Actor, xp_for_level
 from server.sim.casting import MEMORY_STEP
@@ -28,7 +28,6 @@ SNAP_ONLY = frozenset({"x", "y"})
 the player's own actor record instead (protocol 10; in a walking crowd the
 same cell in ``me`` took about 2 bytes of every delta)."""
 
-_NO_ITEMS: dict[tuple[int, int], str] = {}
 Floor = dict[tuple[int, int], dict[tuple[int, int], str]]
 """Floor items by bucket, ``{(x // BUCKET, y // BUCKET): {(x, y): key}}``,
 as :meth:`TickIndex.item_buckets` gives the level's and
@@ -353,8 +352,8 @@ class PlayerView:
         contains = fov.contains
         changes: list[tuple[tuple[int, int], str]] = []
         for bucket in buckets_in_window(fov):
-            there = level.get(bucket, _NO_ITEMS)
-            known = mine.get(bucket, _NO_ITEMS)
+            there = level.get(bucket, NO_ITEMS)
+            known = mine.get(bucket, NO_ITEMS)
             if there == known:
                 continue
             for pos, key in there.items():
@@ -382,7 +381,7 @@ class PlayerView:
             if not fov.contains(*pos):
                 continue
             key = tops.get(pos, "")
-            if mine.get((pos[0] // BUCKET, pos[1] // BUCKET), _NO_ITEMS).get(pos, "") != key:
+            if mine.get(bucket_of(pos), NO_ITEMS).get(pos, "") != key:
                 changed += [pos[0], pos[1], key]
                 if key:
                     _put(mine, pos, key)
@@ -485,7 +484,7 @@ def _memory_round(actor: Actor, tick: int) -> int:
 
 def _put(floor: Floor, pos: tuple[int, int], key: str) -> None:
     """Note item ``key`` on top at cell ``pos`` of ``floor``."""
-    bucket = (pos[0] // BUCKET, pos[1] // BUCKET)
+    bucket = bucket_of(pos)
     items = floor.get(bucket)
     if items is None:
         items = floor[bucket] = {}
@@ -495,7 +494,7 @@ def _put(floor: Floor, pos: tuple[int, int], key: str) -> None:
 def _drop(floor: Floor, pos: tuple[int, int]) -> None:
     """Note that cell ``pos`` of ``floor`` has no item (it had one); an
     emptied bucket goes, as the level's index has none."""
-    bucket = (pos[0] // BUCKET, pos[1] // BUCKET)
+    bucket = bucket_of(pos)
     items = floor[bucket]
     del items[pos]
     if not items:
