@@ -269,6 +269,11 @@ class World:
         self._slots: dict[int, tuple[int, int, FieldOfView]] = {}
         """Living player id -> ``(depth, slot)`` of its field of view in that
         level's :class:`_Sight`, and the field of view put there."""
+        self._told_tiles: list[int] = []
+        """Players given ``seen_tiles`` by the last :meth:`_update_views`
+        (emptied by the next one)."""
+        self._revealing: set[int] = set()
+        """Players given a :meth:`reveal_map` since the last :meth:`_update_views`."""
         self._unseen: set[int] = set()
         """Ids of the invisible actors when the views were last updated."""
         self._sees_invisible: dict[int, bool] = {}
@@ -1050,6 +1055,7 @@ class World:
     def reveal_map(self, actor: Actor, radius: int) -> None:
         """Teach ``actor``'s map memory the terrain within ``radius`` cells."""
         actor.reveal = max(actor.reveal, radius)
+        self._revealing.add(actor.id)
 
     def nearest_actor(
         self, depth: int, at: tuple[int, int], radius: int, exclude: set[int]
@@ -1075,7 +1081,7 @@ class World:
 
         A field of view is recomputed only when its player moved, changed
         level, or terrain changed in its window; a player for whom none of
-        that happened costs a few attribute reads. A visible set is rebuilt
+        that happened is not looked at (:meth:`_players_to_look_at`). A visible set is rebuilt
         only for a player whose field of view changed or who has, in view, a
         cell whose occupant changed since the last update, and it replaces
         the kept one only if it differs; a level's rebuilds are done together
@@ -1091,13 +1097,14 @@ class World:
         turned = unseen ^ self._unseen  # became invisible or visible (or came or went)
         self._unseen = unseen
         self._prune_fov_cache()
-        version = self._version
-        for depth, sight in self._sight.items():
-            if sight.version != version.get(depth, 0):
-                self._keep_fovs(depth, sight)
-        for actor in self._players.values():
-            if actor.seen_tiles:
+        players = self._players
+        for pid in self._told_tiles:
+            actor = players.get(pid)
+            if actor is not None:
                 actor.seen_tiles = []
+        self._told_tiles = []
+        taken: set[int] = set()
+        for actor in self._players_to_look_at(taken):
             if not actor.alive:
                 if actor.id in self._slots or self.sees[actor.id]:
                     self.sees[actor.id] = set()
@@ -1109,29 +1116,68 @@ class World:
                 and key[1] == actor.x
                 and key[2] == actor.y
                 and key[0] == actor.depth
-                and key[3] == version.get(actor.depth, 0)
+                and key[3] == self._version.get(actor.depth, 0)
                 and not actor.reveal
                 and actor.id in self._slots
             ):
                 continue  # in place, terrain unchanged: nothing to do
             self._update_fov(actor)
+            if actor.seen_tiles:
+                self._told_tiles.append(actor.id)
         for depth, sight in self._sight.items():
+            if depth not in taken:  # a level this update gave its first slot
+                sight.update(self._occ[depth])
             if sight.count:
                 self._visible_sets(depth, sight)
         self._cut_invisible(turned)
         for lv in self.levels.values():  # every living player's view is now up to date
             lv.clear_changes()
 
-    def _keep_fovs(self, depth: int, sight: _Sight) -> None:
+    def _players_to_look_at(self, taken: set[int]) -> list[Actor]:
+        """The players whose field of view, map memory or slot may need
+        bringing up to date (:meth:`_update_views`), in id order; the others
+        stand where their field of view was placed, on a level whose terrain
+        did not change near them, and need nothing.
+
+        Every living player with a slot stands, or stood, on the cell where
+        its slot was placed: a player who moved, changed level, died or left
+        since changed the occupant of that cell, which the slot's level sees
+        when it takes the occupancy (:meth:`_Sight.update`, done here for
+        every level before any field of view changes, as none moves after).
+        To those are added the players whose window a terrain change touched
+        (:meth:`_keep_fovs`), those with no slot (new, dead, or arrived on a
+        level), and those given a :meth:`reveal_map`. The depths whose
+        occupancy was taken are added to ``taken``.
+        """
+        look: set[int] = set(self._revealing)
+        self._revealing.clear()
+        version = self._version
+        occ = self._occ
+        r = FOV_RADIUS
+        for depth, sight in self._sight.items():
+            if sight.version != version.get(depth, 0):
+                look.update(self._keep_fovs(depth, sight))
+            sight.update(occ[depth])
+            taken.add(depth)
+            if sight.any_change and sight.count:
+                active = sight.active()
+                stood = sight.changed[sight.ys[active] + r, sight.xs[active] + r]
+                look.update(sight.owners[active[stood]].tolist())
+        players = self._players
+        look.update(players.keys() - self._slots.keys())
+        return [players[pid] for pid in sorted(look) if pid in players]
+
+    def _keep_fovs(self, depth: int, sight: _Sight) -> list[int]:
         """Terrain changed on ``depth`` since the last update: mark the fields
         of view whose window holds none of the changed cells (and whose
         player did not move) as still good, so only the others are looked at
-        again (:meth:`_update_fov`)."""
+        again (:meth:`_update_fov`); return the ids of those others (the
+        players whose window holds a changed cell)."""
         version = self._version[depth]
         sight.version = version
         active = sight.active()
         if not active.size:
-            return
+            return []
         xs, ys = sight.xs[active], sight.ys[active]
         near = np.zeros(len(active), dtype=np.bool_)
         for cx, cy in self.levels[depth].changed:
@@ -1142,6 +1188,7 @@ class World:
             key = actor.fov_key
             if key is not None and key[0] == depth and key[1] == actor.x and key[2] == actor.y:
                 actor.fov_key = (depth, actor.x, actor.y, version)
+        return list(sight.owners[active[near]].tolist())
 
     def _update_fov(self, actor: Actor) -> None:
         """Bring living player ``actor``'s field of view and map memory up to
@@ -1236,8 +1283,7 @@ class World:
         (``FOV_RADIUS`` cells of nothing around the level), so every window
         is ``SIDE × SIDE`` and one numpy gather serves the whole level.
         """
-        sight.update(self._occ[depth])
-        fresh = sight.take_fresh()
+        fresh = sight.take_fresh()  # the occupancy was taken first (_players_to_look_at)
         if sight.any_change:
             active = sight.active()
             seen = sight.changed_windows[sight.ys[active], sight.xs[active]]
