@@ -225,7 +225,7 @@ class Seat:
     """The character's :meth:`~server.sim.actors.Actor.steady_record` as last
     packed for a checkpoint (the pairs of a msgpack map, no header); None
     once a tick may have changed it
-    (:meth:`~server.game.index.TickIndex.may_touch_steady`)."""
+    (:meth:`~server.game.index.TickIndex.steady_touched`)."""
     steady_count: int = 0
     """How many pairs ``steady_blob`` holds."""
 

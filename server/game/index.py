@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import numpy as np
@@ -70,6 +70,21 @@ def bucket_of(pos: tuple[int, int]) -> tuple[int, int]:
     return pos[0] // BUCKET, pos[1] // BUCKET
 
 
+Floor = dict[tuple[int, int], dict[tuple[int, int], str]]
+"""Floor items by bucket, ``{(x // BUCKET, y // BUCKET): {(x, y): key}}``,
+as :meth:`TickIndex.item_buckets` gives a level's and
+:attr:`~server.game.views.PlayerView.objs` keeps what a client was told."""
+
+
+def put_item(floor: Floor, pos: tuple[int, int], key: str) -> None:
+    """Note item ``key`` on top at cell ``pos`` of ``floor``."""
+    square = bucket_of(pos)
+    items = floor.get(square)
+    if items is None:
+        items = floor[square] = {}
+    items[pos] = key
+
+
 def buckets_in_window(fov: FieldOfView) -> Iterator[tuple[int, int]]:
     """The ``(x // BUCKET, y // BUCKET)`` squares that the window of ``fov``
     overlaps (one to four)."""
@@ -104,11 +119,11 @@ class TickIndex:
         self.involving: dict[int, list[Witnessed]] = defaultdict(list)
         self._steady: set[int] = set()
         """Actors named by one of the tick's events other than an attack
-        (:meth:`may_touch_steady`)."""
+        (:meth:`steady_touched`)."""
         self._placed: dict[int, list[tuple[int, int, int, list[Any]]]] = defaultdict(list)
         """Per depth, the tick's events seen by whoever sees their cell:
         ``(x, y, order, wire)``."""
-        self._items: dict[int, dict[tuple[int, int], dict[tuple[int, int], str]]] = {}
+        self._items: dict[int, Floor] = {}
         """Per depth, :attr:`tops` by bucket (:meth:`item_buckets`), built when first asked."""
         self._spans: dict[int, list[tuple[int, RayFired | Flew, int, int, int, int]]] = defaultdict(
             list
@@ -276,27 +291,21 @@ class TickIndex:
         An attack alone changes health and energy on either side; a status it
         gives is in :attr:`World.touched`, and a death, experience or a
         shield's burn come with events of their own (as for
-        :meth:`may_touch_steady`)."""
+        :meth:`steady_touched`)."""
         return self.all_changed or actor_id in self.world.touched or actor_id in self._steady
 
-    def may_touch_steady(self, actor_id: int) -> bool:
-        """Whether the player's steady record
+    def steady_touched(self, seated: Collection[int]) -> list[int]:
+        """The ids of ``seated`` whose steady record
         (:meth:`~server.sim.actors.Actor.steady_record`: pack, equipment,
-        level, scores, spells, skills) may have changed this tick: on the
-        first tick, when it carried out a command other than a step
-        (:attr:`World.commanded`), or when an event other than a melee attack
-        names it. An attack changes only health, energy and statuses (the
-        moving record) on either side; what may follow it comes with events
-        of its own: a death, experience and a level, a shield's burn, a
-        harm's rusting (seeds 001-003 as :mod:`server.sim.fighting` and
-        :mod:`server.sim.harm` apply them)."""
-        return self.all_changed or actor_id in self.world.commanded or actor_id in self._steady
-
-    def steady_touched(self, seated: Collection[int]) -> Iterable[int]:
-        """The ids of ``seated`` for which :meth:`may_touch_steady` is True:
-        all of them on the first tick, else those of :attr:`World.commanded`
-        and of the tick's events that are seated (a few, where asking for
-        each seated player cost a call apiece)."""
+        level, scores, spells, skills) may have changed this tick: all of
+        them on the first tick, else those that carried out a command other
+        than a step (:attr:`World.commanded`) or that an event other than a
+        melee attack names. An attack changes only health, energy and
+        statuses (the moving record) on either side; what may follow it
+        comes with events of its own: a death, experience and a level, a
+        shield's burn, a harm's rusting (seeds 001-003 as
+        :mod:`server.sim.fighting` and :mod:`server.sim.harm` apply them).
+        Found from those few ids rather than asked of each seat."""
         if self.all_changed:
             return list(seated)
         return [a for a in self.world.commanded | self._steady if a in seated]
@@ -309,7 +318,7 @@ class TickIndex:
             rec = self.records[aid] = actor_record(self.world.actors[aid], -1, self.world.content)
         return rec
 
-    def item_buckets(self, depth: int) -> dict[tuple[int, int], dict[tuple[int, int], str]]:
+    def item_buckets(self, depth: int) -> Floor:
         """The top floor items of ``depth`` (:attr:`tops`) as
         ``{(x // BUCKET, y // BUCKET): {(x, y): key}}``, built once per tick
         and level; read-only. A bucket without items is absent."""
@@ -317,11 +326,7 @@ class TickIndex:
         if buckets is None:
             buckets = {}
             for pos, item in self.tops.get(depth, {}).items():
-                square = bucket_of(pos)
-                bucket = buckets.get(square)
-                if bucket is None:
-                    bucket = buckets[square] = {}
-                bucket[pos] = item
+                put_item(buckets, pos, item)
             self._items[depth] = buckets
         return buckets
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from protocol.fov import pack_cropped_fov
 from protocol.messages import BACK_TICKS, Delta, Snapshot
-from server.game.index import NO_ITEMS, TickIndex, bucket_of, buckets_in_window
+from server.game.index import NO_ITEMS, Floor, TickIndex, bucket_of, buckets_in_window, put_item
 from server.game.wire import FLAG_YOU, me_fields, rejections
 from server.sim.actors import Actor, xp_for_level
 from server.sim.casting import MEMORY_STEP
@@ -27,11 +27,6 @@ SNAP_ONLY = frozenset({"x", "y"})
 """The ``me`` fields a snapshot carries and a delta never does: a delta moves
 the player's own actor record instead (protocol 10; in a walking crowd the
 same cell in ``me`` took about 2 bytes of every delta)."""
-
-Floor = dict[tuple[int, int], dict[tuple[int, int], str]]
-"""Floor items by bucket, ``{(x // BUCKET, y // BUCKET): {(x, y): key}}``,
-as :meth:`TickIndex.item_buckets` gives the level's and
-:attr:`PlayerView.objs` keeps what the client was told."""
 
 
 class _FovWire:
@@ -167,7 +162,7 @@ class PlayerView:
         seen = self._visible_objs(index, actor)
         self.objs = {}
         for pos, key in seen.items():
-            _put(self.objs, pos, key)
+            put_item(self.objs, pos, key)
         self.fov = actor.fov
         self.me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
         self.me_key = _me_key(actor, world.tick)
@@ -366,7 +361,7 @@ class PlayerView:
         for pos, key in sorted(changes):
             out += [pos[0], pos[1], key]
             if key:
-                _put(mine, pos, key)
+                put_item(mine, pos, key)
             else:
                 _drop(mine, pos)
         return out
@@ -384,7 +379,7 @@ class PlayerView:
             if mine.get(bucket_of(pos), NO_ITEMS).get(pos, "") != key:
                 changed += [pos[0], pos[1], key]
                 if key:
-                    _put(mine, pos, key)
+                    put_item(mine, pos, key)
                 else:
                     _drop(mine, pos)
         return changed
@@ -480,15 +475,6 @@ def _me_key(actor: Actor, tick: int) -> tuple[Any, ...]:
 def _memory_round(actor: Actor, tick: int) -> int:
     """Spell failure rates and forgetting change only with this number."""
     return tick // MEMORY_STEP if actor.known_spells else 0
-
-
-def _put(floor: Floor, pos: tuple[int, int], key: str) -> None:
-    """Note item ``key`` on top at cell ``pos`` of ``floor``."""
-    bucket = bucket_of(pos)
-    items = floor.get(bucket)
-    if items is None:
-        items = floor[bucket] = {}
-    items[pos] = key
 
 
 def _drop(floor: Floor, pos: tuple[int, int]) -> None:

@@ -236,7 +236,7 @@ class World:
         """Ids of the players who carried out (or were refused) a command other
         than a step during the last :meth:`step`: with the events naming a
         player, what may change its steady record (pack, level, scores,
-        spells: :meth:`~server.game.index.TickIndex.may_touch_steady`)."""
+        spells: :meth:`~server.game.index.TickIndex.steady_touched`)."""
         self._search_orders: dict[
             tuple[int, int, int], tuple[NDArray[np.bool_], NDArray[np.intp]]
         ] = {}
