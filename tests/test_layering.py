@@ -37,6 +37,7 @@ ALLOWED = {
         "protocol",
     },
     "protocol": {"protocol"},
+    "server._native": set(),
     "client": {"client", "protocol"},
 }
 OURS = ("server", "client", "protocol")

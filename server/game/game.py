@@ -211,7 +211,7 @@ class Seat:
     token_hash: str
     actor_id: int
     view: PlayerView
-    session: object
+    session: Any  # object; mypyc cannot compile a field annotated `object` (issue 10)
     memory_parts: dict[int, _MemoryPart] = field(default_factory=dict)
     """The character's map memory of each depth as taken for a checkpoint;
     a depth's part is dropped once a tick wrote cells into that depth's

@@ -1,7 +1,8 @@
 """Joining while the server is busy (issue 10, item 4), over real sockets on 127.0.0.1.
 
-The tick is made slow by wrapping ``Game.step`` in a sleep, so every tick
-runs late and back to back, as on a saturated server. Every wait is
+The tick is made slow by wrapping the server's tick (``GameServer._tick``,
+which runs ``Game.step``; a compiled ``Game`` takes no patching) in a sleep,
+so every tick runs late and back to back, as on a saturated server. Every wait is
 bounded; speed itself is measured by ``bench/joins.py``, not here.
 """
 
@@ -36,16 +37,15 @@ OPEN = NetLimits(max_conns_per_addr=0, new_chars_per_hour=0)
 def slow_steps(server: GameServer, seconds: float) -> list[float]:
     """Make each of the server's ticks take at least ``seconds`` (the loop is
     blocked meanwhile); return the list each tick's start time is appended to."""
-    game = server.game
-    real: Callable[..., Any] = game.step
+    real: Callable[..., Any] = server._tick
     starts: list[float] = []
 
-    def step(*args: Any, **kwargs: Any) -> Any:
+    def tick(*args: Any, **kwargs: Any) -> Any:
         starts.append(time.monotonic())
         time.sleep(seconds)
         return real(*args, **kwargs)
 
-    game.step = step  # type: ignore[method-assign]
+    server._tick = tick  # type: ignore[method-assign]
     return starts
 
 
@@ -152,8 +152,7 @@ async def test_connections_arriving_during_a_long_tick_are_queued_not_dropped(
     """300 connections opened while one tick blocks the loop all complete their
     TCP handshake (the accept backlog holds them), then all join."""
     server = await start_server(populate=False, limits=OPEN)
-    game: Game = server.game
-    real = game.step
+    real = server._tick
     inside, done = threading.Event(), threading.Event()
     n = 300
 
@@ -163,7 +162,7 @@ async def test_connections_arriving_during_a_long_tick_are_queued_not_dropped(
             done.wait(20)
         return real(*args, **kwargs)
 
-    game.step = blocking_step  # type: ignore[method-assign]
+    server._tick = blocking_step  # type: ignore[method-assign]
     socks: list[socket.socket] = []
     connected: list[int] = []
 

@@ -141,7 +141,8 @@ def within(observed: int, n: int, p: float) -> bool:
 def imported_roots(module: ModuleType) -> set[str]:
     """The top-level package names ``module``'s source imports (``numpy``, ``math``, ...)."""
     assert module.__file__ is not None
-    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    source = Path(module.__file__).parent / (module.__name__.rpartition(".")[2] + ".py")
+    tree = ast.parse(source.read_text(encoding="utf-8"))  # also for a compiled module
     roots: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
