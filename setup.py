@@ -37,7 +37,12 @@ def _extensions() -> list[object]:
         print("underhall: mypyc is not available; installing without compiled modules")
         return []
     try:
-        extensions = mypycify(COMPILED, opt_level="3", group_name="underhall_native")
+        extensions = mypycify(
+            # its own cache: the project's .mypy_cache is for the project's venv
+            ["--cache-dir", os.path.join("build", "mypyc-cache"), *COMPILED],
+            opt_level="3",
+            group_name="underhall_native",
+        )
     except (Exception, SystemExit) as exc:  # noqa: BLE001 (mypyc exits on a type error)
         print(f"underhall: mypyc could not compile ({exc!r}); installing without compiled modules")
         return []

@@ -77,6 +77,15 @@ def _play(seed: int, *, pure: bool) -> dict[str, object]:
     return result
 
 
+def test_ci_runs_the_compiled_build() -> None:
+    """CI installs on a machine with a C compiler: there the install must have
+    compiled the modules, or the tests (and this project's figures) would be
+    of the pure-Python build without anyone noticing."""
+    if not os.environ.get("CI"):
+        pytest.skip("not CI: a machine without a C compiler installs the pure-Python build")
+    assert _native.choose() == "compiled", _native.stale()
+
+
 @pytest.mark.skipif(
     _native.choose() != "compiled",
     reason="the compiled modules are not built or not current (UNDERHALL_PURE set, no C "
