@@ -77,10 +77,11 @@ def test_dockerfile_agrees_with_the_code() -> None:
     [base] = instruction("FROM")
     assert re.fullmatch(r"python:3\.(1[1-9])-slim", base), base
     assert any(readme_install() in run for run in instruction("RUN"))
-    copied = {rest.split()[0] for rest in instruction("COPY")}
+    copied = {source for rest in instruction("COPY") for source in rest.split()[:-1]}
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     packages = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
     assert packages <= copied and "pyproject.toml" in copied
+    assert "setup.py" in copied  # the build of the compiled modules (server/_native.py)
 
     [user] = instruction("USER")
     assert user not in ("root", "0") and any(
