@@ -21,7 +21,7 @@ from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMPILED: list[str] = [
-    os.path.join("server", *name.split(".")[1:]) + ".py"
+    os.path.join(*name.split(".")) + ".py"
     for name in runpy.run_path(os.path.join(HERE, "server", "_native.py"))["COMPILED"]
 ]
 """The sources of ``server._native.COMPILED``, the one list of them."""

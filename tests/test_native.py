@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,7 +60,7 @@ print(json.dumps({
 """
 
 
-def _play(seed: int, *, pure: bool) -> dict[str, object]:
+def _play(seed: int, *, pure: bool) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "UNDERHALL_PURE"}
     if pure:
         env["UNDERHALL_PURE"] = "1"
@@ -73,7 +74,7 @@ def _play(seed: int, *, pure: bool) -> dict[str, object]:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
@@ -96,26 +97,30 @@ def test_the_compiled_build_plays_the_game_the_sources_play(seed: int) -> None:
     compiled = _play(seed, pure=False)
     pure = _play(seed, pure=True)
     assert compiled["build"] == "compiled" and pure["build"] == "pure"
-    assert all(not str(f).endswith(".py") for f in compiled["files"])  # type: ignore[attr-defined]
-    assert all(str(f).endswith(".py") for f in pure["files"])  # type: ignore[attr-defined]
+    assert all(not str(f).endswith(".py") for f in compiled["files"])
+    assert all(str(f).endswith(".py") for f in pure["files"])
     assert compiled["tick"] == pure["tick"]
     assert compiled["messages"] == pure["messages"]
     assert isinstance(compiled["messages"], int) and compiled["messages"] > 3000
     assert compiled["digest"] == pure["digest"]
 
 
-def _fake_build(root: Path, *, group: bool = True) -> None:
-    """Sources and (empty) extensions of every compiled module under ``root``,
-    each extension a minute newer than its source."""
+def _fake_build(root: Path, built: float, *, group: bool = True) -> None:
+    """Empty files standing for the extensions of every compiled module under
+    ``root``, written at ``built``, a minute after their sources (empty
+    sources are made where ``root`` has none); and the shared library unless
+    ``group`` is False. Importing one of these would fail."""
     suffix = next(s for s in importlib.machinery.EXTENSION_SUFFIXES if s.startswith(".cpython"))
     for name in _native.COMPILED:
         source = root.joinpath(*name.split(".")).with_suffix(".py")
-        source.parent.mkdir(parents=True, exist_ok=True)
-        source.write_text("")
+        if not source.exists():
+            source.parent.mkdir(parents=True, exist_ok=True)
+            source.write_text("")
         ext = Path(str(source.with_suffix("")) + suffix)
+        ext.unlink(missing_ok=True)
         ext.write_bytes(b"")
-        os.utime(source, (1_000_000, 1_000_000))
-        os.utime(ext, (1_000_060, 1_000_060))
+        os.utime(source, (built - 60, built - 60))
+        os.utime(ext, (built, built))
     if group:
         root.joinpath(_native.GROUP + suffix).write_bytes(b"")
 
@@ -124,7 +129,7 @@ def test_an_extension_older_than_its_source_is_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_native, "ROOT", tmp_path)
-    _fake_build(tmp_path)
+    _fake_build(tmp_path, 1_000_060)
     assert _native.stale() == []
     views = tmp_path / "server" / "game" / "views.py"
     os.utime(views, (1_000_061, 1_000_061))  # within STALE_AFTER_S: as a wheel writes them
@@ -139,7 +144,7 @@ def test_without_the_shared_library_every_module_is_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_native, "ROOT", tmp_path)
-    _fake_build(tmp_path, group=False)
+    _fake_build(tmp_path, 1_000_060, group=False)
     assert _native.stale() == list(_native.COMPILED)
 
 
@@ -152,11 +157,11 @@ def test_the_source_finder_loads_only_the_compiled_modules_from_source() -> None
 
 def test_a_stale_build_runs_the_sources_and_says_how_to_rebuild(tmp_path: Path) -> None:
     """A checkout whose extensions are older than an edited source (a copy of
-    this one, with empty files standing for the extensions) imports every
+    this one, with empty files built an hour ago standing for the extensions) imports every
     compiled module from its source, with a warning naming the edited one."""
     for part in ("server", "protocol"):
         shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
-    _fake_build_beside(tmp_path)
+    _fake_build(tmp_path, time.time() - 3600)
     views = tmp_path / "server" / "game" / "views.py"
     views.write_text(views.read_text() + "\n# edited\n")
     done = subprocess.run(
@@ -178,19 +183,3 @@ def test_a_stale_build_runs_the_sources_and_says_how_to_rebuild(tmp_path: Path) 
     assert done.stdout.split() == ["stale", str(views)]
     assert "server.game.views changed since it was compiled" in done.stderr
     assert "pip install -e ." in done.stderr
-
-
-def _fake_build_beside(root: Path) -> None:
-    """Empty extensions, built an hour ago a minute after their sources,
-    beside the real sources copied under ``root`` (importing one would fail:
-    the test shows none is imported)."""
-    suffix = next(s for s in importlib.machinery.EXTENSION_SUFFIXES if s.startswith(".cpython"))
-    built = time.time() - 3600
-    for name in _native.COMPILED:
-        source = root.joinpath(*name.split(".")).with_suffix(".py")
-        ext = Path(str(source.with_suffix("")) + suffix)
-        ext.unlink(missing_ok=True)
-        ext.write_bytes(b"")
-        os.utime(source, (built - 60, built - 60))
-        os.utime(ext, (built, built))
-    root.joinpath(_native.GROUP + suffix).write_bytes(b"")
