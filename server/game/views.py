@@ -494,4 +494,7 @@ def _same_fov(a: FieldOfView | None, b: FieldOfView | None) -> bool:
         return a is b
     if (a.x0, a.y0) != (b.x0, b.y0):
         return False
-    return a.visible is b.visible or np.array_equal(a.visible, b.visible)
+    # both boolean: equal shapes and bytes (np.array_equal is a Python function)
+    return a.visible is b.visible or (
+        a.visible.shape == b.visible.shape and a.visible.tobytes() == b.visible.tobytes()
+    )

@@ -442,7 +442,7 @@ class World:
         dx = xs[None, :] - sight.xs[active][:, None] + FOV_RADIUS  # [players, cells]
         dy = ys[None, :] - sight.ys[active][:, None] + FOV_RADIUS
         near = (dx >= 0) & (dx < side) & (dy >= 0) & (dy < side)
-        pi, ci = np.nonzero(near)
+        pi, ci = near.nonzero()  # the method: np.nonzero adds a Python-level dispatch
         seen = sight.masks[active[pi], dy[pi, ci], dx[pi, ci]]
         return sight.owners[active[pi[seen]]], ci[seen]
 
@@ -1629,7 +1629,7 @@ def _remember(
     same ``[y, x]`` rectangle whose top-left cell is ``(x0, y0)``); return them
     as a flat ``[x, y, code, ...]`` list for the ``tiles`` of a delta."""
     mem[fresh] = window[fresh]
-    ys, xs = np.nonzero(fresh)
+    ys, xs = fresh.nonzero()
     flat = np.empty(3 * len(xs), dtype=np.int64)
     flat[0::3] = xs + x0
     flat[1::3] = ys + y0
