@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
 
+from server import _native
 from server.content import default_content
 from server.content.statuses import StatusKind
 from server.sim.actors import Actor, Mind, new_monster
@@ -140,9 +140,8 @@ def within(observed: int, n: int, p: float) -> bool:
 
 def imported_roots(module: ModuleType) -> set[str]:
     """The top-level package names ``module``'s source imports (``numpy``, ``math``, ...)."""
-    assert module.__file__ is not None
-    source = Path(module.__file__).parent / (module.__name__.rpartition(".")[2] + ".py")
-    tree = ast.parse(source.read_text(encoding="utf-8"))  # also for a compiled module
+    source = _native.source_of(module.__name__)  # its .py, also for a compiled module
+    tree = ast.parse(source.read_text(encoding="utf-8"))
     roots: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
