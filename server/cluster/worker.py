@@ -49,7 +49,7 @@ from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches,
 from server.cluster.fence import Characters
 from server.cluster.lease import LEASE_S, RENEW_S, Leases, open_bucket
 from server.game.game import look_in
-from server.game.index import TickIndex
+from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
 from server.game.wire import to_command, welcome_tables
 from server.sim.actors import Actor
@@ -161,7 +161,7 @@ class Worker:
         self.draining = False
         self._stop = asyncio.Event()
         self._extra: dict[str, list[list[Any]]] = {}
-        self._last_index: TickIndex | None = None
+        self._carried: Carried | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self._admit_lock = asyncio.Lock()
         self._gateway_beats: dict[str, float] = {}
@@ -797,8 +797,8 @@ class Worker:
         checkpoint now and then."""
         self._drop_levels(self.leases.expired())  # a stalled loop must not act on old leases
         world = self.world
-        index = TickIndex(world, world.step(), self._last_index)
-        self._last_index = index
+        index = TickIndex(world, world.step(), self._carried)
+        self._carried = index.carried()
         held = self.leases.held
         for aid in [a for a in self.seats if world.actors[a].depth not in held]:
             seat = self.seats[aid]

@@ -36,7 +36,7 @@ from protocol.messages import ChatOut, Info, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
 from server.game.bans import BanList
 from server.game.hooks import GameHooks
-from server.game.index import TickIndex
+from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
 from server.sim.actors import Actor, MovingState, memory_entry, moving_record_of
@@ -261,7 +261,12 @@ class Game:
         self.seats: dict[int, Seat] = {}
         self.by_name: dict[str, Seat] = {}
         self._tables = welcome_tables(world.content)
-        self._last_index: TickIndex | None = None
+        self._carried: Carried | None = None
+        self.keep_index = False
+        """Keep each tick's whole index in :attr:`last_index` (for tests that
+        look into it); off, only what the next tick needs is kept, so the
+        rest is freed with the tick's messages."""
+        self.last_index: TickIndex | None = None
         self.saver = StoreWriter(store)
         self.save_every = max(1, round(save_interval_s * tick_rate))
         """Ticks between two checkpoints."""
@@ -496,8 +501,10 @@ class Game:
                 at the end of each of the two groups), so they can be written
                 while the others are built; the returned dict is then empty.
         """
-        index = TickIndex(self.world, self.world.step(), self._last_index)
-        self._last_index = index
+        index = TickIndex(self.world, self.world.step(), self._carried)
+        self._carried = index.carried()
+        if self.keep_index:
+            self.last_index = index
         out: dict[int, list[ServerMessage]] = {}
         actors = self.world.actors
         seats = self.seats

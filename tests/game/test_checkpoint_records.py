@@ -176,6 +176,7 @@ def _seated_in_hall(seed: int) -> tuple[World, Game, Actor]:
     warrior, one tick in (the first tick looks at everything)."""
     world = make_world(ROOM, seed=seed)
     game = Game(world, Store(":memory:"))
+    game.keep_index = True  # the tests look into each tick's index
     pid = game.join("ann", None, "warrior", object())[0].id
     actor = hardy(world.actors[pid])
     world.move_actor(actor, 3, 3)
@@ -197,7 +198,7 @@ def test_a_melee_attack_alone_keeps_the_packed_steady_record() -> None:
     hits = 0
     for _ in range(60):
         game.step()
-        index = game._last_index
+        index = game.last_index
         assert index is not None
         hits += sum(
             1
