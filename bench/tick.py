@@ -112,10 +112,10 @@ def run(
 ) -> dict[str, float]:
     """Run the benchmark; return timings in ms and µs and bytes per tick.
 
-    Each tick runs as the server runs it, with the cyclic collector held off
-    (:func:`server.net.collector.held`); the collections that fall due run
-    after it, and their time is counted in ``gc_ms_per_tick`` and in the
-    totals.
+    Each tick runs as the server runs it, with automatic collection off
+    (:func:`server.net.collector.tune`) and the collections run between
+    ticks (:class:`server.net.collector.Pacer`); their time is counted in
+    ``gc_ms_per_tick`` and in the totals.
 
     With ``spread``, players are scattered over the rooms of depths
     ``1..depths`` (player ``i`` on depth ``1 + i % depths``, with health and
@@ -158,14 +158,16 @@ def run(
     seqs = dict.fromkeys(walkers, 0)  # each player numbers its own commands, as a client does
     step_s = enc_s = 0.0
     out_bytes = messages = 0
+    pacer = collector.Pacer()  # collections between ticks, as the server runs them
     for _ in range(20):  # warm up: snapshots, level generation
         for msgs in game.step().values():
             for m in msgs:
                 encode_server(m)
+        pacer.after_tick(n)
     totals: dict[str, float] = {}
     calls: dict[str, int] = {}
-    # Collections fall due inside a tick but run after it (collector.held),
-    # at the next allocation: their time is counted apart and added.
+    # Collections run between ticks (collector.Pacer): their time is counted
+    # apart and added.
     gc_s = [0.0]
     watch = collector.PauseWatch(lambda _gen, seconds: gc_s.__setitem__(0, gc_s[0] + seconds))
     with split_timers(totals, calls) if split is not None else _nothing():
@@ -189,6 +191,7 @@ def run(
                     count_keys(out, keys)
                 del out  # freed as the server frees a tick's messages once written
             step_s += t1 - t0
+            pacer.after_tick(n)
     watch.close()
     if split is not None:
         split.update(totals)

@@ -229,7 +229,7 @@ def serve_main(args: argparse.Namespace) -> int:
         admin_socket=args.admin_socket or default_admin_socket(args.db),
     )
     _use_uvloop()
-    collector.tune()  # process-wide: start-up data frozen, thresholds raised
+    collector.tune()  # process-wide: start-up data frozen, the server collects between ticks
 
     async def main() -> None:
         ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()

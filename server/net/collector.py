@@ -1,17 +1,41 @@
-"""Python's garbage collector, set for a server that ticks.
+"""Python's garbage collector, run on the tick's schedule.
 
-A tick allocates many short-lived containers (a view's id sets, ``upd`` rows,
-message dicts), almost all freed by reference counting. With the default
-thresholds (700 allocations) the cyclic collector ran about 80 times a tick
-with 2,000 players and its older generations paused ticks for up to 100 ms
-or more (issue 10). :func:`tune` freezes what start-up built (content tables,
-generated levels) out of the collector's reach and raises the thresholds so
-that young collections are rare and old ones rarer; :class:`PauseWatch`
-measures every collection so the pauses are seen in the metrics and the tick
-log rather than guessed. :func:`held` keeps the collector out of the tick
-itself, where the tick's own short-lived containers (every player's message
-and its lists) are all alive at once and a collection would have to walk
-them.
+A tick allocates many short-lived containers (a view's id sets, ``upd``
+rows, message dicts), almost all freed by reference counting. The cyclic
+collector exists for what reference counting cannot free, and CPython runs
+it when the count of container allocations minus deallocations passes a
+threshold. For a server that ticks, that rule goes wrong (issue 10): a
+young collection walks every container made since the last one and still
+alive, and the count does not bound how many those are, since each old
+container freed cancels a new one made. A world that replaces its
+long-lived rows as it plays (as many alive, new ones every tick) piles up
+young containers while the count stands still: 68,000 of them with the
+count at 15,000 (2,000 clients), and when growth (joins) brought the count
+to its threshold, one collection walked them all: 13-25 ms at 250 crowded
+clients, 31-47 ms at 2,000. What survives is then walked again by the
+middle and full collections, in proportion to all they hold.
+
+So the server turns automatic collection off (:func:`tune`) and runs the
+collector itself between ticks (:class:`Pacer`): a young collection, which
+walks only what was made since the last one and is still alive, then
+:func:`gc.freeze`, which moves the survivors out of the collector's reach
+for good, so no collection walks the long-lived heap again. The pacer
+spaces its collections by the pauses it measures.
+
+Freezing is safe for whatever reference counting frees (a frozen object
+whose last reference goes is freed at once), and keeps only reference
+cycles that become garbage after surviving a collection. The server makes
+none in play: ``tests/net/test_collector.py`` plays, resumes, cuts and
+closes connections with the collector off and finds none of the server's
+objects in garbage (a closed connection breaks its own three cycles,
+``server.net.guard``). As a backstop, a full collection of everything,
+frozen included, runs when no client is connected and the frozen heap has
+grown by :data:`FULL_GROWTH` since the last: a pause then holds nobody up.
+
+:func:`held` keeps any collection out of the tick where automatic
+collection is still on (a server run without :func:`tune`, as the tests
+run it). :class:`PauseWatch` measures every collection so the pauses are
+seen in the metrics and the tick log.
 """
 
 from __future__ import annotations
@@ -22,25 +46,99 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-THRESHOLDS = (50_000, 20, 1_000)
-"""``gc.set_threshold`` values: a young collection every 50,000 net container
-allocations, a middle one every 20 young ones, a full one every 1,000 middle
-ones (measured with ``bench/tick.py``-like play at 2,000 players: 81 young
-and 3 middle collections in 100 ticks instead of about 8,000, and ~45 µs of
-CPU per player-tick instead of ~57)."""
+PAUSE_BUDGET_S = 0.004
+"""The young collection :class:`Pacer` aims for (seconds). The pauses it
+gets scatter above its aim (aiming at 8 ms gave up to 14 ms at 2,000
+crowded clients and 20 ms at 4,000 spread), so it aims well under the
+10 ms issue 10 allows."""
+
+MAX_EVERY_TICKS = 50
+"""The most ticks :class:`Pacer` lets pass between two collections."""
+
+FULL_GROWTH = 0.25
+"""With no client connected, a full collection runs once the frozen heap has
+grown by this fraction since the last one (CPython's own rule for full
+collections, applied when a pause costs nothing)."""
 
 
 def tune() -> None:
-    """Collect once, freeze the survivors (start-up data), raise the thresholds."""
+    """Collect once, freeze the survivors (start-up data), and turn automatic
+    collection off: from here :class:`Pacer` runs the collector."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*THRESHOLDS)
+    gc.disable()
+
+
+class Pacer:
+    """Runs the collector between ticks, when :func:`tune` has turned
+    automatic collection off (otherwise it does nothing).
+
+    Every :attr:`every` ticks: a young collection, then :func:`gc.freeze`.
+    :attr:`every` adapts to the pauses measured: it grows by one while the
+    pause it predicts for one tick more (the last pause scaled by
+    ``(every + 1) / every``) stays within :data:`PAUSE_BUDGET_S`, and halves
+    when a pause goes over. A young collection walks what was made since
+    the last one and is still alive, so a busy world collects every tick or
+    two (2,000 crowded clients: about 5,000 containers, 2 ms) and a quiet
+    one every few seconds.
+
+    Attributes:
+        every: Ticks between collections now, 1..:data:`MAX_EVERY_TICKS`.
+        last_pause_s: The last young collection's length (seconds).
+        full_runs: Full collections run (see :meth:`full`).
+    """
+
+    def __init__(self) -> None:
+        self.every = 1
+        self.last_pause_s = 0.0
+        self.full_runs = 0
+        self._since = 0
+        self._frozen_at_full = -1  # read at the first collection, after tune()
+
+    def after_tick(self, clients: int) -> None:
+        """Call once the tick has returned and its messages are freed.
+
+        Args:
+            clients: Connected clients: with none, and the frozen heap grown
+                by :data:`FULL_GROWTH` since the last full collection, a
+                full one runs (:meth:`full`).
+        """
+        if gc.isenabled():
+            return  # not tuned: CPython collects on its own
+        if self._frozen_at_full < 0:
+            self._frozen_at_full = gc.get_freeze_count()
+        self._since += 1
+        if self._since < self.every:
+            return
+        self._since = 0
+        started = time.perf_counter()
+        gc.collect(0)
+        gc.freeze()
+        took = self.last_pause_s = time.perf_counter() - started
+        every = self.every
+        if took > PAUSE_BUDGET_S:
+            self.every = max(1, every // 2)
+        elif every < MAX_EVERY_TICKS and took * (every + 1) <= PAUSE_BUDGET_S * every:
+            self.every = every + 1
+        if clients == 0 and gc.get_freeze_count() > self._frozen_at_full * (1.0 + FULL_GROWTH):
+            self.full()
+
+    def full(self) -> None:
+        """Collect everything, the frozen heap included, and freeze the rest
+        again: a pause in proportion to the whole heap (10-30 ms for an
+        empty server, hundreds of ms for thousands of players)."""
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self._frozen_at_full = gc.get_freeze_count()
+        self.full_runs += 1
 
 
 @contextmanager
 def held() -> Iterator[None]:
-    """Run the block (a tick) with the cyclic collector off, then turn it
+    """Run the block (a tick) with automatic collection off, then turn it
     back on (if it was on), so that a collection falls due between ticks.
+    (With :func:`tune` it is off already; this serves a server run without.)
 
     A tick builds every player's message, each with its lists, and writes
     them all before it frees any: with 4,000 walking players on one level

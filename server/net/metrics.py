@@ -20,6 +20,7 @@ counters, base units (seconds, bytes).
 
 from __future__ import annotations
 
+import gc
 import http
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -66,6 +67,8 @@ class _StateCollector:
         yield GaugeMetricFamily("underhall_clients_behind", "")
         yield CounterMetricFamily("underhall_frames_sent", "")
         yield CounterMetricFamily("underhall_sent_bytes", "")
+        yield GaugeMetricFamily("underhall_gc_frozen_objects", "")
+        yield GaugeMetricFamily("underhall_gc_ticks_between_collections", "")
 
     def collect(self) -> Iterator[Metric]:
         server = self._server
@@ -101,6 +104,16 @@ class _StateCollector:
         sent = CounterMetricFamily("underhall_sent_bytes", "Payload bytes sent to players")
         sent.add_metric([], self._metrics.bytes_sent)
         yield sent
+        yield GaugeMetricFamily(
+            "underhall_gc_frozen_objects",
+            "Containers frozen out of the collector's reach (server.net.collector)",
+            value=gc.get_freeze_count(),
+        )
+        yield GaugeMetricFamily(
+            "underhall_gc_ticks_between_collections",
+            "Ticks between the server's young collections, paced to their pauses",
+            value=server.pacer.every,
+        )
 
 
 class Metrics(GameHooks):

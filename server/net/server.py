@@ -206,6 +206,8 @@ class GameServer:
         self._hurry = asyncio.Event()
         self._ws_server: WsServer | None = None
         self._pauses: collector.PauseWatch | None = None
+        self.pacer = collector.Pacer()
+        """Runs the collector between ticks (:mod:`server.net.collector`)."""
         tick_log = os.environ.get(TICK_LOG_ENV)
         self._tick_log = open(tick_log, "a", encoding="ascii") if tick_log else None  # noqa: SIM115
 
@@ -448,6 +450,7 @@ class GameServer:
             except Exception:  # a bug in the rules must not take the server down
                 log.exception("tick %d failed", self.game.world.tick)
             took = time.perf_counter() - started
+            self.pacer.after_tick(len(self.clients))  # the tick's containers are freed
             self.stats.durations.append(took * 1000.0)
             self.metrics.tick(took, delay <= 0)
             if tick_log is not None:

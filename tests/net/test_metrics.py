@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 from client.bots import run_bots_async
 from server.game.game import Game
 from server.game.store import Store
+from server.net.collector import MAX_EVERY_TICKS
 from server.net.server import GameServer
 from server.sim.world import World
 from server.store import open_store
@@ -58,6 +60,8 @@ async def test_metrics_move_as_bots_play(start_server: Started) -> None:
     assert during[("underhall_clients_behind", ())] == 0
     assert after[("underhall_frames_skipped_total", ())] == 0
     assert after[("underhall_slow_clients_dropped_total", ())] == 0
+    assert after[("underhall_gc_frozen_objects", ())] == gc.get_freeze_count()
+    assert 1 <= after[("underhall_gc_ticks_between_collections", ())] <= MAX_EVERY_TICKS
 
 
 async def test_rejects_protocol_errors_and_saves_are_counted(start_server: Started) -> None:
