@@ -11,8 +11,8 @@ container freed cancels a new one made. A world that replaces its
 long-lived rows as it plays (as many alive, new ones every tick) piles up
 young containers while the count stands still: 68,000 of them with the
 count at 15,000 (2,000 clients), and when growth (joins) brought the count
-to its threshold, one collection walked them all: 13-25 ms at 250 crowded
-clients, 31-47 ms at 2,000. What survives is then walked again by the
+to its threshold, one collection walked them all: 8-25 ms at 250 crowded
+clients, and once 47 ms at 2,000. What survives is then walked again by the
 middle and full collections, in proportion to all they hold.
 
 So the server turns automatic collection off (:func:`tune`) and runs the
@@ -79,8 +79,8 @@ class Pacer:
     ``(every + 1) / every``) stays within :data:`PAUSE_BUDGET_S`, and halves
     when a pause goes over. A young collection walks what was made since
     the last one and is still alive, so a busy world collects every tick or
-    two (2,000 crowded clients: about 5,000 containers, 2 ms) and a quiet
-    one every few seconds.
+    two (a tick at 1,000 crowded clients leaves about 2,300 containers
+    alive) and a quiet one every few seconds.
 
     Attributes:
         every: Ticks between collections now, 1..:data:`MAX_EVERY_TICKS`.
