@@ -114,52 +114,33 @@ class _MemoryPart:
         return self._pairs
 
 
-class _Record:
-    """A seated character's record as it was at a checkpoint's tick, packed
-    when called: a msgpack map equal to ``pack_record(actor.to_record())``
-    at that tick. The tick takes only the
-    :meth:`~server.sim.actors.Actor.moving_state`, the packed steady record
-    and the memory parts; :meth:`head` packs the rest on one of the ticks
-    after (:class:`_Checkpoint`)."""
-
-    __slots__ = ("_head", "_memory", "_moving", "_steady", "_steady_count")
-
-    def __init__(
-        self, moving: MovingState, steady: bytes, steady_count: int, memory: list[_MemoryPart]
-    ) -> None:
-        self._moving: MovingState | None = moving
-        self._steady = steady
-        self._steady_count = steady_count
-        self._memory = memory
-        self._head: bytes | None = None
-
-    def head(self) -> bytes:
-        """The packed record's header and every entry but the map memory
-        (packed on the first call)."""
-        if self._head is None:
-            assert self._moving is not None
-            moving = moving_record_of(self._moving)
-            self._head = join_maps(
-                len(moving) + self._steady_count + 1,
-                map_pairs(pack_record(moving)),
-                self._steady,
-                MEMORY_KEY,
-            )
-            self._moving = None
-        return self._head
-
-    def __call__(self) -> bytes:
-        """The whole packed record (compressing what memory is left)."""
-        return self.head() + join_maps(len(self._memory), *(p.pairs() for p in self._memory))
-
-
 @dataclass(slots=True)
 class _Checkpoint:
-    """A checkpoint taken at ``tick`` whose records are being packed."""
+    """A checkpoint taken at ``tick`` whose records are being packed.
+
+    Each seated character's record, as it was at the checkpoint's tick, is
+    a msgpack map equal to ``pack_record(actor.to_record())`` at that tick.
+    The tick takes only the :meth:`~server.sim.actors.Actor.moving_state`,
+    the packed steady record and the memory parts; :meth:`compress` packs
+    the rest over the ticks after. The characters are held in parallel
+    lists (index ``i`` is one character) rather than an object and a tuple
+    each: what a checkpoint keeps alive over those ticks is walked by every
+    young collection meanwhile (:mod:`server.net.collector`), and at 4,000
+    players per-character objects made the collections that followed a
+    checkpoint the longest of all."""
 
     tick: int
-    players: list[tuple[str, str, _Record]] = field(default_factory=list)
-    """Seated characters: name, token hash, their record."""
+    names: list[str] = field(default_factory=list)
+    token_hashes: list[str] = field(default_factory=list)
+    moving: list[MovingState] = field(default_factory=list)
+    """Each character's moving state at the tick."""
+    steady: list[bytes] = field(default_factory=list)
+    """Each character's packed steady record (the pairs of a map, no header)."""
+    steady_counts: list[int] = field(default_factory=list)
+    """How many pairs each of ``steady`` holds."""
+    memory: list[list[_MemoryPart]] = field(default_factory=list)
+    """Each character's map memory, a part per depth in depth order (lists
+    shared read-only with :attr:`Seat.memory_list`)."""
     left: list[tuple[str, tuple[str, dict[str, Any], int]]] = field(default_factory=list)
     """Characters that left since the last checkpoint: name and their
     :attr:`Game._left` entry as taken."""
@@ -170,20 +151,21 @@ class _Checkpoint:
     """How many of ``parts`` are compressed."""
     per_tick: int = 0
     """How many parts each tick compresses."""
-    heads_done: int = 0
-    """How many of ``players`` have their :meth:`_Record.head` packed."""
+    heads: list[bytes] = field(default_factory=list)
+    """The packed header and every entry but the map memory of the first
+    ``len(heads)`` characters' records."""
     heads_per_tick: int = 0
     """How many heads each tick packs."""
     needs: list[int] = field(default_factory=list)
-    """For each of ``players``, how many of ``parts`` must be compressed
-    before its whole record can be packed (the parts it brought come before
-    that number; the list never decreases)."""
+    """For each character, how many of ``parts`` must be compressed before
+    its whole record can be packed (the parts it brought come before that
+    number; the list never decreases)."""
     blobs: list[bytes] = field(default_factory=list)
-    """The whole packed records of the first ``len(blobs)`` of ``players``."""
+    """The whole packed records of the first ``len(blobs)`` characters."""
 
     def compress(self, count: int, heads: int = 0) -> bool:
         """Compress up to ``count`` more parts and pack up to ``heads`` more
-        record heads, then the whole record of each player whose head and
+        record heads, then the whole record of each character whose head and
         parts are done (so that the tick handing them to the writer only
         collects them); True once all parts are compressed and all records
         packed."""
@@ -191,16 +173,25 @@ class _Checkpoint:
         for part in self.parts[self.done : end]:
             part.pairs()
         self.done = end
-        last = min(len(self.players), self.heads_done + heads)
-        for _, _, record in self.players[self.heads_done : last]:
-            record.head()
-        self.heads_done = last
-        blobs, needs, players = self.blobs, self.needs, self.players
+        packed = self.heads
+        last = min(len(self.names), len(packed) + heads)
+        for i in range(len(packed), last):
+            moving = moving_record_of(self.moving[i])
+            packed.append(
+                join_maps(
+                    len(moving) + self.steady_counts[i] + 1,
+                    map_pairs(pack_record(moving)),
+                    self.steady[i],
+                    MEMORY_KEY,
+                )
+            )
+        blobs, needs, memory = self.blobs, self.needs, self.memory
         i = len(blobs)
         while i < last and needs[i] <= end:
-            blobs.append(players[i][2]())
+            parts = memory[i]
+            blobs.append(packed[i] + join_maps(len(parts), *(p.pairs() for p in parts)))
             i += 1
-        return end == len(self.parts) and len(blobs) == len(players)
+        return end == len(self.parts) and len(blobs) == len(self.names)
 
 
 @dataclass(slots=True)
@@ -578,11 +569,9 @@ class Game:
         done = self.saver.committed
         self._left = {n: v for n, v in self._left.items() if v[2] <= 0 or v[2] > done}
         pending = _Checkpoint(tick)
-        players, needs, parts = pending.players, pending.needs, pending.parts
-        blob = self._character_blob
+        take = self._take_record
         for seat in self.seats.values():
-            players.append((seat.name, seat.token_hash, blob(seat, pending)))
-            needs.append(len(parts))
+            take(seat, pending)
         for name, entry in self._left.items():
             if entry[2] == 0:
                 pending.left.append((name, entry))
@@ -593,7 +582,7 @@ class Game:
         self._pending = pending
         spread = 1 if at_once else max(1, min(CHECKPOINT_SPREAD_TICKS, self.save_every // 2))
         pending.per_tick = -(-len(pending.parts) // spread)
-        pending.heads_per_tick = -(-len(pending.players) // spread)
+        pending.heads_per_tick = -(-len(pending.names) // spread)
         if spread == 1:
             return self._submit(pending)
         return 0
@@ -601,11 +590,13 @@ class Game:
     def _submit(self, pending: _Checkpoint) -> int:
         """Compress what is left of ``pending``'s map memory, pack its records
         and hand them to the writer; returns the submission's number."""
-        pending.compress(len(pending.parts), len(pending.players))
+        pending.compress(len(pending.parts), len(pending.names))
         tick = pending.tick
         players = [
             (name, token_hash, blob, tick)
-            for (name, token_hash, _), blob in zip(pending.players, pending.blobs, strict=True)
+            for name, token_hash, blob in zip(
+                pending.names, pending.token_hashes, pending.blobs, strict=True
+            )
         ]
         players += [(n, entry[0], pack_record(entry[1]), tick) for n, entry in pending.left]
         forget = {n for n, _ in pending.left}
@@ -617,18 +608,18 @@ class Game:
         self._pending = None
         return seq
 
-    def _character_blob(self, seat: Seat, pending: _Checkpoint | None = None) -> _Record:
-        """A seated character's record as of now, packed when called: a
-        msgpack map equal to ``pack_record(actor.to_record())`` at this tick.
+    def _take_record(self, seat: Seat, pending: _Checkpoint) -> None:
+        """Add a seated character's record as of now to ``pending``, to be
+        packed by :meth:`_Checkpoint.compress` into a msgpack map equal to
+        ``pack_record(actor.to_record())`` at this tick.
 
         Only the :meth:`~server.sim.actors.Actor.moving_state` is taken now,
         and the steady record is packed again only when a tick may have
         changed it since the last checkpoint (else its bytes are reused). A
         depth's map memory that a tick wrote to since the last checkpoint is
-        copied now and compressed by the call at the latest (``pending``
-        collects such parts, for :meth:`_Checkpoint.compress` to do over the
-        next ticks, with the records' heads); a compressed part is reused
-        until the memory changes again."""
+        copied now, and added to ``pending.parts`` to be compressed over the
+        next ticks; a compressed part is reused until the memory changes
+        again."""
         actor = self.world.actors[seat.actor_id]
         memory = actor.memory
         listed = seat.memory_list
@@ -637,14 +628,28 @@ class Game:
             for depth, grid in memory.items():
                 if depth not in parts:
                     part = parts[depth] = _MemoryPart(depth, grid)
-                    if pending is not None:
-                        pending.parts.append(part)
+                    pending.parts.append(part)
             listed = seat.memory_list = [parts[d] for d in sorted(memory)]
-        if seat.steady_blob is None:
-            steady = actor.steady_record()
-            seat.steady_blob = map_pairs(pack_record(steady))
-            seat.steady_count = len(steady)
-        return _Record(actor.moving_state(), seat.steady_blob, seat.steady_count, listed)
+        steady = seat.steady_blob
+        if steady is None:
+            record = actor.steady_record()
+            steady = seat.steady_blob = map_pairs(pack_record(record))
+            seat.steady_count = len(record)
+        pending.names.append(seat.name)
+        pending.token_hashes.append(seat.token_hash)
+        pending.moving.append(actor.moving_state())
+        pending.steady.append(steady)
+        pending.steady_counts.append(seat.steady_count)
+        pending.memory.append(listed)
+        pending.needs.append(len(pending.parts))
+
+    def _character_blob(self, seat: Seat) -> bytes:
+        """A seated character's whole record as of now, packed (a checkpoint
+        of one character, taken and packed at once: see :meth:`_take_record`)."""
+        pending = _Checkpoint(self.world.tick)
+        self._take_record(seat, pending)
+        pending.compress(len(pending.parts), 1)
+        return pending.blobs[0]
 
     def save_all(self) -> None:
         """Checkpoint now and wait until it is written (at most

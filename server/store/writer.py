@@ -52,14 +52,6 @@ def _lower_priority() -> None:
 
 
 @dataclass(slots=True)
-class _Player:
-    token_hash: str
-    blob: bytes
-    tick: int
-    forget: bool
-
-
-@dataclass(slots=True)
 class WriteStats:
     """What the writer has done (read from any thread)."""
 
@@ -83,7 +75,12 @@ class StoreWriter:
         self.committed = 0
         """The highest submission number whose rows are all in the database."""
         self._cond = threading.Condition()
-        self._players: dict[str, _Player] = {}
+        self._players: dict[str, PlayerRow] = {}
+        """Rows waiting to be written, by name: the tuples as submitted (no
+        object of the writer's own per row, so a checkpoint of thousands of
+        players leaves the garbage collector little to walk while it waits)."""
+        self._forget: set[str] = set()
+        """Names among ``_players`` whose submission said they left."""
         self._levels: dict[int, tuple[bytes, int]] = {}
         self._checkpoint: int | None = None
         self._pending_seq = 0
@@ -119,8 +116,14 @@ class StoreWriter:
         """
         with self._cond:
             self._seq += 1
-            for name, token_hash, blob, tick in players:
-                self._players[name] = _Player(token_hash, blob, tick, name in forget)
+            waiting, leaving = self._players, self._forget
+            for row in players:
+                name = row[0]
+                waiting[name] = row
+                if name in forget:
+                    leaving.add(name)
+                else:
+                    leaving.discard(name)
             for depth, blob, tick in levels:
                 self._levels[depth] = (blob, tick)
             if checkpoint_tick is not None:
@@ -150,18 +153,22 @@ class StoreWriter:
                     self._thread = None
                     return
                 players, self._players = self._players, {}
+                forget, self._forget = self._forget, set()
                 levels, self._levels = self._levels, {}
                 checkpoint, self._checkpoint = self._checkpoint, None
                 seq = self._pending_seq
                 self._busy = True
-            ok = self._write(players, levels, checkpoint)
+            ok = self._write(players, forget, levels, checkpoint)
             with self._cond:
                 self._busy = False
                 if ok:
                     self.committed = max(self.committed, seq)
                 else:  # keep for a retry what nothing newer replaced
-                    for name, p in players.items():
-                        self._players.setdefault(name, p)
+                    for name, row in players.items():
+                        if name not in self._players:
+                            self._players[name] = row
+                            if name in forget:
+                                self._forget.add(name)
                     for depth, lv in levels.items():
                         self._levels.setdefault(depth, lv)
                     if self._checkpoint is None:
@@ -172,16 +179,14 @@ class StoreWriter:
 
     def _write(
         self,
-        players: dict[str, _Player],
+        players: dict[str, PlayerRow],
+        forget: set[str],
         levels: dict[int, tuple[bytes, int]],
         checkpoint: int | None,
     ) -> bool:
         started = time.perf_counter()
-        player_rows = [
-            (name, p.token_hash, p.blob, p.tick)
-            for name, p in sorted(players.items())
-            if self._written_players.get(name) != p.blob
-        ]
+        written = self._written_players
+        player_rows = [row for name, row in sorted(players.items()) if written.get(name) != row[2]]
         level_rows = [
             (depth, blob, tick)
             for depth, (blob, tick) in sorted(levels.items())
@@ -201,11 +206,11 @@ class StoreWriter:
                 exc,
             )
             return False
-        for name, p in players.items():
-            if p.forget:
-                self._written_players.pop(name, None)
+        for name, row in players.items():
+            if name in forget:
+                written.pop(name, None)
             else:
-                self._written_players[name] = p.blob
+                written[name] = row[2]
         self._written_levels.update((depth, blob) for depth, (blob, _) in levels.items())
         ms = (time.perf_counter() - started) * 1000
         self.stats.writes += 1

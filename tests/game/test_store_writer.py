@@ -6,10 +6,11 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from server.store.base import pack_record
+from server.store.base import StoreError, pack_record
 from server.store.sqlite import SqliteStore
 from server.store.writer import CHECKPOINT_KEY, WRITER_NICE, StoreWriter
 
@@ -38,4 +39,48 @@ def test_a_checkpoint_is_written_from_a_thread_of_lower_priority(tmp_path: Path)
     loaded = store.load_player("ann")
     assert loaded is not None and loaded[1] == {"depth": 1, "x": 2, "y": 3}
     assert store.get_meta(CHECKPOINT_KEY) == "30"
+    store.close()
+
+
+class _FailsFirst(SqliteStore):
+    """A store whose first write fails, as a database that went away would."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.attempts = 0
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.attempts += 1
+        if self.attempts == 1:
+            raise StoreError("the database went away")
+        super().save(*args, **kwargs)
+
+
+def test_rows_are_written_once_retried_after_a_failure_and_forgotten_when_asked(
+    tmp_path: Path,
+) -> None:
+    """A row equal to what was last written for that player is skipped; a
+    failed write is retried with its rows (a player's "left" mark kept); a
+    player who left is forgotten once written, so the same record submitted
+    again is written again."""
+    store = _FailsFirst(str(tmp_path / "world.db"))
+    writer = StoreWriter(store)
+    ann = pack_record({"depth": 1, "x": 2, "y": 3})
+    bob = pack_record({"depth": 2, "x": 5, "y": 6})
+    writer.submit([("ann", "h1", ann, 10), ("bob", "h2", bob, 10)], [], forget={"bob"})
+    assert writer.flush(10)
+    assert store.attempts == 2 and writer.stats.failures == 1  # retried after RETRY_S
+    assert writer.stats.rows == 2
+    assert store.load_player("bob") is not None
+    # ann's record is unchanged: skipped; bob was forgotten: written again.
+    writer.submit([("ann", "h1", ann, 20), ("bob", "h2", bob, 20)], [])
+    assert writer.flush(10)
+    assert writer.stats.rows == 3
+    # Now bob is remembered, and a later mark of leaving takes over.
+    writer.submit([("ann", "h1", ann, 30), ("bob", "h2", bob, 30)], [], forget={"bob"})
+    assert writer.flush(10)
+    assert writer.stats.rows == 3
+    writer.submit([("bob", "h2", bob, 40)], [])
+    assert writer.flush(10)
+    assert writer.stats.rows == 4
     store.close()
