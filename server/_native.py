@@ -104,6 +104,25 @@ class SourceFinder:
         return importlib.util.spec_from_file_location(fullname, source, loader=loader)
 
 
+def build_name() -> str:
+    """The build that runs, as ``underhall serve`` names it in its listening
+    line (calls :func:`choose`): ``"compiled build"``; ``"pure build"``
+    when ``UNDERHALL_PURE`` asked for it; a pure build nobody asked for
+    says that nothing was compiled and why that usually is; a stale one
+    says how to rebuild."""
+    state = choose()
+    if state == "compiled":
+        return "compiled build"
+    if state == "stale":
+        return "stale build: running the sources; run `pip install -e .` again"
+    if os.environ.get("UNDERHALL_PURE", "") not in ("", "0"):
+        return "pure build"
+    return (
+        "pure build: no module was compiled at install (no C compiler or Python headers?); "
+        "the same game for a little more CPU, see the README"
+    )
+
+
 def choose() -> str:
     """Decide, once per process, which build of :data:`COMPILED` is imported.
 

@@ -245,7 +245,7 @@ def serve_main(args: argparse.Namespace) -> int:
         said = [
             (
                 f"listening on {scheme}://{args.host}:{port} (seed {seed}, "
-                f"{args.tick_rate} ticks/s, database {store.url}, {_native.choose()} build)"
+                f"{args.tick_rate} ticks/s, database {store.url}, {_native.build_name()})"
             )
         ]
         if server.metrics_port is not None:

@@ -183,3 +183,31 @@ def test_a_stale_build_runs_the_sources_and_says_how_to_rebuild(tmp_path: Path) 
     assert done.stdout.split() == ["stale", str(views)]
     assert "server.game.views changed since it was compiled" in done.stderr
     assert "pip install -e ." in done.stderr
+
+
+def test_a_checkout_with_nothing_compiled_says_why_it_runs_the_sources(tmp_path: Path) -> None:
+    """As after ``pip install -e .`` on a machine without a C compiler: no
+    extension beside the sources. The server's listening line names the pure
+    build and says what usually causes it; with ``UNDERHALL_PURE`` set (the
+    user asked for it) it names the pure build only."""
+    for part in ("server", "protocol"):
+        shutil.copytree(
+            ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__", "*.so")
+        )
+    env = {k: v for k, v in os.environ.items() if k not in ("UNDERHALL_PURE", "PYTHONPATH")}
+    said = []
+    for extra in ({}, {"UNDERHALL_PURE": "1"}):
+        done = subprocess.run(
+            [sys.executable, "-c", "import server._native as n; print(n.build_name())"],
+            cwd=tmp_path,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        said.append(done.stdout.strip())
+    assert said[0].startswith("pure build: no module was compiled at install")
+    assert "C compiler" in said[0]
+    assert said[1] == "pure build"
