@@ -41,15 +41,8 @@ from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_tables
 from server.sim.actors import Actor, MovingState, memory_entry, moving_record_of
 from server.sim.world import World
-from server.store import (
-    Store,
-    hash_token,
-    join_maps,
-    map_pairs,
-    pack_record,
-    pack_value,
-    unpack_record,
-)
+from server.store import Store, hash_token, join_maps, map_pairs, pack_record, pack_value
+from server.store.base import unpack_record
 from server.store.writer import StoreWriter
 
 SAVE_INTERVAL_S = 3.0
