@@ -155,31 +155,47 @@ def test_the_source_finder_loads_only_the_compiled_modules_from_source() -> None
     assert _native.SourceFinder.find_spec("numpy") is None
 
 
-def test_a_stale_build_runs_the_sources_and_says_how_to_rebuild(tmp_path: Path) -> None:
-    """A checkout whose extensions are older than an edited source (a copy of
-    this one, with empty files built an hour ago standing for the extensions) imports every
-    compiled module from its source, with a warning naming the edited one."""
+def _copy_checkout(root: Path) -> None:
+    """Copy this checkout's ``server`` and ``protocol`` packages under ``root``,
+    without caches or compiled extensions."""
     for part in ("server", "protocol"):
-        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
-    _fake_build(tmp_path, time.time() - 3600)
-    views = tmp_path / "server" / "game" / "views.py"
-    views.write_text(views.read_text() + "\n# edited\n")
+        shutil.copytree(
+            ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__", "*.so")
+        )
+
+
+def _python_in(
+    root: Path, code: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` with warnings shown in a fresh interpreter whose working
+    directory is ``root``, with this environment but ``UNDERHALL_PURE`` and
+    ``PYTHONPATH`` (plus ``env``); fails the test if it fails."""
+    base = {k: v for k, v in os.environ.items() if k not in ("UNDERHALL_PURE", "PYTHONPATH")}
     done = subprocess.run(
-        [
-            sys.executable,
-            "-W",
-            "always",
-            "-c",
-            "import server, server._native as n, server.game.views as v; print(n.choose(), v.__file__)",
-        ],
-        cwd=tmp_path,
-        env={k: v for k, v in os.environ.items() if k not in ("UNDERHALL_PURE", "PYTHONPATH")},
+        [sys.executable, "-W", "always", "-c", code],
+        cwd=root,
+        env={**base, **(env or {})},
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_a_stale_build_runs_the_sources_and_says_how_to_rebuild(tmp_path: Path) -> None:
+    """A checkout whose extensions are older than an edited source (a copy of
+    this one, with empty files built an hour ago standing for the extensions) imports every
+    compiled module from its source, with a warning naming the edited one."""
+    _copy_checkout(tmp_path)
+    _fake_build(tmp_path, time.time() - 3600)
+    views = tmp_path / "server" / "game" / "views.py"
+    views.write_text(views.read_text() + "\n# edited\n")
+    done = _python_in(
+        tmp_path,
+        "import server, server._native as n, server.game.views as v; print(n.choose(), v.__file__)",
+    )
     assert done.stdout.split() == ["stale", str(views)]
     assert "server.game.views changed since it was compiled" in done.stderr
     assert "pip install -e ." in done.stderr
@@ -190,24 +206,9 @@ def test_a_checkout_with_nothing_compiled_says_why_it_runs_the_sources(tmp_path:
     extension beside the sources. The server's listening line names the pure
     build and says what usually causes it; with ``UNDERHALL_PURE`` set (the
     user asked for it) it names the pure build only."""
-    for part in ("server", "protocol"):
-        shutil.copytree(
-            ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__", "*.so")
-        )
-    env = {k: v for k, v in os.environ.items() if k not in ("UNDERHALL_PURE", "PYTHONPATH")}
-    said = []
-    for extra in ({}, {"UNDERHALL_PURE": "1"}):
-        done = subprocess.run(
-            [sys.executable, "-c", "import server._native as n; print(n.build_name())"],
-            cwd=tmp_path,
-            env={**env, **extra},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        said.append(done.stdout.strip())
+    _copy_checkout(tmp_path)
+    code = "import server._native as n; print(n.build_name())"
+    said = [_python_in(tmp_path, code, env).stdout.strip() for env in ({}, {"UNDERHALL_PURE": "1"})]
     assert said[0].startswith("pure build: no module was compiled at install")
     assert "C compiler" in said[0]
     assert said[1] == "pure build"
