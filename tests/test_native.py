@@ -151,7 +151,7 @@ def test_without_the_shared_library_every_module_is_stale(
 def test_the_source_finder_loads_only_the_compiled_modules_from_source() -> None:
     spec = _native.SourceFinder.find_spec("server.game.views")
     assert spec is not None and spec.origin == str(ROOT / "server" / "game" / "views.py")
-    assert _native.SourceFinder.find_spec("server.sim.combat") is None
+    assert _native.SourceFinder.find_spec("server.sim.harm") is None
     assert _native.SourceFinder.find_spec("numpy") is None
 
 
