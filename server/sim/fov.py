@@ -9,7 +9,7 @@ radius), which the world relies on for monsters noticing players.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Final
 
 import numpy as np
 import tcod.constants
@@ -20,41 +20,56 @@ FOV_RADIUS = 8
 """Sight radius of players, in cells (Chebyshev window, circular cut-off)."""
 
 
-@dataclass(frozen=True, slots=True)
 class FieldOfView:
-    """One viewer's field of view.
+    """One viewer's field of view; read-only once made.
 
     Attributes:
         x0: Level x of the window's left column.
         y0: Level y of the window's top row.
         visible: ``bool[h, w]`` indexed ``[y - y0, x - x0]``; True where the
             cell is in view. Walls bounding a visible area are in view.
+
+    A plain class rather than a frozen dataclass: the world makes one each
+    time a player moves (:meth:`server.sim.world.World._cached_fov`), and a
+    dataclass's ``__init__`` is generated Python even in the compiled build
+    (about 1.5 µs a call, ``object.__setattr__`` per field). Two are equal
+    only if they are the same object.
     """
 
-    x0: int
-    y0: int
-    visible: NDArray[np.bool_]
-    _w: int = field(init=False, repr=False, compare=False)
-    _h: int = field(init=False, repr=False, compare=False)
-    _bits: bytes = field(init=False, repr=False, compare=False)
-    """``visible`` row by row, one byte a cell (1 in view): what :meth:`contains`
-    reads, several times cheaper than indexing the array for one cell."""
+    __slots__ = ("_bits", "_h", "_w", "visible", "x0", "y0")
 
-    def __post_init__(self) -> None:
-        h, w = self.visible.shape
-        object.__setattr__(self, "_w", w)
-        object.__setattr__(self, "_h", h)
-        object.__setattr__(self, "_bits", self.visible.tobytes())
+    x0: Final[int]
+    y0: Final[int]
+    visible: Final[NDArray[np.bool_]]
+
+    def __init__(self, x0: int, y0: int, visible: NDArray[np.bool_]) -> None:
+        self.x0 = x0
+        self.y0 = y0
+        self.visible = visible
+        h, w = visible.shape
+        self._h: int = h
+        self._w: int = w
+        self._bits: bytes | None = None
+        """``visible`` row by row, one byte a cell (1 in view), made at the
+        first :meth:`contains`: several times cheaper to read for one cell
+        than the array."""
+
+    def __repr__(self) -> str:
+        return f"FieldOfView(x0={self.x0}, y0={self.y0}, {self._h}x{self._w})"
 
     def contains(self, x: int, y: int) -> bool:
         """Return True if level cell ``(x, y)`` is in view."""
         i, j = x - self.x0, y - self.y0
-        return 0 <= i < self._w and 0 <= j < self._h and self._bits[j * self._w + i] == 1
+        if not (0 <= i < self._w and 0 <= j < self._h):
+            return False
+        bits = self._bits
+        if bits is None:
+            bits = self._bits = self.visible.tobytes()
+        return bits[j * self._w + i] == 1
 
     def slices(self) -> tuple[slice, slice]:
         """Return ``(rows, cols)`` slices selecting the window from a level array."""
-        h, w = self.visible.shape
-        return slice(self.y0, self.y0 + h), slice(self.x0, self.x0 + w)
+        return slice(self.y0, self.y0 + self._h), slice(self.x0, self.x0 + self._w)
 
 
 def field_of_view(
