@@ -852,6 +852,9 @@ class GameServer:
             if client is not None:
                 if self.clients.get(client.actor_id) is client:
                     del self.clients[client.actor_id]
+                    # Gone, so no longer behind: the gauge must not count it
+                    # until the next tick's pass finds it missing.
+                    self._behind.discard(client.actor_id)
                 seat = self.game.seats.get(client.actor_id)
                 if seat is not None and seat.session is session:
                     self.metrics.leaves.inc()
