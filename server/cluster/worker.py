@@ -52,6 +52,7 @@ from server.game.game import look_in
 from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
 from server.game.wire import to_command, welcome_tables
+from server.net import collector
 from server.sim.actors import Actor
 from server.sim.world import World
 from server.store import hash_token, open_store
@@ -785,7 +786,12 @@ class Worker:
                 await asyncio.sleep(0)
             started = time.perf_counter()
             try:
-                self._tick()
+                # A collection that comes due while the tick builds every
+                # player's frame would walk all of them: it waits for the
+                # tick's end (as in `underhall serve`, whose collector is
+                # also paced; a worker's stays automatic).
+                with collector.held():
+                    self._tick()
             except Exception:  # a bug in the rules must not take the worker down
                 log.exception("tick %d failed", self.world.tick)
             self.stats.tick_ms.append((time.perf_counter() - started) * 1000.0)
