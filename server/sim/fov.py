@@ -32,8 +32,9 @@ class FieldOfView:
     A plain class rather than a frozen dataclass: the world makes one each
     time a player moves (:meth:`server.sim.world.World._cached_fov`), and a
     dataclass's ``__init__`` is generated Python even in the compiled build
-    (about 1.5 µs a call, ``object.__setattr__`` per field). Two are equal
-    only if they are the same object.
+    (``object.__setattr__`` per field, and the byte copy made at once): 0.47
+    µs a call from Python, where this class takes 0.13. Two are equal only
+    if they are the same object.
     """
 
     __slots__ = ("_bits", "_h", "_w", "visible", "x0", "y0")
