@@ -129,6 +129,8 @@ class AddressBook:
         self.total = 0
         self.accepted = 0
         """Connections counted by :meth:`opened` since start (never decreases)."""
+        self.lost = 0
+        """Connections counted by :meth:`closed` since start (never decreases)."""
         self.conns: dict[str, int] = {}
         self.created: dict[str, deque[float]] = {}
         self.failed_name: dict[str, deque[float]] = {}
@@ -173,6 +175,7 @@ class AddressBook:
         else:
             self.conns.pop(addr, None)
         self.total = max(0, self.total - 1)
+        self.lost += 1
 
     def critical(self) -> bool:
         """Whether open connections ate half the margin kept below the open-file

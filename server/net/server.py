@@ -450,7 +450,8 @@ class GameServer:
             except Exception:  # a bug in the rules must not take the server down
                 log.exception("tick %d failed", self.game.world.tick)
             took = time.perf_counter() - started
-            self.pacer.after_tick(len(self.clients))  # the tick's containers are freed
+            # the tick's containers are freed; closed connections may not be
+            self.pacer.after_tick(len(self.clients), self.book.lost)
             self.stats.durations.append(took * 1000.0)
             self.metrics.tick(took, delay <= 0)
             if tick_log is not None:

@@ -150,6 +150,37 @@ def test_the_pacer_spaces_its_collections_by_their_pauses(
         assert pacer.every == expected
 
 
+def test_a_burst_of_closed_connections_puts_the_collection_off(
+    tuned: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What closing connections leave queued is freed once the event loop has
+    run their callbacks: with many lost since the last tick, a collection
+    due waits a tick (a few at most), then runs."""
+    pacer = collector.Pacer()
+    monkeypatch.setattr(collector, "PAUSE_BUDGET_S", 0.0)  # a collection every tick
+    lost = 0
+    pacer.after_tick(1, lost)
+    assert pacer.every == 1
+    garbage = cycle()
+    lost += collector.CLOSE_BURST - 1
+    pacer.after_tick(1, lost)  # not a burst: collected
+    assert garbage() is None and pacer.put_off == 0
+    garbage = cycle()
+    for n in range(1, collector.MAX_PUT_OFF_TICKS + 1):
+        lost += collector.CLOSE_BURST
+        pacer.after_tick(1, lost)
+        assert garbage() is not None and pacer.put_off == n
+    lost += collector.CLOSE_BURST
+    pacer.after_tick(1, lost)  # put off as long as it may be: collected
+    assert garbage() is None and pacer.put_off == collector.MAX_PUT_OFF_TICKS
+    garbage = cycle()
+    lost += collector.CLOSE_BURST
+    pacer.after_tick(1, lost)  # a new run of bursts may put it off again
+    assert garbage() is not None and pacer.put_off == collector.MAX_PUT_OFF_TICKS + 1
+    pacer.after_tick(1, lost)  # none lost since: collected
+    assert garbage() is None
+
+
 def collect_once(pacer: collector.Pacer, clients: int) -> None:
     """The ticks up to and including the pacer's next collection."""
     for _ in range(pacer.every):
@@ -223,7 +254,7 @@ async def test_a_server_in_play_leaves_no_reference_cycles(start_server: Started
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
         server = await start_server(populate=True)
-        server.pacer.after_tick = lambda clients: None  # type: ignore[method-assign]
+        server.pacer.after_tick = lambda clients, lost=0: None  # type: ignore[method-assign]
         ann, welcome, _ = await join(server, "ann")
         bo, _, _ = await join(server, "bo")
         cy, _, _ = await join(server, "cy")
