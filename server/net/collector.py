@@ -91,7 +91,8 @@ class Pacer:
     when a pause goes over. A young collection walks what was made since
     the last one and is still alive, so a busy world collects every tick or
     two (a tick at 1,000 crowded clients leaves about 2,300 containers
-    alive) and a quiet one every few seconds.
+    alive) and a quiet one every few seconds. A collection due just after a
+    burst of closed connections waits a tick (:data:`CLOSE_BURST`).
 
     Attributes:
         every: Ticks between collections now, 1..:data:`MAX_EVERY_TICKS`.
