@@ -20,15 +20,13 @@ import runpy
 from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-COMPILED: list[str] = [
-    os.path.join(*name.split(".")) + ".py"
-    for name in runpy.run_path(os.path.join(HERE, "server", "_native.py"))["COMPILED"]
-]
+_NATIVE = runpy.run_path(os.path.join(HERE, "server", "_native.py"))
+COMPILED: list[str] = [os.path.join(*name.split(".")) + ".py" for name in _NATIVE["COMPILED"]]
 """The sources of ``server._native.COMPILED``, the one list of them."""
 
 
 def _extensions() -> list[object]:
-    if os.environ.get("UNDERHALL_PURE", "") not in ("", "0"):
+    if _NATIVE["pure_asked"]():
         print("underhall: UNDERHALL_PURE is set; installing without compiled modules")
         return []
     try:

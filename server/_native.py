@@ -109,6 +109,12 @@ class SourceFinder:
         return importlib.util.spec_from_file_location(fullname, source, loader=loader)
 
 
+def pure_asked() -> bool:
+    """Whether ``UNDERHALL_PURE`` (set, and not ``0``) asks for the Python
+    sources: read by :func:`choose`, :func:`build_name` and ``setup.py``."""
+    return os.environ.get("UNDERHALL_PURE", "") not in ("", "0")
+
+
 def build_name() -> str:
     """The build that runs, as ``underhall serve`` names it in its listening
     line (calls :func:`choose`): ``"compiled build"``; ``"pure build"``
@@ -120,7 +126,7 @@ def build_name() -> str:
         return "compiled build"
     if state == "stale":
         return "stale build: running the sources; run `pip install -e .` again"
-    if os.environ.get("UNDERHALL_PURE", "") not in ("", "0"):
+    if pure_asked():
         return "pure build"
     return (
         "pure build: no module was compiled at install (no C compiler or Python headers?); "
@@ -141,7 +147,7 @@ def choose() -> str:
     if _state is not None:
         return _state
     behind = stale()
-    if os.environ.get("UNDERHALL_PURE", "") not in ("", "0"):
+    if pure_asked():
         _state = "pure"
     elif len(behind) == len(COMPILED):
         _state = "pure"  # nothing was compiled: the sources are imported anyway
