@@ -648,14 +648,6 @@ class Game:
         pending.memory.append(listed)
         pending.needs.append(len(pending.parts))
 
-    def _character_blob(self, seat: Seat) -> bytes:
-        """A seated character's whole record as of now, packed (a checkpoint
-        of one character, taken and packed at once: see :meth:`_take_record`)."""
-        pending = _Checkpoint(self.world.tick)
-        self._take_record(seat, pending)
-        pending.compress(len(pending.parts), 1)
-        return pending.blobs[0]
-
     def save_all(self) -> None:
         """Checkpoint now and wait until it is written (at most
         ``SHUTDOWN_FLUSH_S``; a database that stays broken is logged by the

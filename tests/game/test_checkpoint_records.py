@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from server.game.game import Game
+from server.game.game import Game, Seat, _Checkpoint
 from server.game.store import Store
 from server.sim.actors import Actor, player_from_record
 from server.sim.items import Item, add_to_pack
@@ -19,6 +19,15 @@ from server.sim.world import World
 from server.store import join_maps, map_pairs, pack_record, pack_value, unpack_record
 from tests.game.randomplay import MOVES, give_commands, seat_players
 from tests.sim.conftest import ROOM, hardy, hardy_monster, make_world
+
+
+def character_blob(game: Game, seat: Seat) -> bytes:
+    """A seated character's whole record as of now, packed as a checkpoint
+    packs it: a checkpoint of that one character, taken and packed at once."""
+    pending = _Checkpoint(game.world.tick)
+    game._take_record(seat, pending)
+    pending.compress(len(pending.parts), 1)
+    return pending.blobs[0]
 
 
 @pytest.mark.parametrize(("seed", "every"), [(33, 1), (4, 7), (5, 30)])
@@ -39,7 +48,7 @@ def test_checkpoint_records_equal_fresh_records(seed: int, every: int) -> None:
         for pid in ids:
             seat = game.seats[pid]
             had_steady, kept = seat.steady_blob, set(seat.memory_parts)
-            record = unpack_record(game._character_blob(seat))
+            record = unpack_record(character_blob(game, seat))
             fresh = world.actors[pid].to_record()
             assert record == fresh, f"player {pid}, tick {tick}"
             steady_reused += had_steady is not None
@@ -77,7 +86,7 @@ def test_only_the_depth_walked_on_is_taken_again() -> None:
     for _ in range(actor.speed + 1):
         game.step()
     assert actor.depth == 2 and set(actor.memory) == {1, 2}
-    game._character_blob(seat)
+    character_blob(game, seat)
     first = seat.memory_parts[1]
     rng = np.random.default_rng(5)
     rooms = world.level(2).rooms
@@ -91,7 +100,7 @@ def test_only_the_depth_walked_on_is_taken_again() -> None:
         if seq % 10:
             continue
         before = seat.memory_parts.get(2)
-        record = unpack_record(game._character_blob(seat))
+        record = unpack_record(character_blob(game, seat))
         assert record == actor.to_record(), f"step {seq}"
         assert seat.memory_parts[1] is first
         taken_again += seat.memory_parts[2] is not before
@@ -192,7 +201,7 @@ def test_a_melee_attack_alone_keeps_the_packed_steady_record() -> None:
     world, game, actor = _seated_in_hall(7)
     seat = game.seats[actor.id]
     wolf = hardy_monster(world, "wolf", 4, 3)
-    game._character_blob(seat)
+    character_blob(game, seat)
     packed = seat.steady_blob
     assert packed is not None
     hits = 0
@@ -206,7 +215,7 @@ def test_a_melee_attack_alone_keeps_the_packed_steady_record() -> None:
             if wire[0] == "atk" and wire[2] == actor.id and wire[4] > 0
         )
         assert seat.steady_blob is packed
-        assert unpack_record(game._character_blob(seat)) == actor.to_record()
+        assert unpack_record(character_blob(game, seat)) == actor.to_record()
     assert wolf.alive and hits >= 5
 
 
@@ -238,7 +247,7 @@ def test_a_steady_change_without_a_command_is_saved(
     world, game, actor = _seated_in_hall(8)
     _wield_a_sword(world, actor)
     seat = game.seats[actor.id]
-    game._character_blob(seat)
+    character_blob(game, seat)
     for _ in range(5):
         game.step()
     packed = seat.steady_blob
@@ -246,7 +255,7 @@ def test_a_steady_change_without_a_command_is_saved(
     before = actor.steady_record()
     change(world, actor)  # as a monster's or another player's action in the tick
     game.step()
-    record = unpack_record(game._character_blob(seat))
+    record = unpack_record(character_blob(game, seat))
     assert record == actor.to_record()
     assert seat.steady_blob is not packed
     assert any(record[k] != v for k, v in before.items())
