@@ -17,7 +17,8 @@ iterating the connection (websockets' own path: parser, assembler, a task per
 connection), ``--recv frames`` cuts whole masked binary frames out of the
 received bytes before websockets' parser sees them, as the real server's
 lean receive path does (``server/net/guard.py``). The server writes nothing
-else.
+else. The defaults, ``transport`` and ``frames``, are the paths the real
+server takes, so the default run is the floor under it.
 
 A load generator (this script with ``--load``) pinned to core 1 opens the
 clients (``--rate`` joins per second; each a raw uvloop transport driving
@@ -56,7 +57,7 @@ what is left above it is the game (its step, views and encoding).
 Usage::
 
     .venv/bin/python bench/floor.py [-n 2000] [--scene crowded|spread]
-        [--send broadcast|transport] [--recv iterate|frames]
+        [--send transport|broadcast] [--recv frames|iterate]
         [--frames-per-tick F] [--frame-bytes B] [--commands-per-tick C]
         [--walk-every K] [--window 20] [--warmup 5] [--rate 400] [--json]
 
@@ -845,14 +846,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--send",
         choices=("broadcast", "transport"),
-        default="broadcast",
-        help="websockets' broadcast() per client, or header + payload to the transport",
+        default="transport",
+        help="header + payload to the transport, as the server sends (default), "
+        "or websockets' broadcast() per client",
     )
     p.add_argument(
         "--recv",
         choices=("iterate", "frames"),
-        default="iterate",
-        help="iterate the connection (websockets' path), or cut frames before its parser",
+        default="frames",
+        help="cut frames before websockets' parser, as the server receives (default), "
+        "or iterate the connection (websockets' path)",
     )
     p.add_argument("--frames-per-tick", type=float, help="frames per client-tick, 0..1 (preset)")
     p.add_argument("--frame-bytes", type=int, help="payload bytes per frame (preset)")
