@@ -72,7 +72,6 @@ import json
 import os
 import random
 import select
-import shutil
 import signal
 import struct
 import subprocess
@@ -879,12 +878,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.load:
         load_cfg = LoadConfig(**json.loads(args.load))
         return _run_child(lambda: _load(load_cfg))
-    try:
-        counts = [int(v) for v in args.n.split(",") if v.strip()]
-    except ValueError:
-        p.error(f"-n: not a comma-separated list of numbers: {args.n!r}")
-    if not counts or min(counts) < 1:
-        p.error("-n: need positive client counts")
+    # Imported here, not at the top: the children (--serve, --load) need
+    # neither, and client.loadgen (which scale imports) brings numpy and tcod.
+    from scale import check_pinning, client_counts, run_all
+
+    from client.loadgen import raise_open_files
+
+    counts = client_counts(p, args.n)
     preset = SCENES[args.scene]
     shape = Shape(
         preset.frames_per_tick if args.frames_per_tick is None else args.frames_per_tick,
@@ -900,24 +900,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("need --window > 0, --warmup >= 0, --rate > 0 and --tick-rate > 0")
     if not sys.platform.startswith("linux"):
         p.error("Linux only (/proc)")
-    if not args.no_pin and (shutil.which("taskset") is None or (os.cpu_count() or 1) < 2):
-        p.error("needs taskset (util-linux) and two cores; --no-pin runs unpinned")
-    from client.loadgen import raise_open_files  # see measure()
-
+    check_pinning(p, args.no_pin)
     raise_open_files(2 * max(counts) + 256)  # the server and the generator inherit it
-    rows: list[Row] = []
-    for n in counts:
-        row = measure(args, shape, n)
-        rows.append(row)
-        if args.json:
-            print(json.dumps(asdict(row), separators=(",", ":")), flush=True)
-        else:
-            print(
-                f"{args.scene} {n}: done ({row.clients} clients, "
-                f"{row.us_per_client_tick} µs/client-tick)",
-                file=sys.stderr,
-                flush=True,
-            )
+    runs = [(args.scene, n) for n in counts]
+    rows = run_all(runs, lambda _scene, n: measure(args, shape, n), args.json)
     if not args.json:
         print(format_table(rows))
     return 0 if all(r.window_s > 0 and r.clients == r.requested for r in rows) else 1

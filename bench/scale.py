@@ -53,9 +53,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar, Protocol, TypeVar
 
 from client.loadgen import raise_open_files
 from client.loadstats import diff, percentile
@@ -570,36 +571,70 @@ def main(argv: list[str] | None = None) -> int:
         db, url, n, depths, seed, home = json.loads(args.seat)
         seat_spread(Path(db), url, n, depths, seed, Path(home))
         return 0
-    try:
-        counts = [int(v) for v in args.n.split(",") if v.strip()]
-    except ValueError:
-        p.error(f"-n: not a comma-separated list of numbers: {args.n!r}")
+    counts = client_counts(p, args.n)
     scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
     for s in scenes:
         if s not in SCENES:
             p.error(f"--scene: unknown scene {s!r} (known: {', '.join(SCENES)})")
-    if not counts or min(counts) < 1:
-        p.error("-n: need positive client counts")
-    if not args.no_pin and (shutil.which("taskset") is None or (os.cpu_count() or 1) < 2):
-        p.error("needs taskset (util-linux) and two cores; --no-pin runs unpinned")
+    check_pinning(p, args.no_pin)
     raise_open_files(2 * max(counts) + 256)  # the server and the generator inherit it
-    rows: list[Row] = []
-    for scene in scenes:
-        for n in counts:
-            row = measure(args, scene, n)
-            rows.append(row)
-            if args.json:
-                print(json.dumps(asdict(row), separators=(",", ":")), flush=True)
-            else:
-                print(
-                    f"{scene} {n}: done ({row.clients} clients, "
-                    f"{row.us_per_client_tick} µs/client-tick)",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    runs = [(scene, n) for scene in scenes for n in counts]
+    rows = run_all(runs, lambda scene, n: measure(args, scene, n), args.json)
     if not args.json:
         print(format_table(rows))
     return 0 if all(r.window_s > 0 for r in rows) else 1
+
+
+def client_counts(p: argparse.ArgumentParser, text: str) -> list[int]:
+    """The client counts of ``-n`` (comma-separated); a usage error through
+    ``p`` (exit 2) unless they are positive whole numbers."""
+    try:
+        counts = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        p.error(f"-n: not a comma-separated list of numbers: {text!r}")
+    if not counts or min(counts) < 1:
+        p.error("-n: need positive client counts")
+    return counts
+
+
+def check_pinning(p: argparse.ArgumentParser, no_pin: bool) -> None:
+    """A usage error through ``p`` (exit 2) when pinning was asked for and
+    ``taskset`` or a second core is missing."""
+    if not no_pin and (shutil.which("taskset") is None or (os.cpu_count() or 1) < 2):
+        p.error("needs taskset (util-linux) and two cores; --no-pin runs unpinned")
+
+
+RowT = TypeVar("RowT", bound="RowLike")
+
+
+class RowLike(Protocol):
+    """What :func:`run_all` reads of a benchmark's row: a dataclass with these fields."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+    clients: int
+    us_per_client_tick: float | None
+
+
+def run_all(
+    runs: list[tuple[str, int]], measure_one: Callable[[str, int], RowT], as_json: bool
+) -> list[RowT]:
+    """Measure each ``(scene, clients)`` of ``runs`` in turn; after each, print
+    its row as one JSON line (``as_json``) or a progress line on stderr.
+    Returns the rows (dataclasses), in order."""
+    rows: list[RowT] = []
+    for scene, n in runs:
+        row = measure_one(scene, n)
+        rows.append(row)
+        if as_json:
+            print(json.dumps(asdict(row), separators=(",", ":")), flush=True)
+        else:
+            print(
+                f"{scene} {n}: done ({row.clients} clients, "
+                f"{row.us_per_client_tick} µs/client-tick)",
+                file=sys.stderr,
+                flush=True,
+            )
+    return rows
 
 
 if __name__ == "__main__":
