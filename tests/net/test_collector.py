@@ -253,10 +253,10 @@ async def test_a_server_in_play_leaves_no_reference_cycles(start_server: Started
     whole game, finds none of the server's objects in garbage afterwards.
     (Before the connection broke its own cycles, each one left 66 objects.)"""
     gc.collect()
-    # An earlier test's server can still be reachable here and become garbage
-    # during this test (its writer thread ending on a loaded machine, say):
-    # holding everything of ours that exists now keeps the check to what this
-    # test's server makes.
+    # An earlier test's stopped server stays reachable from its store writer's
+    # thread until that thread ends (after IDLE_EXIT_S idle), which can fall
+    # inside this test and make that server garbage here: holding everything of
+    # ours that exists now keeps the check to what this test's server makes.
     earlier = [o for o in gc.get_objects() if _ours(o)]
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)
