@@ -47,34 +47,30 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.limits import (
-    HELLO_TIMEOUT_S,
     MAX_FRAME_BYTES,
 )
 from protocol.messages import Chat, ChatOut, Command, Error, Hello, Look, Ping, Pong
 from protocol.session import ServerSession
-from protocol.version import check_version
 from server.cluster.bus import HEARTBEAT_S, SILENT_S, Subjects, pack, unpack
 from server.cluster.gateway_metrics import GatewayMetrics
 from server.game.bans import BanList
 from server.net.admin import KICK_TEXT
+from server.net.front import Admission, Front, client_of
 from server.net.guard import (
     AddressBook,
-    GuardedConnection,
     NetLimits,
     buffered_output,
     guarded_connection_class,
     raise_open_file_limit,
     send_binary,
 )
-from server.net.logs import address
 from server.net.metrics import TEXT_PLAIN, http_response, metrics_answer
-from server.net.ratelimit import TokenBucket, chat_buckets, message_bucket
+from server.net.ratelimit import TokenBucket, chat_buckets
 
 log = logging.getLogger("underhall.gateway")
 
@@ -124,7 +120,7 @@ class Player:
     """The client's ``host:port``."""
 
 
-class Gateway:
+class Gateway(Front):
     """Serve players over websockets for a cluster of workers.
 
     Args:
@@ -147,6 +143,9 @@ class Gateway:
     format, :class:`~server.cluster.gateway_metrics.GatewayMetrics`).
     """
 
+    metrics: GatewayMetrics
+    stopping_text = "the gateway is stopping"
+
     def __init__(
         self,
         nats_url: str,
@@ -160,7 +159,7 @@ class Gateway:
     ) -> None:
         self.limits = limits or NetLimits()
         self.admin_socket = admin_socket
-        self.book: AddressBook | None = None
+        self.book = AddressBook(self.limits, 1 << 20)
         self.nats_url = nats_url
         self.id = gateway_id
         self.host = host
@@ -255,7 +254,7 @@ class Gateway:
             data = encode_server(
                 Error(code=ErrorCode.SHUTDOWN.value, msg="the gateway is stopping", fatal=True)
             )
-            self._send([p.ws for p in self.players.values()], data)
+            self._send_all([p.ws for p in self.players.values()], data)
             for p in list(self.players.values()):
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(p.ws.close(1001, "gateway shutdown"), CLOSE_WAIT_S)
@@ -298,7 +297,7 @@ class Gateway:
             self.stop()
             return 0.0
         notice = f"This gateway stops in {grace:.0f} s. Your character is kept: connect again."
-        self._send(
+        self._send_all(
             [p.ws for p in self.players.values()],
             encode_server(ChatOut(sender="", text=notice, tick=self.tick)),
         )
@@ -311,11 +310,9 @@ class Gateway:
         """Whether joins are accepted: a worker heard within :data:`LIVE_S`, no drain."""
         return not self.draining and bool(self.live_workers())
 
-    def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
-        """Answer the health checks and the metrics, and the handshake of a
-        connection the address book refused with its HTTP error; let the
-        others through. Query strings are ignored (``/metrics?x`` is
-        ``/metrics``)."""
+    def _answer_http(self, ws: ServerConnection, request: Request) -> Response | None:
+        """Answer the health checks and the metrics; query strings are
+        ignored (``/metrics?x`` is ``/metrics``)."""
         path = request.path.split("?", 1)[0]
         if path == "/metrics":
             return http_response(ws, *metrics_answer(self.metrics.registry))
@@ -326,12 +323,10 @@ class Gateway:
                 return http_response(ws, 200, TEXT_PLAIN, b"ready\n")
             why = b"draining\n" if self.draining else b"no worker\n"
             return http_response(ws, 503, TEXT_PLAIN, why)
-        if isinstance(ws, GuardedConnection) and ws.refusal is not None:
-            status, text = ws.refusal
-            reason = REFUSAL_REASONS.get(status, str(int(status)))
-            self.metrics.refused.labels(reason).inc()
-            return ws.respond(status, text)
         return None
+
+    def _refused_connection(self, status: HTTPStatus) -> None:
+        self.metrics.refused.labels(REFUSAL_REASONS.get(status, str(int(status)))).inc()
 
     # ----------------------------------------------------------- operators
 
@@ -356,8 +351,8 @@ class Gateway:
         found = [p for p in self.players.values() if p.name.lower() == name.lower()]
         data = encode_server(Error(code=code, msg=text, fatal=True))
         for p in found:
-            self._send([p.ws], data)
-            self._spawn(p.ws.close(1008, code))
+            self._send(p.ws, data)
+            self._close_soon(p.ws, 1008, code)
         return len(found)
 
     def kick(self, name: str) -> int:
@@ -497,7 +492,13 @@ class Gateway:
         await self.nc.publish(self.subjects.chat, pack(["", text, None, None, self.tick]))
         await self.nc.flush(timeout=2)
 
-    def _send(self, targets: list[ServerConnection], data: bytes) -> None:
+    def _send(self, ws: ServerConnection, data: bytes) -> None:
+        """Write ``data`` to ``ws`` (if still open), counted."""
+        send_binary(ws, data)
+        self.frames += 1
+        self.frame_bytes += len(data)
+
+    def _send_all(self, targets: list[ServerConnection], data: bytes) -> None:
         """Write ``data`` to each of ``targets`` (those still open), counted."""
         for ws in targets:
             send_binary(ws, data)
@@ -593,7 +594,7 @@ class Gateway:
         kind = "notice" if scope is None else str(scope)
         self.metrics.chat_lines.labels(kind).inc()
         self.metrics.chat_deliveries.labels(kind).inc(len(targets))
-        self._send(targets, out)
+        self._send_all(targets, out)
 
     async def _on_heartbeat(self, msg: Msg) -> None:
         worker = msg.subject.rsplit(".", 1)[1]
@@ -635,9 +636,13 @@ class Gateway:
         now = time.monotonic()
         return sorted(w for w, t in self.heartbeats.items() if now - t <= LIVE_S and w not in avoid)
 
-    async def _join(self, hello: Hello, token: str | None) -> dict[str, Any]:
+    async def _join(
+        self, hello: Hello, token: str | None, *, create: bool = True
+    ) -> dict[str, Any]:
         """Ask the workers to seat ``hello``'s player; retried while the
-        answer says so, for at most :data:`JOIN_PATIENCE_S`.
+        answer says so, for at most :data:`JOIN_PATIENCE_S`. With ``create``
+        False, a name with no character is refused (``limited``: the
+        address's new-characters cap) instead of created.
 
         Each try goes to one worker heard from within :data:`LIVE_S` (a
         random one, so joins spread), not to the shared join queue: a worker
@@ -653,6 +658,7 @@ class Gateway:
                 "name": hello.name,
                 "token": token,
                 "cls": hello.cls,
+                "create": create,
                 "gw": self.id,
                 "nonce": secrets.token_hex(8),  # a retry is the same join
             }
@@ -693,19 +699,16 @@ class Gateway:
             return
         if answer.get("code") == ErrorCode.BANNED.value:  # banned meanwhile
             error = Error(code=ErrorCode.BANNED.value, msg=str(answer.get("detail")), fatal=True)
-            self._send([p.ws], encode_server(error))
-            await p.ws.close(1008, ErrorCode.BANNED.value)
+            self._send(p.ws, encode_server(error))
+            await self._close(p.ws, 1008, ErrorCode.BANNED.value)
             return
         if not answer.get("ok"):
             log.warning("could not seat %s again: %s", p.name, answer.get("detail"))
             self.metrics.reseat_failures.inc()
-            self._send(
-                [p.ws],
-                encode_server(
-                    Error(code=ErrorCode.SHUTDOWN.value, msg="your world is gone", fatal=True)
-                ),
+            self._reply(
+                p.ws, Error(code=ErrorCode.SHUTDOWN.value, msg="your world is gone", fatal=True)
             )
-            await p.ws.close(1011, "no worker")
+            await self._close(p.ws, 1011, "no worker")
             return
         # The route notice (sent before the answer) normally switched it already.
         if int(answer["epoch"]) >= p.epoch:
@@ -716,150 +719,97 @@ class Gateway:
 
     # ----------------------------------------------------------- connections
 
+    def current_tick(self) -> int:
+        return self.tick
+
     async def _handle(self, ws: ServerConnection) -> None:
-        session = ServerSession()
-        now = time.monotonic()
-        bucket = message_bucket(now)
-        player: Player | None = None
-        metrics = self.metrics
-        metrics.accepted.inc()
-        metrics.connections.inc()
-        try:
-            hello = await self._await_hello(ws, session, bucket)
-            if hello is None:
-                return
-            refused = (
-                (ErrorCode.SHUTDOWN.value, "the gateway is stopping")
-                if self.draining
-                else self.holds.refusal(hello.name)
-            )
-            if refused is not None:
-                await self._refuse(ws, *refused)
-                return
-            answer = await self._join(hello, hello.token)
-            if not answer.get("ok"):
-                code = str(answer.get("code") or "server_full")
-                if code == "retry":
-                    code = ErrorCode.SERVER_FULL.value
-                await self._refuse(ws, code, str(answer.get("detail", "")))
-                return
-            welcome_bytes: bytes = answer["welcome"]
-            welcome = unpack(welcome_bytes)
-            aid = int(answer["actor"])
-            old = self.players.get(aid)
-            if old is not None:  # the same character connected again here
-                self._send(
-                    [old.ws],
-                    encode_server(
-                        Error(
-                            code="replaced",
-                            msg="this character connected from elsewhere",
-                            fatal=True,
-                        )
-                    ),
-                )
-                self._spawn(old.ws.close(1008, "replaced"))
-            player = Player(
-                ws,
-                session,
-                str(welcome.get("name", hello.name)),
-                str(welcome.get("token") or hello.token or ""),
-                aid,
-                str(answer["worker"]),
-                int(answer["epoch"]),
-                bucket,
-                *chat_buckets(now),
-                address=address(ws.remote_address),
-            )
-            if old is not None and old.epoch > player.epoch:
-                player.epoch = old.epoch
-            self.players[aid] = player
-            session.welcomed()
-            metrics.joins.labels("resumed" if welcome.get("resumed") else "new").inc()
-            self._send([ws], welcome_bytes)
-            # Frames the worker sent before the answer arrived were dropped:
-            # the first one the client gets must be a snapshot.
-            await self._to_worker(player.worker, ["resync", aid, player.epoch])
-            async for raw in ws:
-                if not await self._message(player, raw):
-                    break
-        except ConnectionClosed:
-            pass
-        finally:
-            metrics.connections.dec()
-            session.close()
-            if player is not None and self.players.get(player.actor_id) is player:
-                del self.players[player.actor_id]
-                metrics.leaves.inc()
-                await self._to_worker(player.worker, ["leave", player.actor_id, player.epoch])
+        self.metrics.accepted.inc()
+        await super()._handle(ws)
 
-    async def _refuse(self, ws: ServerConnection, code: str, text: str) -> None:
-        """Refuse a join as ``serve`` does: the fatal error ``code``, then a
-        close (1001 for ``shutdown``, else 1008); counted."""
-        self.metrics.refusals.labels(code).inc()
-        log.info("refused %s: %s", address(ws.remote_address), code)
-        self._send([ws], encode_server(Error(code=code, msg=text, fatal=True)))
-        await ws.close(1001 if code == ErrorCode.SHUTDOWN.value else 1008, code)
+    async def _admit_join(self, ws: ServerConnection, hello: Hello) -> Admission | None:
+        admission = await super()._admit_join(ws, hello)
+        if admission is None:
+            return None
+        held = self.holds.refusal(hello.name)  # kicked through some gateway
+        if held is not None:
+            await self._refuse(ws, hello.name, *held)
+            return None
+        return admission
 
-    async def _await_hello(
-        self, ws: ServerConnection, session: ServerSession, bucket: TokenBucket
-    ) -> Hello | None:
-        try:
-            async with asyncio.timeout(HELLO_TIMEOUT_S):
-                async for raw in ws:
-                    if not bucket.allow(time.monotonic()):
-                        if bucket.flooding:
-                            self.metrics.protocol_errors.labels(ErrorCode.FLOOD.value).inc()
-                            return None
-                        continue
-                    try:
-                        msg = session.receive(decode_client(raw))
-                        if isinstance(msg, Hello):
-                            check_version(msg.v)
-                    except ProtocolError as exc:
-                        await self._protocol_error(ws, exc)
-                        if exc.fatal:
-                            return None
-                        continue
-                    if isinstance(msg, Ping):
-                        self._send([ws], encode_server(Pong(id=msg.id, tick=self.tick)))
-                    elif isinstance(msg, Hello):
-                        return msg
-        except TimeoutError:
-            await self._protocol_error(ws, ProtocolError(ErrorCode.TIMEOUT, "no hello in time"))
-        return None
+    async def _seat(
+        self,
+        ws: ServerConnection,
+        hello: Hello,
+        session: ServerSession,
+        bucket: TokenBucket,
+        admission: Admission,
+    ) -> Player | None:
+        answer = await self._join(hello, hello.token, create=admission.may_create)
+        if not answer.get("ok"):
+            code = str(answer.get("code") or ErrorCode.SERVER_FULL.value)
+            if code == "retry":
+                code = ErrorCode.SERVER_FULL.value
+            await self._join_refused(ws, hello, admission, code, str(answer.get("detail", "")))
+            return None
+        welcome_bytes: bytes = answer["welcome"]
+        welcome = unpack(welcome_bytes)
+        aid = int(answer["actor"])
+        old = self.players.get(aid)
+        if old is not None:  # the same character connected again here
+            self._replace(old.ws)
+        player = Player(
+            ws,
+            session,
+            str(welcome.get("name", hello.name)),
+            str(welcome.get("token") or hello.token or ""),
+            aid,
+            str(answer["worker"]),
+            int(answer["epoch"]),
+            bucket,
+            *chat_buckets(time.monotonic()),
+            address=client_of(ws),
+        )
+        if old is not None and old.epoch > player.epoch:
+            player.epoch = old.epoch
+        self.players[aid] = player
+        session.welcomed()
+        self._send(ws, welcome_bytes)
+        self._joined(ws, admission, player.name, aid, bool(welcome.get("resumed")), None)
+        # Frames the worker sent before the answer arrived were dropped:
+        # the first one the client gets must be a snapshot.
+        await self._to_worker(player.worker, ["resync", aid, player.epoch])
+        return player
 
-    async def _protocol_error(self, ws: ServerConnection, exc: ProtocolError) -> None:
-        """Tell the client of ``exc`` (counted); close the connection if it is fatal."""
-        self.metrics.protocol_errors.labels(exc.code.value).inc()
-        self._send([ws], encode_server(_error(exc)))
-        if exc.fatal:
-            await ws.close(1008, exc.code.value)
+    async def _serve(self, player: Player) -> None:
+        async for raw in player.ws:
+            if not await self._message(player, raw):
+                break
+
+    async def _unseat(self, player: Player) -> None:
+        if self.players.get(player.actor_id) is player:
+            del self.players[player.actor_id]
+            self.metrics.leaves.inc()
+            await self._to_worker(player.worker, ["leave", player.actor_id, player.epoch])
 
     async def _message(self, p: Player, raw: bytes | str) -> bool:
         """Handle one message of a seated client; False to end the connection."""
-        now = time.monotonic()
-        if not p.bucket.allow(now):
-            if p.bucket.flooding:
-                await self._protocol_error(
-                    p.ws, ProtocolError(ErrorCode.FLOOD, "too many messages")
-                )
+        admitted = self._admit_now(p.ws, p.bucket)
+        if not admitted:
+            if admitted is None:
+                await self._close(p.ws, 1008, ErrorCode.FLOOD.value)
                 return False
             return True
         try:
             msg = p.session.receive(decode_client(raw))
         except ProtocolError as exc:
-            await self._protocol_error(p.ws, exc)
-            return not exc.fatal
+            return not await self._error(p.ws, exc)
         if isinstance(msg, Ping):
-            self._send([p.ws], encode_server(Pong(id=msg.id, tick=self.tick)))
+            self._reply(p.ws, Pong(id=msg.id, tick=self.tick))
             return True
         if isinstance(msg, Chat):
-            if not p.chat.allow(now):
+            if not self._chat_allowed(p.ws, p.chat, p.global_chat, msg):
                 return True
             if msg.to is not None or msg.scope == "global":
-                if msg.to is None and not p.global_chat.allow(now):
-                    return True
                 scope = "private" if msg.to is not None else "global"
                 await self.nc.publish(
                     self.subjects.chat, pack([p.name, msg.text, scope, msg.to, self.tick])
@@ -917,7 +867,3 @@ def snapshot_depth(frame: bytes) -> int | None:
     if seen.get("t") != "snap" or not isinstance(depth, int) or isinstance(depth, bool):
         return None
     return depth
-
-
-def _error(exc: ProtocolError) -> Error:
-    return Error(code=exc.code.value, msg=exc.detail, fatal=exc.fatal)

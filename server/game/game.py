@@ -83,6 +83,13 @@ def look_in(world: World, actor_id: int, target_id: int) -> Info:
     return Info(id=target_id, found=True, about=describe_actor(target, me, world.content))
 
 
+NEW_CHARS_LIMITED = (
+    "too many new characters from your address lately; "
+    "try again later or resume a character with its token"
+)
+"""The ``limited`` refusal's text for a join over the new-characters cap."""
+
+
 class GameError(Exception):
     """A join refused by the game; ``code`` is a protocol error code."""
 
@@ -342,11 +349,7 @@ class Game:
             token_hash, resumed = saved[0], True
         else:
             if not may_create:
-                raise GameError(
-                    "limited",
-                    "too many new characters from your address lately; "
-                    "try again later or resume a character with its token",
-                )
+                raise GameError("limited", NEW_CHARS_LIMITED)
             key = class_key or "warrior"
             cls = self.world.content.classes.get(key)
             if cls is None or cls.hidden:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from protocol.errors import ErrorCode
 from protocol.limits import MAX_CHAT
-from server.net.logs import address
+from server.net.front import client_of
 
 if TYPE_CHECKING:
     from server.net.server import GameServer
@@ -237,7 +237,7 @@ class AdminServer(AdminSocket):
                     "actor": actor_id,
                     "depth": None if actor is None else int(actor.depth),
                     "level": None if actor is None else int(actor.level),
-                    "address": None if client is None else address(client.ws.remote_address),
+                    "address": None if client is None else client_of(client.ws),
                 }
             )
         return {"players": players, "draining": server.draining, "tick": game.world.tick}

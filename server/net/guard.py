@@ -7,7 +7,12 @@
   server's write buffer without bound.
 - :class:`AddressBook`: per-address caps on concurrent connections, new
   characters per hour and failed token attempts, plus a cap on all
-  connections kept below the open-file limit.
+  connections kept below the open-file limit. The address is the client's:
+  behind a trusted reverse proxy it is read from the proxy's
+  ``X-Forwarded-For`` or ``Forwarded`` header (:func:`client_address`).
+  Loopback addresses are the operator's own (bots, tools on the host): no
+  cap on connections or new characters applies to them, only the
+  failed-token throttle.
 - :func:`raise_open_file_limit`: the soft ``RLIMIT_NOFILE`` raised to the hard one.
 
 Holds no game rule. Times are ``time.monotonic()`` seconds.
@@ -15,12 +20,13 @@ Holds no game rule. Times are ``time.monotonic()`` seconds.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import struct
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, ClassVar
@@ -49,10 +55,14 @@ class NetLimits:
     Attributes:
         max_conns_per_addr: Concurrent connections one address may hold (0: no cap).
         new_chars_per_hour: New characters one address may create in any hour (0: no cap).
-        token_failures_per_name: Failed token attempts allowed per name per
-            ``token_window_s``; beyond that the name refuses joins (``limited``)
-            until the window has passed.
-        token_failures_per_addr: The same, per address.
+        token_failures_per_name: Failed token attempts for one name per
+            ``token_window_s`` beyond which the addresses that made them are
+            refused (``limited``) when they try that name again, until the
+            window has passed. Other addresses are still checked, so the
+            owner with the right token always gets in.
+        token_failures_per_addr: Failed token attempts from one address per
+            ``token_window_s`` (for any names) beyond which that address is
+            refused (``limited``) any join, until the window has passed.
         token_window_s: Seconds over which failed token attempts are counted.
         keepalive_interval_s: Seconds between the server's websocket pings.
         keepalive_timeout_s: Seconds a pong may take; a connection that does
@@ -65,6 +75,9 @@ class NetLimits:
             closed at once (before and after ``hello``).
         fd_margin: Open files kept free below the open-file limit: new
             connections are refused (HTTP 503) within this margin.
+        trusted_proxies: Addresses or networks (``"10.0.0.0/8"``, ``"::1"``)
+            of reverse proxies whose ``X-Forwarded-For``/``Forwarded``
+            header names the client (:func:`client_address`).
     """
 
     max_conns_per_addr: int = 32
@@ -78,6 +91,91 @@ class NetLimits:
     control_burst: int = 20
     output_cap_bytes: int = 1024 * 1024
     fd_margin: int = 64
+    trusted_proxies: tuple[str, ...] = ()
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_networks(entries: Iterable[str]) -> tuple[Network, ...]:
+    """The networks of ``entries``, each an address (``"127.0.0.1"``, one
+    host) or a network in CIDR form (``"10.0.0.0/8"``).
+
+    Raises:
+        ValueError: An entry is neither, with the entry in the message.
+    """
+    out: list[Network] = []
+    for entry in entries:
+        text = entry.strip()
+        try:
+            out.append(ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            raise ValueError(f"{text!r} is not an IP address or network") from None
+    return tuple(out)
+
+
+def is_loopback(addr: str) -> bool:
+    """Whether ``addr`` (an IP address as text) is a loopback address; False
+    for anything that does not parse."""
+    try:
+        return ipaddress.ip_address(addr).is_loopback
+    except ValueError:
+        return False
+
+
+def _forwarded_for(value: str) -> list[str]:
+    """The ``for=`` addresses of a ``Forwarded`` header (RFC 7239), in order;
+    ports and the brackets of IPv6 addresses taken off, unknown or
+    obfuscated nodes as they are (they parse as no address)."""
+    out: list[str] = []
+    for element in value.split(","):
+        for pair in element.split(";"):
+            key, _, node = pair.strip().partition("=")
+            if key.strip().lower() != "for":
+                continue
+            node = node.strip().strip('"')
+            if node.startswith("["):  # "[2001:db8::1]:4711"
+                node = node[1 : node.find("]")] if "]" in node else node[1:]
+            elif node.count(":") == 1:  # "192.0.2.43:47011"
+                node = node.split(":", 1)[0]
+            out.append(node)
+    return out
+
+
+def client_address(peer: str, headers: Any, trusted: Callable[[str], bool]) -> str:
+    """The client's address of a connection from ``peer``, a trusted proxy.
+
+    The proxy chain is the ``Forwarded`` header's ``for=`` list (RFC 7239),
+    else ``X-Forwarded-For``'s, with ``peer`` after them (each proxy appends
+    the address it heard from). It is read from the right: the first
+    address that is not a trusted proxy is the client's, since anything to
+    its left was written by the client itself. With no such header, or an
+    entry that is not an IP address before an untrusted one is reached, the
+    last address read stands (at worst ``peer``).
+
+    Args:
+        peer: The TCP peer's IP address.
+        headers: The request's headers (``websockets.datastructures.Headers``
+            or any mapping with ``get_all``).
+        trusted: Whether an address is a trusted proxy.
+    """
+    chain: list[str] = []
+    forwarded = headers.get_all("Forwarded")
+    if forwarded:
+        chain = _forwarded_for(",".join(forwarded))
+    else:
+        for value in headers.get_all("X-Forwarded-For"):
+            chain.extend(part.strip() for part in value.split(","))
+    found = peer
+    for entry in reversed(chain):
+        try:
+            addr = str(ipaddress.ip_address(entry))
+        except ValueError:
+            break
+        found = addr
+        if not trusted(addr):
+            break
+    return found
 
 
 def raise_open_file_limit() -> int:
@@ -133,24 +231,41 @@ class AddressBook:
         """Connections counted by :meth:`closed` since start (never decreases)."""
         self.conns: dict[str, int] = {}
         self.created: dict[str, deque[float]] = {}
-        self.failed_name: dict[str, deque[float]] = {}
+        self.failed_name: dict[str, deque[tuple[float, str]]] = {}
+        """Lower-cased name -> its failed token attempts, ``(time, address)``."""
         self.failed_addr: dict[str, deque[float]] = {}
+        self.proxies = parse_networks(limits.trusted_proxies)
         self._logged: dict[tuple[str, str], float] = {}
+
+    def trusts(self, addr: str) -> bool:
+        """Whether ``addr`` is one of the trusted proxies."""
+        if not self.proxies:
+            return False
+        try:
+            ip = ipaddress.ip_address(addr)
+        except ValueError:
+            return False
+        return any(ip in net for net in self.proxies)
 
     # ------------------------------------------------------- connections
 
-    def opened(self, addr: str) -> tuple[HTTPStatus, str] | None:
+    def opened(self, addr: str | None) -> tuple[HTTPStatus, str] | None:
         """Count a new connection; return why it must be refused (HTTP status,
         text), or None. A refused connection is counted too (it holds a file
-        until it closes): call :meth:`closed` for it as well."""
-        held = self.conns.get(addr, 0)
-        self.conns[addr] = held + 1
+        until it closes): call :meth:`closed` for it as well, with the same
+        address.
+
+        Args:
+            addr: The client's address, or None while it is not known yet
+                (a trusted proxy's connection before its request is read:
+                :meth:`claim` it then).
+        """
         self.total += 1
         self.accepted += 1
-        cap = self.limits.max_conns_per_addr
+        refusal = None if addr is None else self.claim(addr)
         if self.total > self.max_total:
             self.refused(
-                addr,
+                addr or "?",
                 "open files",
                 f"{self.total - 1} connections open, "
                 f"cap {self.max_total} below the open-file limit",
@@ -159,7 +274,16 @@ class AddressBook:
                 HTTPStatus.SERVICE_UNAVAILABLE,
                 "the server is at its connection limit; try again later\n",
             )
-        if cap and held >= cap:
+        return refusal
+
+    def claim(self, addr: str) -> tuple[HTTPStatus, str] | None:
+        """Count one connection of ``addr`` against its cap (a connection
+        :meth:`opened` with no address, once its client's address is known);
+        return why it must be refused, or None. Loopback addresses have no cap."""
+        held = self.conns.get(addr, 0)
+        self.conns[addr] = held + 1
+        cap = self.limits.max_conns_per_addr
+        if cap and held >= cap and not is_loopback(addr):
             self.refused(addr, "connections", f"already {held} connections (cap {cap})")
             return (
                 HTTPStatus.TOO_MANY_REQUESTS,
@@ -167,13 +291,14 @@ class AddressBook:
             )
         return None
 
-    def closed(self, addr: str) -> None:
-        """Forget one connection of ``addr``."""
-        held = self.conns.get(addr, 0) - 1
-        if held > 0:
-            self.conns[addr] = held
-        else:
-            self.conns.pop(addr, None)
+    def closed(self, addr: str | None) -> None:
+        """Forget one connection (of ``addr``, as it was :meth:`claim` ed)."""
+        if addr is not None:
+            held = self.conns.get(addr, 0) - 1
+            if held > 0:
+                self.conns[addr] = held
+            else:
+                self.conns.pop(addr, None)
         self.total = max(0, self.total - 1)
         self.lost += 1
 
@@ -185,10 +310,10 @@ class AddressBook:
     # ------------------------------------------------------- new characters
 
     def may_create(self, addr: str, now: float) -> bool:
-        """Whether ``addr`` may create one more character now."""
+        """Whether ``addr`` may create one more character now (always, from loopback)."""
         cap = self.limits.new_chars_per_hour
         stamps = self.created.get(addr)
-        if not cap or stamps is None:
+        if not cap or stamps is None or is_loopback(addr):
             return True
         _prune(stamps, now - HOUR_S)
         return len(stamps) < cap
@@ -200,23 +325,35 @@ class AddressBook:
     # ------------------------------------------------------- tokens
 
     def token_blocked(self, addr: str, name: str, now: float) -> str | None:
-        """Why a join of ``name`` from ``addr`` is refused for failed token
-        attempts ("name" or "address"), or None."""
+        """Why a join of ``name`` from ``addr`` is refused unchecked for failed
+        token attempts, or None to check its token.
+
+        Returns:
+            ``"address"``: ``addr`` failed ``token_failures_per_addr`` times
+            within the window; ``"name"``: ``name`` failed
+            ``token_failures_per_name`` times within the window and ``addr``
+            is one of the addresses that failed on it. An address that did not
+            guess is never refused here, so the owner's right token gets in.
+        """
         since = now - self.limits.token_window_s
-        for table, key, cap, what in (
-            (self.failed_name, name.lower(), self.limits.token_failures_per_name, "name"),
-            (self.failed_addr, addr, self.limits.token_failures_per_addr, "address"),
-        ):
-            stamps = table.get(key)
-            if stamps is not None:
-                _prune(stamps, since)
-                if cap and len(stamps) >= cap:
-                    return what
+        cap = self.limits.token_failures_per_addr
+        stamps = self.failed_addr.get(addr)
+        if stamps is not None:
+            _prune(stamps, since)
+            if cap and len(stamps) >= cap:
+                return "address"
+        cap = self.limits.token_failures_per_name
+        tries = self.failed_name.get(name.lower())
+        if tries is not None:
+            while tries and tries[0][0] <= since:
+                tries.popleft()
+            if cap and len(tries) >= cap and any(a == addr for _, a in tries):
+                return "name"
         return None
 
     def token_failed(self, addr: str, name: str, now: float) -> None:
         """Count a join refused for a missing or wrong token."""
-        self.failed_name.setdefault(name.lower(), deque()).append(now)
+        self.failed_name.setdefault(name.lower(), deque()).append((now, addr))
         self.failed_addr.setdefault(addr, deque()).append(now)
 
     # ------------------------------------------------------- upkeep
@@ -225,13 +362,19 @@ class AddressBook:
         """Drop expired entries, so the tables hold only recent addresses and names."""
         for table, since in (
             (self.created, now - HOUR_S),
-            (self.failed_name, now - self.limits.token_window_s),
             (self.failed_addr, now - self.limits.token_window_s),
         ):
             for key in list(table):
                 _prune(table[key], since)
                 if not table[key]:
                     del table[key]
+        since = now - self.limits.token_window_s
+        for key in list(self.failed_name):
+            tries = self.failed_name[key]
+            while tries and tries[0][0] <= since:
+                tries.popleft()
+            if not tries:
+                del self.failed_name[key]
         self._logged = {k: t for k, t in self._logged.items() if now - t < 60.0}
 
     def refused(self, addr: str, what: str, detail: str) -> None:
@@ -258,7 +401,8 @@ class GuardedConnection(ServerConnection):
       transport at once (the client is not reading; the buffer is dropped).
 
     Attributes:
-        address: The client's IP address.
+        address: The client's IP address: the TCP peer's, or, from a trusted
+            proxy, the one its headers name once :meth:`forwarded` read them.
         refusal: ``(HTTP status, text)`` when the address book refused this
             connection; the handshake answers it with that response.
     """
@@ -272,6 +416,11 @@ class GuardedConnection(ServerConnection):
         self.refusal: tuple[HTTPStatus, str] | None = None
         self.cut_reason: str | None = None
         self._counted = False
+        self._via_proxy = False
+        self.forwarded_from: str | None = None
+        """The trusted proxy's address, once :meth:`forwarded` read the client's."""
+        self._claimed: str | None = None
+        """The address counted in the book for this connection (None: none yet)."""
         limits = self.book.limits
         self.control = TokenBucket(
             limits.control_per_s, limits.control_burst, 1.0, time.monotonic()
@@ -346,14 +495,30 @@ class GuardedConnection(ServerConnection):
         peer = transport.get_extra_info("peername")
         self.address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
         self._counted = True
-        self.refusal = self.book.opened(self.address)
+        self._via_proxy = self.book.trusts(self.address)
+        self._claimed = None if self._via_proxy else self.address
+        self.refusal = self.book.opened(self._claimed)
         if self.book.critical():
             transport.abort()
+
+    def forwarded(self, headers: Any) -> None:
+        """Take the client's address from the opening request's ``headers``
+        when the peer is a trusted proxy (:func:`client_address`), and count
+        it against its cap; else nothing. Call once, before answering the
+        handshake (:attr:`refusal` may be set here)."""
+        if not self._via_proxy or self._claimed is not None or not self._counted:
+            return
+        self.forwarded_from = self.address
+        self.address = client_address(self.address, headers, self.book.trusts)
+        self._claimed = self.address
+        refusal = self.book.claim(self.address)
+        if self.refusal is None:
+            self.refusal = refusal
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._counted:
             self._counted = False
-            self.book.closed(self.address)
+            self.book.closed(self._claimed)
         super().connection_lost(exc)
         # Three reference cycles end here, so that reference counting frees
         # a closed connection at once: the protocol holds this connection's

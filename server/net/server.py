@@ -35,20 +35,12 @@ from typing import Any
 
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, broadcast, serve
-from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
-from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.limits import (
-    CHAT_RATE_PER_S,
-    GLOBAL_CHAT_RATE_PER_S,
-    HELLO_TIMEOUT_S,
-    MAX_FRAME_BYTES,
-    RATE_PER_S,
-)
+from protocol.limits import MAX_FRAME_BYTES
 from protocol.messages import (
     Chat,
     ChatOut,
@@ -59,14 +51,13 @@ from protocol.messages import (
     Ping,
     Pong,
     ServerMessage,
-    Welcome,
 )
 from protocol.session import ServerSession
-from protocol.version import check_version
 from server.game.game import Game, GameError
 from server.game.wire import REASONS
 from server.net import collector
 from server.net.acceptor import BulkAcceptor
+from server.net.front import CLOSE_TIMEOUT_S, Admission, Front, client_of
 from server.net.guard import (
     AddressBook,
     GuardedConnection,
@@ -76,9 +67,8 @@ from server.net.guard import (
     raise_open_file_limit,
     send_binary,
 )
-from server.net.logs import address
 from server.net.metrics import Metrics
-from server.net.ratelimit import TokenBucket, chat_buckets, message_bucket
+from server.net.ratelimit import TokenBucket, chat_buckets
 
 log = logging.getLogger("underhall.net")
 
@@ -90,8 +80,6 @@ DRAIN_S = 10.0
 """Default seconds from SIGTERM (or ``admin shutdown``) to the last connection closed."""
 CLOSE_RESERVE_S = 3.0
 """Seconds of a drain kept for the final save and the closing handshakes."""
-CLOSE_TIMEOUT_S = 2.0
-"""Seconds a closing handshake may take before the transport is aborted."""
 OPEN_TIMEOUT_S = 10.0
 """Seconds the opening handshake (and TLS's) may take from the accept."""
 ACCEPT_BACKLOG = 4096
@@ -151,7 +139,7 @@ class TickStats:
     late: int = 0
 
 
-class GameServer:
+class GameServer(Front):
     """Serve one :class:`Game` over websockets.
 
     Args:
@@ -166,6 +154,8 @@ class GameServer:
         admin_socket: Path of the admin Unix socket (None: no admin socket).
         limits: Per-connection and per-address limits (defaults: :class:`NetLimits`).
     """
+
+    metrics: Metrics
 
     def __init__(
         self,
@@ -625,256 +615,78 @@ class GameServer:
             close_timeout=CLOSE_TIMEOUT_S,
         )
 
-    def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
-        """Answer ``/metrics``, ``/healthz`` and ``/readyz``, and the handshake of a
-        connection a cap refused with its HTTP error; let other requests through."""
-        answer = self.metrics.process_request(ws, request)
-        if answer is not None:
-            return answer
-        if isinstance(ws, GuardedConnection) and ws.refusal is not None:
-            status, text = ws.refusal
-            return ws.respond(status, text)
-        return None
+    # ----------------------------------------------------------- the link
 
-    async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
-        """Close ``ws``; abort its transport if that cannot finish within
-        ``CLOSE_TIMEOUT_S`` (e.g. a full write buffer the client does not read)."""
+    def current_tick(self) -> int:
+        return int(self.game.world.tick)
+
+    def _answer_http(self, ws: ServerConnection, request: Request) -> Response | None:
+        return self.metrics.process_request(ws, request)
+
+    async def _seat(
+        self,
+        ws: ServerConnection,
+        hello: Hello,
+        session: ServerSession,
+        bucket: TokenBucket,
+        admission: Admission,
+    ) -> Client | None:
         try:
-            async with asyncio.timeout(CLOSE_TIMEOUT_S):
-                await ws.close(code, reason)
-        except (TimeoutError, ConnectionClosed):
-            pass
-        if ws.state is not State.CLOSED and ws.transport is not None:
-            ws.transport.abort()
-
-    async def _fatal(self, ws: ServerConnection, code: str, detail: str) -> None:
-        """Send a fatal ``error`` (never waiting on the client) and close."""
-        broadcast([ws], encode_server(Error(code=code, msg=detail, fatal=True)))
-        await self._close(ws, 1001 if code == ErrorCode.SHUTDOWN else 1008, code)
-
-    async def _error(self, ws: ServerConnection, exc: ProtocolError) -> bool:
-        """Report a protocol error; return True if the connection must end
-        (it is then closed before this returns)."""
-        if exc.fatal:
-            self._count_error(ws, exc)
-            await self._fatal(ws, exc.code.value, exc.detail)
-            return True
-        return self._error_now(ws, exc)
-
-    def _error_now(self, ws: ServerConnection, exc: ProtocolError) -> bool:
-        """Report a protocol error without waiting; return True if the
-        connection must end (its closing is then under way)."""
-        self._count_error(ws, exc)
-        broadcast([ws], encode_server(Error(code=exc.code.value, msg=exc.detail, fatal=exc.fatal)))
-        if exc.fatal:
-            asyncio.get_running_loop().create_task(self._close(ws, 1008, exc.code.value))
-        return exc.fatal
-
-    def _count_error(self, ws: ServerConnection, exc: ProtocolError) -> None:
-        self.metrics.protocol_errors.labels(exc.code.value).inc()
-        log.debug(
-            "protocol error %s: %s",
-            exc.code.value,
-            exc.detail,
-            extra={
-                "event": "protocol_error",
-                "code": exc.code.value,
-                "address": address(ws.remote_address),
-            },
-        )
-
-    async def _await_hello(
-        self, ws: ServerConnection, session: ServerSession, bucket: TokenBucket
-    ) -> Hello | None:
-        try:
-            async with asyncio.timeout(HELLO_TIMEOUT_S):
-                async for raw in ws:
-                    admitted = await self._admit(ws, bucket)
-                    if admitted is None:
-                        return None
-                    if not admitted:
-                        continue
-                    try:
-                        msg = session.receive(decode_client(raw))
-                        if isinstance(msg, Hello):
-                            check_version(msg.v)
-                    except ProtocolError as exc:
-                        if await self._error(ws, exc):
-                            return None
-                        continue
-                    if isinstance(msg, Ping):
-                        broadcast([ws], encode_server(Pong(id=msg.id, tick=self.game.world.tick)))
-                    elif isinstance(msg, Hello):
-                        return msg
-        except TimeoutError:
-            await self._error(ws, ProtocolError(ErrorCode.TIMEOUT, "no hello in time"))
-        return None
-
-    async def _join(
-        self, ws: ServerConnection, hello: Hello, session: ServerSession
-    ) -> tuple[Welcome, object | None] | None:
-        """Seat the player under the per-address caps; None if refused (and closed)."""
-        addr = ws.address if isinstance(ws, GuardedConnection) else "?"
-        now = time.monotonic()
-        blocked = self.book.token_blocked(addr, hello.name, now)
-        if blocked is not None:
-            self.book.refused(
-                addr, "token failures", f"too many for this {blocked} (joining as {hello.name!r})"
-            )
-            await self._fatal(
-                ws,
-                ErrorCode.LIMITED.value,
-                f"too many failed token attempts for this {blocked}; wait a minute",
-            )
-            return None
-        may_create = self.book.may_create(addr, now)
-        try:
-            joined = self.game.join(
-                hello.name, hello.token, hello.cls, session, may_create=may_create
+            welcome, replaced = self.game.join(
+                hello.name, hello.token, hello.cls, session, may_create=admission.may_create
             )
         except GameError as exc:
-            self.metrics.refusals.labels(exc.code).inc()
-            where = address(ws.remote_address)
-            log.info(
-                "refused %s from %s: %s",
-                hello.name,
-                where,
-                exc.code,
-                extra={"event": "refuse", "player": hello.name, "address": where, "code": exc.code},
-            )
-            if exc.code == ErrorCode.NAME_TAKEN:
-                self.book.token_failed(addr, hello.name, now)
-            elif exc.code == ErrorCode.LIMITED:
-                self.book.refused(
-                    addr, "new characters", f"{self.limits.new_chars_per_hour} in the last hour"
-                )
-            await self._fatal(ws, exc.code, exc.detail)
+            await self._join_refused(ws, hello, admission, exc.code, exc.detail)
             return None
-        if not joined[0].resumed:
-            self.book.record_created(addr, now)
-        return joined
+        old = self.clients.get(welcome.id)
+        if replaced is not None and old is not None:
+            old.extra["replaced"] = True
+            self._replace(old.ws)
+        session.welcomed()
+        client = Client(ws, welcome.id, session, bucket, *chat_buckets(time.monotonic()))
+        self.clients[welcome.id] = client
+        self._behind.discard(welcome.id)  # a new connection starts caught up
+        self._send_raw(client, encode_server(welcome))
+        self._joined(
+            ws, admission, welcome.name, welcome.id, welcome.resumed, self._depth(welcome.id)
+        )
+        return client
 
-    async def _admit(self, ws: ServerConnection, bucket: TokenBucket) -> bool | None:
-        """Spend a token for one incoming message: True to handle it, False to
-        drop it, None when the connection was closed for flooding."""
-        admitted = self._admit_now(ws, bucket)
-        if admitted is None:
-            await self._close(ws, 1008, ErrorCode.FLOOD.value)
-        return admitted
+    async def _serve(self, client: Client) -> None:
+        ws = client.ws
+        if isinstance(ws, GuardedConnection):
+            # From now on each whole message is handled as its frame is
+            # parsed (no assembler, no task switch: issue 10's lean receive
+            # path); the loop below only empties what arrived with the
+            # hello, then waits for the close.
+            ws.on_message = lambda raw: self._message_now(client, raw)
+        async for raw in ws:
+            if not self._message_now(client, raw):
+                break
 
-    def _admit_now(self, ws: ServerConnection, bucket: TokenBucket) -> bool | None:
-        """:meth:`_admit` without waiting: a flooding connection is told so and
-        its closing is left under way (None)."""
-        if bucket.allow(time.monotonic()):
-            return True
-        if bucket.flooding:
-            self._count_error(ws, ProtocolError(ErrorCode.FLOOD, "too many messages"))
-            broadcast(
-                [ws],
-                encode_server(
-                    Error(code=ErrorCode.FLOOD.value, msg="too many messages", fatal=True)
-                ),
-            )
-            return None
-        if bucket.dropped_in_window == 1:
-            self._error_now(
-                ws, ProtocolError(ErrorCode.RATE_LIMITED, f"over {RATE_PER_S} messages per second")
-            )
-        return False
-
-    async def _handle(self, ws: ServerConnection) -> None:
-        session = ServerSession()
-        client: Client | None = None
-        where = address(ws.remote_address)
-        self.metrics.connections.inc()
-        log.debug("connection open from %s", where, extra={"event": "open", "address": where})
-        now = time.monotonic()
-        bucket = message_bucket(now)
-        try:
-            hello = await self._await_hello(ws, session, bucket)
-            if hello is None:
-                return
-            if self.draining:
-                self.metrics.refusals.labels(ErrorCode.SHUTDOWN.value).inc()
-                await self._fatal(ws, ErrorCode.SHUTDOWN.value, "the server is stopping")
-                return
-            joined = await self._join(ws, hello, session)
-            if joined is None:
-                return
-            welcome, replaced = joined
-            old = self.clients.get(welcome.id)
-            if replaced is not None and old is not None:
-                broadcast(
-                    [old.ws],
-                    encode_server(
-                        Error(
-                            code="replaced",
-                            msg="this character connected from elsewhere",
-                            fatal=True,
-                        )
-                    ),
-                )
-                old.extra["replaced"] = True
-                asyncio.create_task(self._close(old.ws, 1008, "replaced"))
-            session.welcomed()
-            client = Client(ws, welcome.id, session, bucket, *chat_buckets(now))
-            self.clients[welcome.id] = client
-            self._behind.discard(welcome.id)  # a new connection starts caught up
-            self._send_raw(client, encode_server(welcome))
-            self.metrics.joins.labels("resumed" if welcome.resumed else "new").inc()
+    async def _unseat(self, client: Client) -> None:
+        if self.clients.get(client.actor_id) is client:
+            del self.clients[client.actor_id]
+            # Gone, so no longer behind: the gauge must not count it until
+            # the next tick's pass finds it missing.
+            self._behind.discard(client.actor_id)
+        seat = self.game.seats.get(client.actor_id)
+        if seat is not None and seat.session is client.session:
+            self.metrics.leaves.inc()
+            where = client_of(client.ws)
             log.info(
-                "%s joined as actor %d%s",
-                welcome.name,
-                welcome.id,
-                " (resumed)" if welcome.resumed else "",
+                "%s left",
+                seat.name,
                 extra={
-                    "event": "join",
-                    "player": welcome.name,
-                    "actor": welcome.id,
+                    "event": "leave",
+                    "player": seat.name,
+                    "actor": client.actor_id,
                     "address": where,
-                    "resumed": welcome.resumed,
-                    "depth": self._depth(welcome.id),
+                    "depth": self._depth(client.actor_id),
+                    "code": client.extra.get("closed_by"),
                 },
             )
-            if isinstance(ws, GuardedConnection):
-                # From now on each whole message is handled as its frame is
-                # parsed (no assembler, no task switch: issue 10's lean
-                # receive path); the loop below only empties what arrived
-                # with the hello, then waits for the close.
-                ws.on_message = lambda raw: self._message_now(client, raw)
-            async for raw in ws:
-                if not self._message_now(client, raw):
-                    break
-        except ConnectionClosed:
-            pass
-        finally:
-            session.close()
-            self.metrics.connections.dec()
-            if client is not None:
-                if self.clients.get(client.actor_id) is client:
-                    del self.clients[client.actor_id]
-                    # Gone, so no longer behind: the gauge must not count it
-                    # until the next tick's pass finds it missing.
-                    self._behind.discard(client.actor_id)
-                seat = self.game.seats.get(client.actor_id)
-                if seat is not None and seat.session is session:
-                    self.metrics.leaves.inc()
-                    log.info(
-                        "%s left",
-                        seat.name,
-                        extra={
-                            "event": "leave",
-                            "player": seat.name,
-                            "actor": client.actor_id,
-                            "address": where,
-                            "depth": self._depth(client.actor_id),
-                            "code": client.extra.get("closed_by"),
-                        },
-                    )
-                self.game.leave(client.actor_id, session)
-            log.debug(
-                "connection closed from %s", where, extra={"event": "close", "address": where}
-            )
+        self.game.leave(client.actor_id, client.session)
 
     def _depth(self, actor_id: int) -> int | None:
         actor = self.game.world.actors.get(actor_id)
@@ -915,9 +727,9 @@ class GameServer:
         elif isinstance(msg, Chat):
             self._chat(client, msg)
         elif isinstance(msg, Ping):
-            broadcast([ws], encode_server(Pong(id=msg.id, tick=self.game.world.tick)))
+            self._reply(ws, Pong(id=msg.id, tick=self.game.world.tick))
         elif isinstance(msg, Look):
-            broadcast([ws], encode_server(self.game.look(client.actor_id, msg.id)))
+            self._reply(ws, self.game.look(client.actor_id, msg.id))
         return True
 
     def _end(self, client: Client, code: str) -> None:
@@ -925,26 +737,12 @@ class GameServer:
         ws = client.ws
         if isinstance(ws, GuardedConnection):
             ws.on_message = None
-        asyncio.get_running_loop().create_task(self._close(ws, 1008, code))
+        self._close_soon(ws, 1008, code)
 
     def _chat(self, client: Client, msg: Chat) -> None:
         """Send a chat line to its scope, under the player's chat rates; the
         line is encoded once for all its recipients."""
-        now = time.monotonic()
-        rated = (client.chat, CHAT_RATE_PER_S, "")
-        ok = client.chat.allow(now)
-        if ok and msg.to is None and msg.scope == "global":
-            rated = (client.global_chat, GLOBAL_CHAT_RATE_PER_S, "global ")
-            ok = client.global_chat.allow(now)
-        if not ok:
-            bucket, rate, what = rated
-            if bucket.dropped_in_window == 1:
-                self._error_now(
-                    client.ws,
-                    ProtocolError(
-                        ErrorCode.RATE_LIMITED, f"{what}chat over {rate:g} lines per second"
-                    ),
-                )
+        if not self._chat_allowed(client.ws, client.chat, client.global_chat, msg):
             return
         hearers, out = self.game.chat(client.actor_id, msg.text, msg.scope, msg.to)
         data = encode_server(out)

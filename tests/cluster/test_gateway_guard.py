@@ -26,7 +26,7 @@ async def test_health_checks_and_the_per_address_cap(
     tmp_path: Path, nats_url: str, db: str, prefix: str
 ) -> None:
     with ClusterProcs(tmp_path, nats_url, db, prefix) as cluster:
-        url = cluster.gateway("g1", max_conns_per_addr=2)
+        url = cluster.gateway("g1", max_conns_per_addr=2, trusted_proxy="127.0.0.1")
         http = url.replace("ws://", "http://")
         assert await asyncio.to_thread(_get, f"{http}/healthz") == (200, "ok\n")
         # No worker yet: alive, but not ready for players.
@@ -37,15 +37,19 @@ async def test_health_checks_and_the_per_address_cap(
             assert asyncio.get_running_loop().time() < deadline, "never ready"
             await asyncio.sleep(0.2)
         assert await asyncio.to_thread(_get, f"{http}/readyz") == (200, "ready\n")
-        first = await connect(url)
-        second = await connect(url)
+        # Through the proxy, each client's own address is capped.
+        via = {"X-Forwarded-For": "203.0.113.7"}
+        first = await connect(url, additional_headers=via)
+        second = await connect(url, additional_headers=via)
+        other = await connect(url, additional_headers={"X-Forwarded-For": "203.0.113.8"})
+        mine = await connect(url)  # the host's own (loopback): no cap
         try:
             with pytest.raises(InvalidStatus) as refused:
-                await connect(url)
+                await connect(url, additional_headers=via)
             assert refused.value.response.status_code == 429
         finally:
-            await first.close()
-            await second.close()
+            for ws in (first, second, other, mine):
+                await ws.close()
         # A closed connection frees its place.
-        third = await connect(url)
+        third = await connect(url, additional_headers=via)
         await third.close()

@@ -53,24 +53,38 @@ class RawClient:
         rcvbuf: ``SO_RCVBUF`` in bytes, set before connecting (small = the
             server's output backs up sooner when this client does not read).
         timeout: Socket timeout in seconds.
+        headers: More request headers (``{"X-Forwarded-For": "203.0.113.7"}``).
+        source: The local address to connect from (another loopback address,
+            ``"127.0.0.2"``, is another client address on one machine).
 
     Raises:
         HandshakeRefused: The server refused the handshake (e.g. HTTP 429).
         OSError: The connection failed.
     """
 
-    def __init__(self, port: int, *, rcvbuf: int | None = None, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        port: int,
+        *,
+        rcvbuf: int | None = None,
+        timeout: float = 5.0,
+        headers: dict[str, str] | None = None,
+        source: str | None = None,
+    ) -> None:
         self.sock = socket.socket()
         if rcvbuf is not None:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        if source is not None:
+            self.sock.bind((source, 0))
         self.sock.settimeout(timeout)
         self.sock.connect(("127.0.0.1", port))
         key = base64.b64encode(os.urandom(16)).decode()
+        more = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         self.sock.sendall(
             (
                 f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
                 f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                "Sec-WebSocket-Version: 13\r\n\r\n"
+                f"Sec-WebSocket-Version: 13\r\n{more}\r\n"
             ).encode()
         )
         self.buf = b""

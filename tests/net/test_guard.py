@@ -18,7 +18,7 @@ import websockets
 
 from protocol.version import PROTOCOL_VERSION
 from server.cli import SERVE_DEFAULTS
-from server.net import server as net_server
+from server.net import front as net_front
 from server.net.guard import NetLimits
 from tests.net.conftest import Started, join, recv, recv_until, send
 from tests.net.rawws import OP_BINARY, OP_PING, HandshakeRefused, RawClient, frame
@@ -126,7 +126,7 @@ async def test_the_hello_timeout_closes_a_connection_with_a_full_buffer(
     """Even with no control-frame budget and no output cap, a client that never
     says hello and never reads is closed by the hello timeout: the close does
     not wait for its write buffer to drain."""
-    monkeypatch.setattr(net_server, "HELLO_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(net_front, "HELLO_TIMEOUT_S", 0.5)
     server = await start_server(
         populate=False,
         limits=NetLimits(control_per_s=1e9, control_burst=10**9, output_cap_bytes=1 << 40),
@@ -169,46 +169,39 @@ async def test_a_silent_character_leaves_after_the_keepalive(tmp_path: Path) -> 
         await watcher.close()
 
 
-async def test_connections_per_address_are_capped(tmp_path: Path) -> None:
-    with server_process(tmp_path, args=["--max-conns-per-addr", "3"]) as (url, _proc):
-        port = int(url.rsplit(":", 1)[1])
-        held = [RawClient(port) for _ in range(3)]
-        with pytest.raises(HandshakeRefused) as info:
-            RawClient(port)
-        assert info.value.status == 429 and "too many connections" in info.value.body
-        held.pop().close()
-        await asyncio.sleep(0.3)
-        ws = await websockets.connect(url, compression=None)  # room again
-        await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "fits"})
-        assert (await recv(ws))["t"] == "welcome"
-        await ws.close()
-        for client in held:
-            client.close()
-    log = (tmp_path / "server.log").read_text()
-    assert re.search(r"refused 127\.0\.0\.1: connections cap", log), log
+PROXY = ["--trusted-proxy", "127.0.0.1"]
+"""``serve`` options for a reverse proxy on this machine: every test client
+connects from 127.0.0.1 and says whose connection it carries in a header."""
 
 
-async def test_new_characters_per_address_are_capped(tmp_path: Path) -> None:
-    with server_process(tmp_path, args=["--new-chars-per-hour", "2"]) as (url, _proc):
-        tokens = {}
-        for name in ("one", "two"):
-            ws = await websockets.connect(url, compression=None)
-            await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": name})
-            tokens[name] = (await recv(ws))["token"]
-            await ws.close()
-        ws = await websockets.connect(url, compression=None)
-        await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "three"})
-        err = await recv(ws)
-        assert (err["code"], err["fatal"]) == ("limited", True)
-        ws = await websockets.connect(url, compression=None)  # resuming is still allowed
-        await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "one", "token": tokens["one"]})
-        assert (await recv(ws))["resumed"] is True
-        await ws.close()
-    assert "new characters cap" in (tmp_path / "server.log").read_text()
+def _via(chain: str) -> dict[str, str]:
+    """The header a proxy adds for a client (``chain``: the addresses, the
+    client's own last)."""
+    return {"X-Forwarded-For": chain}
 
 
-async def _hello_answer(server_url: str, name: str, token: str | None = None) -> dict[str, Any]:
-    ws = await websockets.connect(server_url, compression=None)
+async def _connect(
+    url: str, via: str | None = None, source: str | None = None
+) -> websockets.ClientConnection:
+    """A client connection through the proxy for ``via``, or straight from
+    the loopback address ``source`` (default 127.0.0.1)."""
+    return await websockets.connect(
+        url,
+        compression=None,
+        additional_headers=_via(via) if via is not None else None,
+        local_addr=(source, 0) if source is not None else None,
+    )
+
+
+async def _hello_answer(
+    server_url: str,
+    name: str,
+    token: str | None = None,
+    *,
+    via: str | None = None,
+    source: str | None = None,
+) -> dict[str, Any]:
+    ws = await _connect(server_url, via, source)
     hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION, "name": name}
     if token is not None:
         hello["token"] = token
@@ -218,22 +211,102 @@ async def _hello_answer(server_url: str, name: str, token: str | None = None) ->
     return answer
 
 
-async def test_failed_tokens_are_throttled_per_name_and_per_address(tmp_path: Path) -> None:
-    with server_process(
-        tmp_path, args=["--token-failures-per-name", "3", "--token-failures-per-addr", "5"]
-    ) as (url, _proc):
-        token = (await _hello_answer(url, "victim"))["token"]
-        codes = [(await _hello_answer(url, "victim", f"guess{n}"))["code"] for n in range(4)]
-        assert codes == ["name_taken"] * 3 + ["limited"]
-        # Throttled: the right token waits too, so guessing learns nothing.
-        assert (await _hello_answer(url, "victim", token))["code"] == "limited"
-        # Per address: two more failures on another name reach the address's 5.
-        await _hello_answer(url, "other")
-        codes = [(await _hello_answer(url, "other", f"guess{n}"))["code"] for n in range(3)]
-        assert codes == ["name_taken", "name_taken", "limited"]
-        assert (await _hello_answer(url, "newcomer"))["code"] == "limited"
+async def test_connections_per_address_are_capped_behind_a_proxy(tmp_path: Path) -> None:
+    """Behind a trusted proxy each client's own address is capped, not the
+    proxy's; what a client writes into the header itself is not believed."""
+    with server_process(tmp_path, args=["--max-conns-per-addr", "3", *PROXY]) as (url, _proc):
+        port = int(url.rsplit(":", 1)[1])
+        held = [RawClient(port, headers=_via("203.0.113.7")) for _ in range(3)]
+        with pytest.raises(HandshakeRefused) as info:
+            RawClient(port, headers=_via("203.0.113.7"))
+        assert info.value.status == 429 and "too many connections" in info.value.body
+        # The client wrote an address of its own before the proxy's entry:
+        # the proxy's entry (the rightmost untrusted one) is the client's.
+        with pytest.raises(HandshakeRefused):
+            RawClient(port, headers=_via("198.51.100.1, 203.0.113.7"))
+        others = [RawClient(port, headers=_via("203.0.113.8")) for _ in range(3)]
+        held.pop().close()
+        await asyncio.sleep(0.3)
+        ws = await _connect(url, via="203.0.113.7")  # room again
+        await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "fits"})
+        assert (await recv(ws))["t"] == "welcome"
+        await ws.close()
+        for client in held + others:
+            client.close()
     log = (tmp_path / "server.log").read_text()
-    assert "token failures cap" in log
+    assert re.search(r"refused 203\.0\.113\.7: connections cap", log), log
+    assert "203.0.113.8: connections cap" not in log
+    assert re.search(r"fits joined as actor \d+", log), log
+
+
+async def test_loopback_is_the_operators_own_and_not_capped(tmp_path: Path) -> None:
+    """Connections from loopback that no trusted proxy forwards (the
+    operator's bots and tools) are under no per-address cap, and a header
+    from such a client changes nothing."""
+    args = ["--max-conns-per-addr", "2", "--new-chars-per-hour", "2"]
+    with server_process(tmp_path, args=args) as (url, _proc):
+        port = int(url.rsplit(":", 1)[1])
+        held = [RawClient(port) for _ in range(4)]
+        held += [RawClient(port, headers=_via("203.0.113.7")) for _ in range(3)]
+        names = [f"bot{n}" for n in range(5)]
+        answers = [await _hello_answer(url, name) for name in names]
+        assert [a["t"] for a in answers] == ["welcome"] * 5, answers
+        for client in held:
+            client.close()
+    assert "cap" not in (tmp_path / "server.log").read_text()
+
+
+async def test_new_characters_per_address_are_capped(tmp_path: Path) -> None:
+    args = ["--new-chars-per-hour", "2", *PROXY]
+    with server_process(tmp_path, args=args) as (url, _proc):
+        tokens = {}
+        for name in ("one", "two"):
+            tokens[name] = (await _hello_answer(url, name, via="203.0.113.7"))["token"]
+        err = await _hello_answer(url, "three", via="203.0.113.7")
+        assert (err["code"], err["fatal"]) == ("limited", True)
+        # Resuming is still allowed, and another address may create.
+        back = await _hello_answer(url, "one", tokens["one"], via="203.0.113.7")
+        assert back["resumed"] is True
+        assert (await _hello_answer(url, "three", via="203.0.113.8"))["t"] == "welcome"
+    assert "new characters cap" in (tmp_path / "server.log").read_text()
+
+
+async def test_wrong_tokens_are_throttled_and_the_owner_still_gets_in(tmp_path: Path) -> None:
+    """50 wrong guesses from one address: the first 10 (the default per name)
+    are checked, the rest refused unchecked (``limited``); the owner, from
+    its own address, joins at once with the right token, and an address that
+    did not guess is still checked."""
+    with server_process(tmp_path) as (url, _proc):
+        token = (await _hello_answer(url, "victim", source="127.0.0.2"))["token"]
+        codes = [
+            (await _hello_answer(url, "victim", f"guess{n}", source="127.0.0.1"))["code"]
+            for n in range(50)
+        ]
+        per_name = int(str(SERVE_DEFAULTS["token_failures_per_name"]))
+        assert codes == ["name_taken"] * per_name + ["limited"] * (50 - per_name)
+        owner = await _hello_answer(url, "victim", token, source="127.0.0.2")
+        assert owner["t"] == "welcome" and owner["resumed"] is True
+        other = await _hello_answer(url, "victim", "guess", source="127.0.0.3")
+        assert other["code"] == "name_taken"
+        # The guesser is not let in by the right token either while throttled:
+        # its answers say nothing about its guesses.
+        again = await _hello_answer(url, "victim", token, source="127.0.0.1")
+        assert again["code"] == "limited"
+    assert "token failures cap" in (tmp_path / "server.log").read_text()
+
+
+async def test_an_address_that_guesses_at_many_names_is_throttled(tmp_path: Path) -> None:
+    args = ["--token-failures-per-name", "3", "--token-failures-per-addr", "5"]
+    with server_process(tmp_path, args=args) as (url, _proc):
+        await _hello_answer(url, "victim", source="127.0.0.2")
+        await _hello_answer(url, "other", source="127.0.0.2")
+        codes = [(await _hello_answer(url, "victim", f"g{n}"))["code"] for n in range(4)]
+        assert codes == ["name_taken"] * 3 + ["limited"]
+        codes = [(await _hello_answer(url, "other", f"g{n}"))["code"] for n in range(3)]
+        assert codes == ["name_taken", "name_taken", "limited"]
+        # The address is throttled for every join; another address is not.
+        assert (await _hello_answer(url, "newcomer"))["code"] == "limited"
+        assert (await _hello_answer(url, "newcomer", source="127.0.0.4"))["t"] == "welcome"
 
 
 async def test_names_are_one_character_whatever_their_case(start_server: Started) -> None:

@@ -16,6 +16,7 @@ from websockets.exceptions import ConnectionClosed
 from protocol.codec import encode_server
 from protocol.messages import Delta
 from protocol.version import PROTOCOL_VERSION
+from server.net import front as net_front
 from server.net import ratelimit
 from server.net import server as net_server
 from tests.net.conftest import (
@@ -136,7 +137,7 @@ async def test_flood_is_limited_then_dropped(start_server: Started) -> None:
 
 
 async def test_hello_timeout(start_server: Started, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(net_server, "HELLO_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(net_front, "HELLO_TIMEOUT_S", 0.3)
     server = await start_server(populate=False)
     ws = await connect(server)
     err = await recv(ws)

@@ -1,0 +1,430 @@
+"""The one front: what a player's connection meets before and around the game.
+
+``underhall serve`` (:class:`~server.net.server.GameServer`) and a cluster
+gateway (:class:`~server.cluster.gateway.Gateway`) are two :class:`Front`
+s. Everything a player can see of the network layer is written here once,
+so the two answer alike (STYLE.md, "one front, one host"):
+
+- the connection's life: the protocol's session table, ``hello`` within
+  ``HELLO_TIMEOUT_S``, pings, the message rate (``rate_limited`` once per
+  window, then ``flood`` and a close), protocol errors and their close codes;
+- joins: refused while draining (``shutdown``), the failed-token throttle
+  (``limited``, never for an address that did not guess: the owner's right
+  token always gets in), the new-characters cap, a character connected again
+  replacing its old connection (``replaced``), refusals counted and logged;
+- chat rates (``rate_limited`` for lines over a player's chat or global rate);
+- the opening handshake: the client's address read from a trusted proxy's
+  header, HTTP paths, and the address book's refusals (HTTP 429 or 503).
+
+What differs is the link to the host, which a subclass supplies: the game in
+the same process for ``serve``, the workers over NATS for a gateway
+(:meth:`Front._seat`, :meth:`Front._serve`, :meth:`Front._unseat`).
+
+Holds no game rule. Times are ``time.monotonic()`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, Protocol
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+from websockets.protocol import State
+
+from protocol.codec import decode_client, encode_server
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.limits import (
+    CHAT_RATE_PER_S,
+    GLOBAL_CHAT_RATE_PER_S,
+    HELLO_TIMEOUT_S,
+    RATE_PER_S,
+)
+from protocol.messages import Chat, Error, Hello, Ping, Pong, ServerMessage
+from protocol.session import ServerSession
+from protocol.version import check_version
+from server.net.guard import AddressBook, GuardedConnection, NetLimits, send_binary
+from server.net.logs import address
+from server.net.ratelimit import TokenBucket, message_bucket
+
+log = logging.getLogger("underhall.net")
+
+CLOSE_TIMEOUT_S = 2.0
+"""Seconds a closing handshake may take before the transport is aborted."""
+REPLACED_TEXT = "this character connected from elsewhere"
+"""The text of the ``replaced`` error sent to a character's old connection."""
+
+
+class Counted(Protocol):
+    """A Prometheus counter, gauge or one of its children, as the front uses it."""
+
+    def inc(self, amount: float = 1) -> None: ...
+
+
+class Labelled(Protocol):
+    """A labelled Prometheus counter."""
+
+    def labels(self, *values: str) -> Counted: ...
+
+
+class FrontMetrics(Protocol):
+    """The metrics every front keeps (``underhall_*`` of the same names)."""
+
+    @property
+    def connections(self) -> Any: ...
+
+    @property
+    def joins(self) -> Labelled: ...
+
+    @property
+    def leaves(self) -> Counted: ...
+
+    @property
+    def refusals(self) -> Labelled: ...
+
+    @property
+    def protocol_errors(self) -> Labelled: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A ``hello`` the front lets through to the host.
+
+    Attributes:
+        address: The client's IP address (a trusted proxy's client's).
+        may_create: Whether this join may create a new character
+            (the address is under its new-characters cap).
+    """
+
+    address: str
+    may_create: bool
+
+
+def client_of(ws: ServerConnection) -> str:
+    """The client's address for logs and ``admin who``: ``host:port`` of the
+    TCP peer, or the address a trusted proxy named (no port)."""
+    if isinstance(ws, GuardedConnection) and ws.forwarded_from is not None:
+        return ws.address
+    return address(ws.remote_address)
+
+
+def ip_of(ws: ServerConnection) -> str:
+    """The client's IP address as the address book counts it."""
+    return ws.address if isinstance(ws, GuardedConnection) else "?"
+
+
+class Front:
+    """The connection handling shared by ``serve`` and the gateway.
+
+    A subclass sets :attr:`limits`, :attr:`book` (before serving),
+    :attr:`metrics` and :attr:`draining`, and implements the link to its host:
+    :meth:`current_tick`, :meth:`_seat`, :meth:`_serve` and :meth:`_unseat`.
+    """
+
+    limits: NetLimits
+    book: AddressBook
+    metrics: FrontMetrics
+    draining: bool
+    stopping_text = "the server is stopping"
+    """The ``shutdown`` refusal's text while draining."""
+
+    # ----------------------------------------------------------- the link
+
+    def current_tick(self) -> int:
+        """The world's tick, for ``pong``."""
+        raise NotImplementedError
+
+    async def _seat(
+        self,
+        ws: ServerConnection,
+        hello: Hello,
+        session: ServerSession,
+        bucket: TokenBucket,
+        admission: Admission,
+    ) -> Any:
+        """Seat ``hello``'s player with the host and send its ``welcome``;
+        return the seated connection's record, or None when the join was
+        refused (see :meth:`_join_refused`) and the connection closed."""
+        raise NotImplementedError
+
+    async def _serve(self, seated: Any) -> None:
+        """Handle a seated player's messages until its connection ends."""
+        raise NotImplementedError
+
+    async def _unseat(self, seated: Any) -> None:
+        """The seated player's connection ended: tell the host."""
+        raise NotImplementedError
+
+    def _answer_http(self, ws: ServerConnection, request: Request) -> Response | None:
+        """An answer to a plain HTTP request (``/metrics`` and the like), or None."""
+        return None
+
+    def _refused_connection(self, status: HTTPStatus) -> None:
+        """Count a handshake the address book refused (HTTP ``status``)."""
+
+    # ----------------------------------------------------------- a connection
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        """One connection from its opening handshake to its close."""
+        session = ServerSession()
+        seated: Any = None
+        where = client_of(ws)
+        self.metrics.connections.inc()
+        log.debug("connection open from %s", where, extra={"event": "open", "address": where})
+        try:
+            bucket = message_bucket(time.monotonic())
+            hello = await self._await_hello(ws, session, bucket)
+            if hello is None:
+                return
+            admission = await self._admit_join(ws, hello)
+            if admission is None:
+                return
+            seated = await self._seat(ws, hello, session, bucket, admission)
+            if seated is None:
+                return
+            await self._serve(seated)
+        except ConnectionClosed:
+            pass
+        finally:
+            session.close()
+            self.metrics.connections.dec()
+            if seated is not None:
+                await self._unseat(seated)
+            log.debug(
+                "connection closed from %s", where, extra={"event": "close", "address": where}
+            )
+
+    def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
+        """The opening handshake's hook: read a trusted proxy's forwarded
+        address; answer HTTP paths; answer a connection the address book
+        refused with its HTTP error; let the others through."""
+        if isinstance(ws, GuardedConnection):
+            ws.forwarded(request.headers)
+        answer = self._answer_http(ws, request)
+        if answer is not None:
+            return answer
+        if isinstance(ws, GuardedConnection) and ws.refusal is not None:
+            status, text = ws.refusal
+            self._refused_connection(status)
+            return ws.respond(status, text)
+        return None
+
+    # ----------------------------------------------------------- sending
+
+    def _send(self, ws: ServerConnection, data: bytes) -> None:
+        """Write one encoded message to ``ws`` now (skipped if it is not open)."""
+        send_binary(ws, data)
+
+    def _reply(self, ws: ServerConnection, msg: ServerMessage) -> None:
+        self._send(ws, encode_server(msg))
+
+    async def _close(self, ws: ServerConnection, code: int, reason: str) -> None:
+        """Close ``ws``; abort its transport if that cannot finish within
+        ``CLOSE_TIMEOUT_S`` (e.g. a full write buffer the client does not read)."""
+        try:
+            async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                await ws.close(code, reason)
+        except (TimeoutError, ConnectionClosed):
+            pass
+        if ws.state is not State.CLOSED and ws.transport is not None:
+            ws.transport.abort()
+
+    def _close_soon(self, ws: ServerConnection, code: int, reason: str) -> None:
+        asyncio.get_running_loop().create_task(self._close(ws, code, reason))
+
+    async def _fatal(self, ws: ServerConnection, code: str, detail: str) -> None:
+        """Send a fatal ``error`` (never waiting on the client) and close:
+        1001 for ``shutdown``, else 1008."""
+        self._reply(ws, Error(code=code, msg=detail, fatal=True))
+        await self._close(ws, 1001 if code == ErrorCode.SHUTDOWN else 1008, code)
+
+    def _replace(self, old: ServerConnection) -> None:
+        """Close a character's old connection: it connected again elsewhere."""
+        self._reply(old, Error(code="replaced", msg=REPLACED_TEXT, fatal=True))
+        self._close_soon(old, 1008, "replaced")
+
+    # ----------------------------------------------------------- errors
+
+    async def _error(self, ws: ServerConnection, exc: ProtocolError) -> bool:
+        """Report a protocol error; return True if the connection must end
+        (it is then closed before this returns)."""
+        if exc.fatal:
+            self._count_error(ws, exc)
+            await self._fatal(ws, exc.code.value, exc.detail)
+            return True
+        return self._error_now(ws, exc)
+
+    def _error_now(self, ws: ServerConnection, exc: ProtocolError) -> bool:
+        """Report a protocol error without waiting; return True if the
+        connection must end (its closing is then under way)."""
+        self._count_error(ws, exc)
+        self._reply(ws, Error(code=exc.code.value, msg=exc.detail, fatal=exc.fatal))
+        if exc.fatal:
+            self._close_soon(ws, 1008, exc.code.value)
+        return exc.fatal
+
+    def _count_error(self, ws: ServerConnection, exc: ProtocolError) -> None:
+        self.metrics.protocol_errors.labels(exc.code.value).inc()
+        log.debug(
+            "protocol error %s: %s",
+            exc.code.value,
+            exc.detail,
+            extra={"event": "protocol_error", "code": exc.code.value, "address": client_of(ws)},
+        )
+
+    # ----------------------------------------------------------- rates
+
+    def _admit_now(self, ws: ServerConnection, bucket: TokenBucket) -> bool | None:
+        """Spend a token for one incoming message: True to handle it, False to
+        drop it (the first dropped in a window is answered ``rate_limited``),
+        None when the connection floods: it is told so (``flood``, fatal) and
+        the caller must end it."""
+        if bucket.allow(time.monotonic()):
+            return True
+        if bucket.flooding:
+            exc = ProtocolError(ErrorCode.FLOOD, "too many messages")
+            self._count_error(ws, exc)
+            self._reply(ws, Error(code=exc.code.value, msg=exc.detail, fatal=True))
+            return None
+        if bucket.dropped_in_window == 1:
+            self._error_now(
+                ws, ProtocolError(ErrorCode.RATE_LIMITED, f"over {RATE_PER_S} messages per second")
+            )
+        return False
+
+    def _chat_allowed(
+        self, ws: ServerConnection, chat: TokenBucket, global_chat: TokenBucket, msg: Chat
+    ) -> bool:
+        """Whether a chat line is within its sender's chat rates (every line
+        spends from ``chat``; a global line spends from ``global_chat`` too);
+        the first line dropped in a window is answered ``rate_limited``."""
+        now = time.monotonic()
+        bucket, rate, what = chat, CHAT_RATE_PER_S, ""
+        ok = chat.allow(now)
+        if ok and msg.to is None and msg.scope == "global":
+            bucket, rate, what = global_chat, GLOBAL_CHAT_RATE_PER_S, "global "
+            ok = global_chat.allow(now)
+        if not ok and bucket.dropped_in_window == 1:
+            self._error_now(
+                ws,
+                ProtocolError(ErrorCode.RATE_LIMITED, f"{what}chat over {rate:g} lines per second"),
+            )
+        return ok
+
+    # ----------------------------------------------------------- hello and join
+
+    async def _await_hello(
+        self, ws: ServerConnection, session: ServerSession, bucket: TokenBucket
+    ) -> Hello | None:
+        """The connection's ``hello``, answering pings and protocol errors
+        meanwhile; None when the connection ended (closed before this returns)."""
+        try:
+            async with asyncio.timeout(HELLO_TIMEOUT_S):
+                async for raw in ws:
+                    admitted = self._admit_now(ws, bucket)
+                    if admitted is None:
+                        await self._close(ws, 1008, ErrorCode.FLOOD.value)
+                        return None
+                    if not admitted:
+                        continue
+                    try:
+                        msg = session.receive(decode_client(raw))
+                        if isinstance(msg, Hello):
+                            check_version(msg.v)
+                    except ProtocolError as exc:
+                        if await self._error(ws, exc):
+                            return None
+                        continue
+                    if isinstance(msg, Ping):
+                        self._reply(ws, Pong(id=msg.id, tick=self.current_tick()))
+                    elif isinstance(msg, Hello):
+                        return msg
+        except TimeoutError:
+            await self._error(ws, ProtocolError(ErrorCode.TIMEOUT, "no hello in time"))
+        return None
+
+    async def _admit_join(self, ws: ServerConnection, hello: Hello) -> Admission | None:
+        """Whether ``hello`` may go to the host: None when refused (then
+        closed): ``shutdown`` while draining, ``limited`` for an address
+        throttled for failed tokens (:meth:`AddressBook.token_blocked`)."""
+        if self.draining:
+            await self._refuse(ws, hello.name, ErrorCode.SHUTDOWN.value, self.stopping_text)
+            return None
+        addr = ip_of(ws)
+        now = time.monotonic()
+        blocked = self.book.token_blocked(addr, hello.name, now)
+        if blocked is not None:
+            self.book.refused(
+                addr, "token failures", f"too many for this {blocked} (joining as {hello.name!r})"
+            )
+            await self._refuse(
+                ws,
+                hello.name,
+                ErrorCode.LIMITED.value,
+                "too many failed token attempts from your address; wait a minute",
+            )
+            return None
+        return Admission(addr, self.book.may_create(addr, now))
+
+    async def _join_refused(
+        self, ws: ServerConnection, hello: Hello, admission: Admission, code: str, detail: str
+    ) -> None:
+        """The host refused ``hello`` (``code``, ``detail``): count a wrong
+        token against the throttle, log a new-characters cap, tell the client
+        and close."""
+        if code == ErrorCode.NAME_TAKEN:
+            self.book.token_failed(admission.address, hello.name, time.monotonic())
+        elif code == ErrorCode.LIMITED:
+            self.book.refused(
+                admission.address,
+                "new characters",
+                f"{self.limits.new_chars_per_hour} in the last hour",
+            )
+        await self._refuse(ws, hello.name, code, detail)
+
+    def _joined(
+        self,
+        ws: ServerConnection,
+        admission: Admission,
+        name: str,
+        actor_id: int,
+        resumed: bool,
+        depth: int | None,
+    ) -> None:
+        """Count and log a join the host accepted."""
+        if not resumed:
+            self.book.record_created(admission.address, time.monotonic())
+        self.metrics.joins.labels("resumed" if resumed else "new").inc()
+        where = client_of(ws)
+        log.info(
+            "%s joined as actor %d%s",
+            name,
+            actor_id,
+            " (resumed)" if resumed else "",
+            extra={
+                "event": "join",
+                "player": name,
+                "actor": actor_id,
+                "address": where,
+                "resumed": resumed,
+                "depth": depth,
+            },
+        )
+
+    async def _refuse(self, ws: ServerConnection, name: str | None, code: str, text: str) -> None:
+        """Refuse a join: count it, log it, send the fatal ``error`` and close."""
+        self.metrics.refusals.labels(code).inc()
+        where = client_of(ws)
+        log.info(
+            "refused %s from %s: %s",
+            name,
+            where,
+            code,
+            extra={"event": "refuse", "player": name, "address": where, "code": code},
+        )
+        await self._fatal(ws, code, text)
