@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from server.content.loader import MAX_DEPTH, default_content
-from server.content.schema import Content, Terrain
+from server.content.schema import Content, ItemDef, Terrain
 from server.sim.items import Item, new_item
 from server.sim.level import Level, Room
 
@@ -373,7 +373,7 @@ class _Generator:
 
     def place_items(self, content: Content) -> dict[tuple[int, int], list[Item]]:
         """Drop items allowed at this depth on distinct room floor cells, weight 1 / rarity."""
-        pool = [d for d in content.items.values() if d.depth_min <= self.depth <= d.depth_max]
+        pool = item_pool(content, self.depth)
         in_rooms = np.zeros_like(self.doors)
         for room in self.rooms:
             in_rooms[room.slices] = True
@@ -389,6 +389,12 @@ class _Generator:
             y, x = divmod(cell, self.width)
             items[(x, y)] = [new_item(pool[kind], self.rng)]
         return items
+
+
+def item_pool(content: Content, depth: int) -> list[ItemDef]:
+    """The item kinds the generator may drop on a level at ``depth``, in file
+    order (each drawn with weight ``1 / rarity``; :meth:`_Generator.place_items`)."""
+    return [d for d in content.items.values() if d.depth_min <= depth <= d.depth_max]
 
 
 def _box(room: Room) -> _Box:

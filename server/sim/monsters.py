@@ -24,14 +24,16 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
-from server.content import Terrain
+from server.content import Content, MonsterDef, Terrain
 from server.sim import casting, zapping
 from server.sim.actors import Actor, Mind, new_monster
 from server.sim.commands import DIRECTIONS
 from server.sim.events import DoorChanged, Event, Noticed
 from server.sim.level import Level
 from server.sim.status import action_delay, can_act, can_melee
+from server.sim.terrain import MOVE_FLAGS, walkable_cells, walkable_for
 
 if TYPE_CHECKING:
     from server.sim.fov import FieldOfView
@@ -54,20 +56,65 @@ def monsters_for_level(depth: int, width: int = 80, height: int = 21) -> int:
     return max(1, round((6 + depth) * width * height / (80 * 21)))
 
 
-def _choose_kind(world: World, depth: int, rng: np.random.Generator) -> str | None:
-    kinds = [
+def spawn_pool(content: Content, depth: int) -> list[MonsterDef]:
+    """The kinds random spawning may place at ``depth``, in file order, each
+    drawn with weight ``1 / rarity``; uniques never (seed 003: one of a kind,
+    placed by :func:`place_uniques` instead)."""
+    return [
         m
-        for m in world.content.monsters.values()
+        for m in content.monsters.values()
         if m.depth_min <= depth <= m.depth_max and "unique" not in m.flags
     ]
+
+
+def _choose_kind(world: World, depth: int, rng: np.random.Generator) -> str | None:
+    kinds = spawn_pool(world.content, depth)
     if not kinds:
         return None
     weights = np.array([1.0 / m.rarity for m in kinds])
     return kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))].key
 
 
+def unique_pool(content: Content, depth: int) -> list[MonsterDef]:
+    """The uniques whose depths include ``depth``, in file order."""
+    return [
+        m
+        for m in content.monsters.values()
+        if m.depth_min <= depth <= m.depth_max and "unique" in m.flags
+    ]
+
+
+def unique_depth(seed: int, mdef: MonsterDef) -> int:
+    """The one level of a world where the unique ``mdef`` lives (seed 003: one
+    of a kind, met at its depth): uniform on its ``depth_min..depth_max``,
+    drawn from a generator seeded by the world's seed and the unique's key
+    only, so it does not depend on the order of play or of the data file."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 3, *mdef.key.encode()]))
+    return int(rng.integers(mdef.depth_min, mdef.depth_max + 1))
+
+
+def place_uniques(world: World, level: Level, rng: np.random.Generator) -> list[Actor]:
+    """Place each unique whose home (:func:`unique_depth`) is this level, asleep
+    or wandering as any monster placed at generation, after the level's other
+    monsters, drawing from the level's own ``rng``. Returns those placed."""
+    placed = []
+    for mdef in unique_pool(world.content, level.depth):
+        if unique_depth(world.seed, mdef) != level.depth:
+            continue
+        mind = Mind.ASLEEP if rng.random() < SLEEP_CHANCE else Mind.WANDERING
+        monster = _spawn(world, level, rng, mind, avoid_seen=False, key=mdef.key)
+        if monster is not None:
+            placed.append(monster)
+    return placed
+
+
 def _spawn(
-    world: World, level: Level, rng: np.random.Generator, mind: Mind, avoid_seen: bool
+    world: World,
+    level: Level,
+    rng: np.random.Generator,
+    mind: Mind,
+    avoid_seen: bool,
+    key: str | None = None,
 ) -> Actor | None:
     """Place one monster of a kind fit for the level in a random room cell.
 
@@ -77,11 +124,12 @@ def _spawn(
     do not all act on the same tick (issue 10: a tick of every monster every
     few ticks set the tick's p99).
 
-    Draw order: the kind, then per try a room and a cell in it (up to 20
-    tries), then the first-action draw. Returns None when no try found a
-    free cell.
+    Draw order: the kind (none when ``key`` names it), then per try a room
+    and a cell in it (up to 20 tries), then the first-action draw. Returns
+    None when no try found a free cell.
     """
-    key = _choose_kind(world, level.depth, rng)
+    if key is None:
+        key = _choose_kind(world, level.depth, rng)
     if key is None or not level.rooms:
         return None
     occ = world.occupancy(level.depth)
@@ -129,6 +177,7 @@ def populate(world: World, level: Level, rng: np.random.Generator) -> None:
     for _ in range(monsters_for_level(level.depth, level.width, level.height)):
         mind = Mind.ASLEEP if rng.random() < SLEEP_CHANCE else Mind.WANDERING
         _spawn(world, level, rng, mind, avoid_seen=False)
+    place_uniques(world, level, rng)
 
 
 def restock(world: World, depth: int) -> None:
@@ -302,7 +351,11 @@ def _flee(world: World, monster: Actor, seen: list[Actor], events: list[Event]) 
     occ = world.occupancy(monster.depth)
     for dx, dy in DIRECTIONS:
         nx, ny = monster.x + dx, monster.y + dy
-        if not level.in_bounds(nx, ny) or not level.passable[ny, nx] or occ[ny, nx] >= 0:
+        if (
+            not level.in_bounds(nx, ny)
+            or not _can_enter(level, monster, nx, ny)
+            or occ[ny, nx] >= 0
+        ):
             continue
         d = _dist((nx, ny), (threat.x, threat.y))
         if d > best_d:
@@ -341,7 +394,10 @@ def _step_towards(world: World, monster: Actor, goal: tuple[int, int], events: l
     x1 = min(level.width, max(monster.x, goal[0]) + PATH_MARGIN + 1)
     y1 = min(level.height, max(monster.y, goal[1]) + PATH_MARGIN + 1)
     terrain = level.terrain[y0:y1, x0:x1]
-    cost = np.where(level.passable[y0:y1, x0:x1], 1, 0).astype(np.int32)
+    walk = walkable_cells(terrain, level.passable[y0:y1, x0:x1], monster.flags)
+    cost = np.where(walk, 1, 0).astype(np.int32)
+    if monster.flags & MOVE_FLAGS:
+        _shut_rim(cost, x0, y0, level.width, level.height)
     cost[terrain == Terrain.DOOR_CLOSED] = 2
     cost[(occ[y0:y1, x0:x1] >= 0) & (cost > 0)] += 8
     step = world.paths.first_step(
@@ -354,7 +410,34 @@ def _step_towards(world: World, monster: Actor, goal: tuple[int, int], events: l
         world.set_terrain(monster.depth, nx, ny, Terrain.DOOR_OPEN)
         events.append(DoorChanged(monster.depth, nx, ny, monster.id, True))
         return True
-    if occ[ny, nx] >= 0 or not level.passable[ny, nx]:
+    if occ[ny, nx] >= 0 or not _can_enter(level, monster, nx, ny):
         return True
     world.move_actor(monster, nx, ny)
     return True
+
+
+def _can_enter(level: Level, monster: Actor, x: int, y: int) -> bool:
+    """Whether ``monster`` may step into ``(x, y)``: a walker where the level is
+    passable; a flier over water and lava too; a wallwalker through rock,
+    walls and closed doors, but never onto the level's outer rim
+    (:func:`server.sim.terrain.walkable_for`)."""
+    if level.passable[y, x]:
+        return True
+    if not monster.flags & MOVE_FLAGS:
+        return False
+    if x <= 0 or y <= 0 or x >= level.width - 1 or y >= level.height - 1:
+        return False
+    return bool(walkable_for(monster.flags)[level.terrain[y, x]])
+
+
+def _shut_rim(cost: NDArray[np.int32], x0: int, y0: int, width: int, height: int) -> None:
+    """Zero the cost of the level's outer rim inside a window at ``(x0, y0)``."""
+    h, w = cost.shape
+    if x0 == 0:
+        cost[:, 0] = 0
+    if y0 == 0:
+        cost[0, :] = 0
+    if x0 + w == width:
+        cost[:, w - 1] = 0
+    if y0 + h == height:
+        cost[h - 1, :] = 0
