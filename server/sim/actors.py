@@ -101,6 +101,10 @@ class Actor:
     lost_for: int = 0
     next_act: int = 0
     last_attack_tick: int = -1
+    rest_run: int = 0
+    """Rest actions in a row so far (:func:`server.sim.upkeep.rest`)."""
+    rest_tick: int = -1_000_000
+    """Tick of the last rest action."""
     respawn_tick: int = 0
     queue: deque[tuple[int, Command]] = field(default_factory=deque)
     last_tag: int = -1

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from server.content import MonsterDef
 from server.content.statuses import StatusKind
+from server.sim import upkeep
 from server.sim.actors import Actor
 from server.sim.combat import AttackOutcome, Combatant, resolve_melee, roll_dice
 from server.sim.events import Attacked, Event, Harmed
@@ -79,7 +80,7 @@ def melee(world: World, attacker: Actor, defender: Actor, events: list[Event]) -
         combatant(defender),
         surprise=surprise,
     )
-    attacker.en = max(0, attacker.en - result.energy_cost)
+    upkeep.exert(world, attacker, result.energy_cost, events)
     if result.outcome != AttackOutcome.MISS:
         attacker.last_attack_tick = world.tick
     damage = result.damage

@@ -33,6 +33,7 @@ __all__ = [
     "apply_hunger",
     "can_eat",
     "eat",
+    "exertion_fatigue",
     "hunger_amount",
     "hunger_due",
     "hunger_interval",
@@ -298,6 +299,27 @@ def starvation_drain(state: Nourishment, rules: HungerRules | None = None) -> tu
         return (0, 0)
     r = _rules(rules)
     return (r.starve_health, r.starve_energy)
+
+
+def exertion_fatigue(energy: int, cost: int, fatigue_max: int = 16) -> int:
+    """Fatigue an action leaves when it costs more energy than is left.
+
+    Seed 001: actions other than spells "merely deduct energy and clip to
+    zero", and "fatigue increases [the hunger amount] additively by up to
+    16", without saying where fatigue comes from. Underhall's decision: the
+    energy an action could not be paid with (the part clipped away) is the
+    fatigue it adds, at most ``fatigue_max``.
+
+    Args:
+        energy: Energy before the action, >= 0.
+        cost: The action's energy cost, >= 0.
+        fatigue_max: The ``[hunger]`` cap (16).
+
+    Returns:
+        ``min(fatigue_max, max(0, cost - energy))``; e.g. a melee swing
+        costing 3 with 1 energy left adds 2.
+    """
+    return min(fatigue_max, max(0, cost - energy))
 
 
 def rest_bonus(state: Nourishment, rules: HungerRules | None = None) -> int:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from server.sim import upkeep
 from server.sim.actors import Actor
 from server.sim.ballistics import bolt_path
 from server.sim.events import Event, Flew, Harmed, Landed, RejectReason, Thrown
@@ -231,7 +232,7 @@ def throw(
     if equipped:
         unequip_lost(actor, item, world.content)
     energy_before = actor.en
-    actor.en = max(0, actor.en - throw_energy_cost(reach, cursed=thrown.cursed))
+    upkeep.exert(world, actor, throw_energy_cost(reach, cursed=thrown.cursed), events)
     events.append(Thrown(actor.depth, actor.x, actor.y, actor.id, thrown.key, target))
     cls = world.content.classes.get(actor.cls or "")
     launch(

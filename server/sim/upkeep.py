@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 from server.content.statuses import RegenerationRules, StatusKind
 from server.sim import hunger
 from server.sim.actors import Actor, Mind
-from server.sim.events import Event, Harmed, Notice, StatusChanged
-from server.sim.status import StatusChange, StatusEffect, regenerates
+from server.sim.events import Event, Harmed, Notice, RejectReason, StatusChanged
+from server.sim.status import StatusChange, StatusEffect, action_delay, regenerates
 
 if TYPE_CHECKING:
     from server.sim.world import World
@@ -42,6 +42,55 @@ HUNGRY_BELOW = 150
 """Nourishment below which a player is told it is hungry."""
 WEAK_BELOW = 50
 """Nourishment below which a player is told it is weak with hunger."""
+
+
+FATIGUE_ROUNDS = 20
+"""Rounds each exertion's fatigue lasts (Underhall's number; ``statuses.toml``
+caps the status at 200 rounds and its magnitude at 16)."""
+EXERTION_STATUS = StatusKind.FATIGUE
+"""What an action that costs more energy than is left gives a player (:func:`exert`)."""
+REST_ROUNDS = 20
+"""Rest actions in a row that make a completed rest (seed 001: "after you rest,
+provided you're not woken by a monster"; the number is Underhall's)."""
+
+
+def exert(world: World, actor: Actor, cost: int, events: list[Event]) -> None:
+    """Spend ``cost`` energy on an action that may cost more than is left
+    (seed 001: clipped to zero); a player gets the unpaid part as fatigue
+    (:func:`server.sim.hunger.exertion_fatigue`) for ``FATIGUE_ROUNDS``."""
+    fatigue = hunger.exertion_fatigue(actor.en, cost, world.status_rules.hunger.fatigue_max)
+    actor.en = max(0, actor.en - cost)
+    if fatigue and actor.is_player and actor.alive:
+        world.touched.add(actor.id)
+        effects = actor.statuses.add(EXERTION_STATUS, FATIGUE_ROUNDS, fatigue)
+        report_status(world, actor, effects, events)
+
+
+def rest(world: World, actor: Actor, events: list[Event]) -> RejectReason | None:
+    """One rest action: refused (and the rest broken off) while a monster is
+    in view. Every ``REST_ROUNDS``-th rest action in a row (each following the
+    last within two action delays) completes a rest: a low hunger rating
+    rises (:func:`server.sim.hunger.rest_bonus`, seed 001) and fatigue ends.
+    Draws nothing."""
+    if any(
+        not world.actors[a].is_player for a in world.sees.get(actor.id, ()) if a in world.actors
+    ):
+        actor.rest_run = 0
+        return RejectReason.MONSTER_IN_VIEW
+    if world.tick - actor.rest_tick > 2 * action_delay(actor.statuses, actor.speed):
+        actor.rest_run = 0
+    actor.rest_tick = world.tick
+    actor.rest_run += 1
+    if actor.rest_run >= REST_ROUNDS:
+        actor.rest_run = 0
+        if hunger.rest_bonus(actor.food, world.status_rules.hunger):
+            world.touched.add(actor.id)
+        if actor.statuses.has(StatusKind.FATIGUE):
+            actor.statuses.remove(StatusKind.FATIGUE)
+            report_status(
+                world, actor, [StatusEffect(StatusKind.FATIGUE, StatusChange.REMOVED)], events
+            )
+    return None
 
 
 def report_status(

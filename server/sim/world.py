@@ -741,13 +741,7 @@ class World:
         if isinstance(command, Wait):
             return None
         if isinstance(command, Rest):
-            if any(
-                not self.actors[a].is_player
-                for a in self.sees.get(actor.id, ())
-                if a in self.actors
-            ):
-                return RejectReason.MONSTER_IN_VIEW
-            return None
+            return upkeep.rest(self, actor, events)
         if isinstance(command, PickUp):
             return inventory.pick_up(self, actor, events)
         if isinstance(command, Drop):
