@@ -39,7 +39,7 @@ from server.sim.events import (
 if TYPE_CHECKING:
     from server.sim.world import World
 
-_STATUS_OF: Final = {
+STATUS_OF_SIDE_EFFECT: Final = {
     SideEffect.STUN: StatusKind.STUNNED,
     SideEffect.CONFUSION: StatusKind.CONFUSED,
     SideEffect.SLOW: StatusKind.SLOWED,
@@ -246,7 +246,7 @@ def impose_status(
     :func:`server.sim.damage.stack_status`). A player gets
     :meth:`World.add_status` instead, with its caps (Underhall's decision).
     """
-    kind = _STATUS_OF[effect]
+    kind = STATUS_OF_SIDE_EFFECT[effect]
     if amount <= 0 or not target.alive:
         return
     if target.is_player:
@@ -268,7 +268,7 @@ def _side_effect(
     amount: int,
     events: list[Event],
 ) -> None:
-    kind = _STATUS_OF.get(effect)
+    kind = STATUS_OF_SIDE_EFFECT.get(effect)
     if kind is not None:
         if effect in _SEED_SIZED:
             impose_status(world, target, effect, amount, events)

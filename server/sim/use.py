@@ -34,6 +34,12 @@ ENLIGHTEN_ROUNDS: Final = 100
 AVATAR_ROUNDS: Final = 500
 """Rounds of the avatar status from its potion (Underhall's number; seed 001 names the
 status only in its death rule)."""
+POTION_STATUSES: Final = {
+    "confuse": StatusKind.CONFUSED,
+    "enlighten": StatusKind.ENLIGHTENED,
+    "avatar": StatusKind.AVATAR,
+}
+"""The status each potion effect gives its drinker (:func:`potion_effect`)."""
 MAP_RADIUS: Final = 30
 """Cells around the reader that a scroll of magic mapping reveals."""
 BOOSTS: Final = {"health": 5, "energy": 5, "power": 1, "defence": 1}
@@ -112,12 +118,11 @@ def potion_effect(
         world.harm_typed(
             target, roll_dice(world.rng, *dice), idef.damage_type, source, "potion", events
         )
-    elif effect == "confuse":
-        world.add_status(target, StatusKind.CONFUSED, roll_dice(world.rng, *CONFUSE_ROUNDS), events)
-    elif effect == "avatar":
-        world.add_status(target, StatusKind.AVATAR, AVATAR_ROUNDS, events)
-    elif effect == "enlighten":
-        world.add_status(target, StatusKind.ENLIGHTENED, ENLIGHTEN_ROUNDS, events)
+    elif effect in POTION_STATUSES:
+        rounds = {"avatar": AVATAR_ROUNDS, "enlighten": ENLIGHTEN_ROUNDS}.get(effect)
+        if rounds is None:
+            rounds = roll_dice(world.rng, *CONFUSE_ROUNDS)
+        world.add_status(target, POTION_STATUSES[effect], rounds, events)
     elif effect == "learn_spell" and idef.spell is not None:
         if target.is_player:
             casting.learn(world, target, idef.spell, events)
