@@ -745,6 +745,23 @@ def _cluster_parsers(sub: Any) -> None:
         "--no-monsters", action="store_true", help="levels without monsters (tests, benches)"
     )
     p.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    p.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="text, or json: one object per line (default text)",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=_port,
+        default=None,
+        help="serve /metrics, /healthz and /readyz on this TCP port, 0 for any (default: none)",
+    )
+    p.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        help="interface of --metrics-port (default %(default)s)",
+    )
     p.set_defaults(func=worker_main)
 
     p = sub.add_parser(
@@ -777,13 +794,22 @@ def _cluster_parsers(sub: Any) -> None:
 
 
 def worker_main(args: argparse.Namespace) -> int:
-    """``underhall worker``: run until SIGTERM, then drain."""
+    """``underhall worker``: run until SIGTERM, then drain.
+
+    Exit status 0 when stopped, 1 if ``--metrics-port`` cannot be bound.
+    """
     from server.cluster.worker import Worker
     from server.net.logs import setup_logging
 
-    setup_logging(args.log_level, "text")
+    setup_logging(args.log_level, args.log_format)
     if not str(args.db).startswith(("postgresql://", "postgres://")):
         raise SystemExit("underhall worker: --db must be a postgresql:// URL")
+    if args.metrics_port is not None:
+        busy = check_port_free(args.metrics_host, args.metrics_port)
+        if busy is not None:
+            where = f"{args.metrics_host}:{args.metrics_port}"
+            print(f"underhall worker: cannot serve metrics on {where}: {busy}", file=sys.stderr)
+            return 1
     worker = Worker(
         args.nats,
         args.db,
@@ -795,12 +821,25 @@ def worker_main(args: argparse.Namespace) -> int:
         lease_s=args.lease,
         monsters=not args.no_monsters,
         save_interval_s=args.save_interval,
+        metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
     )
     _use_uvloop()
 
+    def say(line: str) -> None:
+        if args.log_format == "json":  # every line of output is then one JSON object
+            print(json.dumps({"event": "ready", "msg": line}), flush=True)
+        else:
+            print(line, flush=True)
+
+    def started(ready: asyncio.Future[str]) -> None:
+        say(f"worker {ready.result()} ready")
+        if worker.metrics_port is not None:
+            say(f"metrics on http://{args.metrics_host}:{worker.metrics_port}/metrics")
+
     async def main() -> None:
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        ready.add_done_callback(lambda f: print(f"worker {f.result()} ready", flush=True))
+        ready.add_done_callback(started)
         await worker.run(ready)
 
     asyncio.run(main())

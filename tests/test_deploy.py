@@ -196,8 +196,46 @@ def test_command_lines_in_operating_doc_parse() -> None:
         assert option in serve_help() or option in ("--grace", "--ca", "--json"), option
 
 
+def names(exposition: str) -> set[str]:
+    """Every ``underhall_*`` name in a ``/metrics`` answer (samples, ``# HELP``
+    and ``# TYPE`` lines: a labelled metric not yet counted has only those)."""
+    return set(re.findall(r"underhall_\w+", exposition))
+
+
+def has(served: set[str], name: str) -> bool:
+    """Whether ``name`` (``underhall_process_`` for the family) is served."""
+    if name.endswith("_"):
+        return any(n.startswith(name) for n in served)
+    return name in served
+
+
+def cluster_names() -> dict[str, set[str]]:
+    """What a cluster gateway's and a worker's ``/metrics`` name, by scrape
+    job: each built as the process builds it, before it connects anywhere
+    (tests/cluster/test_worker_metrics.py scrapes a running worker)."""
+    from prometheus_client.exposition import generate_latest
+
+    from server.cluster.gateway import Gateway
+    from server.cluster.worker import Worker
+
+    gateway = Gateway("nats://127.0.0.1:1", gateway_id="g")
+    worker = Worker("nats://127.0.0.1:1", "postgresql://nobody@127.0.0.1:1/none", worker_id="w")
+    return {
+        "underhall-gateway": names(generate_latest(gateway.metrics.registry).decode()),
+        "underhall-worker": names(generate_latest(worker.metrics.registry).decode()),
+    }
+
+
+def alert_groups() -> dict[str, str]:
+    """The text of each rule group of deploy/prometheus/alerts.yml, by name."""
+    text = (DEPLOY / "prometheus" / "alerts.yml").read_text()
+    parts = re.split(r"^  - name: (\S+)\n", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
 async def test_metric_names_in_docs_and_alerts_exist(tmp_path: Path) -> None:
-    """Every ``underhall_*`` name in the docs, alert rules and scrape config is served."""
+    """Every ``underhall_*`` name in the docs, alert rules and scrape config is
+    served: by ``serve`` in its group, by a gateway or a worker in theirs."""
     from server.game.game import Game
     from server.game.store import Store
     from server.net.server import GameServer
@@ -218,17 +256,46 @@ async def test_metric_names_in_docs_and_alerts_exist(tmp_path: Path) -> None:
         server.stop()
         await asyncio.wait_for(task, 10)
         store.close()
-    names = set(re.findall(r"underhall_\w+", served))
-    for path in (ROOT / "docs" / "operating.md", DEPLOY / "prometheus" / "alerts.yml"):
+    by_job = {"underhall": names(served), **cluster_names()}
+    everywhere = set().union(*by_job.values())
+    for doc in ("operating.md", "cluster.md"):
+        path = ROOT / "docs" / doc
         for name in set(re.findall(r"underhall_\w+", path.read_text())):
-            if name.endswith("_"):  # underhall_process_*
-                assert any(n.startswith(name) for n in names), name
-            else:
-                assert name in names, f"{path.name}: {name} is not served"
+            assert has(everywhere, name), f"{doc}: {name} is not served"
+    groups = alert_groups()
+    assert set(groups) == set(by_job), sorted(groups)
     scrape = (DEPLOY / "prometheus" / "prometheus.yml").read_text()
-    assert "metrics_path: /metrics" in scrape and f':{SERVE_DEFAULTS["port"]}"' in scrape
+    for job, rules in groups.items():
+        assert f"job_name: {job}\n" in scrape, job
+        for name in set(re.findall(r"underhall_\w+", rules)):
+            assert has(by_job[job], name), f"alerts.yml, group {job}: {name} is not served"
+        for named in re.findall(r'job="([^"]+)"', rules):
+            assert named == job, f"group {job} names job {named}"
+        assert f'up{{job="{job}"}} == 0' in rules  # each job's targets are watched
+        assert len(re.findall(r"- alert: ", rules)) >= 3, job
+    assert scrape.count("metrics_path: /metrics") == len(by_job)
+    assert f':{SERVE_DEFAULTS["port"]}"' in scrape
     assert "/metrics" in HEALTH_PATHS
-    assert len(re.findall(r"- alert: ", (DEPLOY / "prometheus" / "alerts.yml").read_text())) >= 3
+
+
+def test_worker_scrape_port_is_the_one_the_docs_start_workers_with() -> None:
+    """The worker job's targets use the ``--metrics-port`` of docs/cluster.md's
+    worker command lines, which parse as ``underhall worker`` options."""
+    scrape = (DEPLOY / "prometheus" / "prometheus.yml").read_text()
+    job = scrape[scrape.index("job_name: underhall-worker") :]
+    ports = set(re.findall(r'"[\w.-]+:(\d+)"', job))
+    assert len(ports) == 1, ports
+    doc = (ROOT / "docs" / "cluster.md").read_text()
+    shell = "\n".join(re.findall(r"^```sh\n(.*?)^```", doc, flags=re.MULTILINE | re.DOTALL))
+    lines = [line for line in shell.splitlines() if line.startswith("underhall worker ")]
+    metered = []
+    for line in lines:
+        words = shlex.split(line.split(" #")[0].rstrip(" &"))
+        options = vars(build_parser().parse_args(words[1:]))
+        if options["metrics_port"] is not None:
+            metered.append(options)
+    assert metered and all(str(o["metrics_port"]) in ports for o in metered), metered
+    assert any(o["metrics_host"] == "0.0.0.0" for o in metered)  # scraped from elsewhere
 
 
 @pytest.mark.parametrize(

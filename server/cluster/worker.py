@@ -39,6 +39,7 @@ from typing import Any
 import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
+from websockets.asyncio.server import ServerConnection, serve
 
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
@@ -48,6 +49,7 @@ from server.cluster.bans import ClusterBans
 from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches, pack, unpack
 from server.cluster.fence import Characters
 from server.cluster.lease import LEASE_S, RENEW_S, Leases, open_bucket
+from server.cluster.worker_metrics import WorkerFigures, WorkerMetrics
 from server.game.game import look_in
 from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
@@ -130,6 +132,13 @@ class Worker:
             ticks, at least one).
         monsters: Whether levels get monsters (tests and benches of the
             cluster's plumbing turn them off).
+        metrics_port: Serve ``/metrics``, ``/healthz`` and ``/readyz`` on
+            this TCP port (0 picks one: see :attr:`metrics_port` once
+            ready; None, the default: no HTTP at all).
+        metrics_host: The interface of ``metrics_port``.
+
+    Attributes:
+        metrics: This worker's :class:`~server.cluster.worker_metrics.WorkerMetrics`.
     """
 
     def __init__(
@@ -145,8 +154,15 @@ class Worker:
         lease_s: float = LEASE_S,
         save_interval_s: float = SAVE_INTERVAL_S,
         monsters: bool = True,
+        metrics_port: int | None = None,
+        metrics_host: str = "127.0.0.1",
     ) -> None:
         self.monsters = monsters
+        self.metrics_port = metrics_port
+        self.metrics_host = metrics_host
+        self.metrics = WorkerMetrics(self)
+        self._ticked = False
+        """Whether a tick has run (ready from then on, :meth:`not_ready`)."""
         self.nats_url = nats_url
         self.db_url = db_url
         self.id = worker_id
@@ -190,12 +206,27 @@ class Worker:
     ) -> None:
         """Serve until SIGTERM/SIGINT (or :meth:`drain`): then save every
         character, let go of the leases, and tell the gateways to seat the
-        players elsewhere.
+        players elsewhere. With a :attr:`metrics_port`, its HTTP answers
+        from the start (``/readyz`` says ``starting``) to the end of the drain.
 
         Raises:
             StoreError: The database cannot be opened.
             nats.errors.Error: NATS cannot be reached.
+            OSError: The metrics port cannot be bound.
         """
+        if self.metrics_port is None:
+            await self._run(ready, install_signals)
+            return
+        async with serve(
+            _no_websocket,
+            self.metrics_host,
+            self.metrics_port,
+            process_request=self.metrics.process_request,
+        ) as http_server:
+            self.metrics_port = int(next(iter(http_server.sockets)).getsockname()[1])
+            await self._run(ready, install_signals)
+
+    async def _run(self, ready: asyncio.Future[str] | None, install_signals: bool) -> None:
         store = open_store(self.db_url, lock=False)  # applies the migrations
         try:
             stored = store.get_meta("seed")
@@ -212,7 +243,11 @@ class Worker:
         self._tables = welcome_tables(self.world.content)
         self.chars = await Characters.connect(self.db_url)
         self.nc = await nats.connect(
-            self.nats_url, name=f"worker {self.id}", max_reconnect_attempts=-1
+            self.nats_url,
+            name=f"worker {self.id}",
+            max_reconnect_attempts=-1,
+            error_cb=self._nats_error,
+            disconnected_cb=self._nats_disconnected,
         )
         self.bans = ClusterBans(self.db_url, self.nc, self.subjects)
         await self.bans.load()
@@ -263,6 +298,44 @@ class Worker:
         self.draining = True
         self._stop.set()
 
+    def not_ready(self) -> str | None:
+        """None while this worker takes players (``/readyz`` 200): connected
+        to NATS and PostgreSQL, ticking, not draining; else why not."""
+        if self.draining:
+            return "draining"
+        if not self._ticked:
+            return "starting"
+        if not self.nc.is_connected:
+            return "nats disconnected"
+        if self.chars.conn.broken or self.chars.conn.closed:
+            return "database disconnected"
+        return None
+
+    def figures(self) -> WorkerFigures:
+        """This worker's figures now (read by :attr:`metrics` when scraped)."""
+        started = self._ticked
+        st = self.stats
+        return WorkerFigures(
+            players=len(self.seats),
+            levels_held=len(self.leases.held) if started else 0,
+            tick=self.world.tick if started else 0,
+            frame_messages=st.frames,
+            frame_bytes=st.frame_bytes,
+            refused_saves=st.refused_saves,
+            nats_connected=started and self.nc.is_connected,
+        )
+
+    async def _nats_error(self, exc: Exception) -> None:
+        """nats-py's error callback: an error on the connection itself."""
+        self.metrics.nats_errors.labels("client").inc()
+        log.warning("worker %s: NATS: %r", self.id, exc)
+
+    async def _nats_disconnected(self) -> None:
+        if self._stop.is_set():
+            return  # our own drain closed it
+        self.metrics.nats_disconnects.inc()
+        log.warning("worker %s: NATS disconnected (reconnecting)", self.id)
+
     async def _drain_out(self) -> None:
         """Save every held character (fenced), tell its gateway to seat it
         again elsewhere, and release the leases (so another worker claims
@@ -279,7 +352,8 @@ class Worker:
             try:
                 refused = await self.chars.save(rows)
                 break
-            except Exception:
+            except Exception as exc:
+                self.metrics.failed("final_save", exc)
                 log.exception("final save failed (attempt %d)", attempt + 1)
                 await asyncio.sleep(1.0)
         with contextlib.suppress(Exception):
@@ -327,8 +401,18 @@ class Worker:
     def _spawn(self, coro: Any) -> asyncio.Future[Any]:
         task: asyncio.Future[Any] = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._spawned_done)
         return task
+
+    def _spawned_done(self, task: asyncio.Future[Any]) -> None:
+        """Forget a finished task of :meth:`_spawn`; log and count what it raised
+        (a publish to a NATS connection that is down, most often)."""
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            assert exc is not None
+            self.metrics.failed("background", exc)
+            log.warning("worker %s: background step failed: %r", self.id, exc)
 
     def _leave(self, seat: WorkerSeat) -> None:
         """Take a player out and save it (fenced) off the tick."""
@@ -361,7 +445,8 @@ class Worker:
             return False
         try:
             fence, saved = await self.chars.claim_level(depth)
-        except Exception:
+        except Exception as exc:
+            self.metrics.failed("claim", exc)
             log.exception("worker %s cannot take level %d's token; giving it back", self.id, depth)
             with contextlib.suppress(Exception):
                 await self.leases.release(depth)
@@ -394,6 +479,7 @@ class Worker:
         if not depths:
             return
         log.warning("worker %s lost levels %s", self.id, depths)
+        self.metrics.levels_lost.inc(len(depths))
         gone = set(depths)
         for depth in gone:
             self.fences.pop(depth, None)
@@ -486,6 +572,7 @@ class Worker:
         try:
             reply = await self._route_join(req)
         except Exception as exc:
+            self.metrics.failed("join", exc)
             log.exception("join of %r failed", req.get("name"))
             reply = {"ok": False, "code": "retry", "detail": str(exc), "retry": True}
         await msg.respond(pack(reply))
@@ -518,7 +605,8 @@ class Worker:
             answer = await self.nc.request(
                 self.subjects.worker(owner), pack({"op": "join", **req}), timeout=FORWARD_TIMEOUT_S
             )
-        except Exception:  # noqa: BLE001 - the holder may be dead: its lease will expire
+        except Exception as exc:  # noqa: BLE001 - the holder may be dead: its lease will expire
+            self.metrics.failed("request", exc)
             return {"ok": False, "code": "retry", "detail": f"{owner} silent", "retry": True}
         out: dict[str, Any] = unpack(answer.data)
         out.pop("draining", None)  # the holder drains, not this worker: ask here again
@@ -614,6 +702,7 @@ class Worker:
     def _joined(self, seat: WorkerSeat, token: str | None, resumed: bool) -> dict[str, Any]:
         self._route(seat)
         welcome = encode_server(self._welcome(seat, token or "", resumed))
+        (self.metrics.joins_resumed if resumed else self.metrics.joins_new).inc()
         log.info("%s joined on %s (epoch %d)", seat.name, self.id, seat.epoch)
         return {
             "ok": True,
@@ -634,6 +723,7 @@ class Worker:
             else:
                 reply = {"ok": False, "code": "bad_op", "retry": False}
         except Exception as exc:
+            self.metrics.failed("admit" if op == "admit" else "join", exc)
             log.exception("request %r failed", op)
             reply = {"ok": False, "code": "retry", "detail": str(exc), "retry": True}
         await msg.respond(pack(reply))
@@ -641,29 +731,42 @@ class Worker:
     async def _admit_hand_off(self, req: dict[str, Any]) -> dict[str, Any]:
         """Admit a player handed off to a level of ours, keyed on (name,
         epoch): asking twice admits once and answers yes twice."""
+        started = time.perf_counter()
         name: str = req["name"]
         epoch = int(req["epoch"])
         async with self._admit_lock:
             held = self.by_name.get(name.lower())
             if held is not None and held.epoch == epoch:
-                return {"ok": True}
-            if self.draining:
-                return {"ok": False, "code": "draining"}
-            row = await self.chars.load(name)
-            if row is None or row.epoch != epoch or row.actor_id is None:
-                return {"ok": False, "code": "stale"}
-            depth = int(row.record["depth"])
-            if depth not in self.leases.held:
-                return {"ok": False, "code": "not_holder"}
-            if held is not None:  # an older epoch of it is still here: that one is stale
-                self._unseat(held.actor_id)
-            try:
-                self.world.join(row.name, record=row.record, actor_id=row.actor_id)
-            except LookupError:
-                return {"ok": False, "code": "full"}
-            seat = self._seat(row.name, row.actor_id, epoch, str(req["gw"]))
-            self._route(seat)
-            return {"ok": True}
+                return {"ok": True}  # asked again: admitted (and counted) once
+            answer = await self._admit_hand_off_now(req, name, epoch, held)
+        if answer["ok"]:
+            self.metrics.in_admitted.inc()
+            self.metrics.in_seconds.observe(time.perf_counter() - started)
+        else:
+            self.metrics.in_refused.inc()
+        return answer
+
+    async def _admit_hand_off_now(
+        self, req: dict[str, Any], name: str, epoch: int, held: WorkerSeat | None
+    ) -> dict[str, Any]:
+        """:meth:`_admit_hand_off` of a player not admitted yet (under the lock)."""
+        if self.draining:
+            return {"ok": False, "code": "draining"}
+        row = await self.chars.load(name)
+        if row is None or row.epoch != epoch or row.actor_id is None:
+            return {"ok": False, "code": "stale"}
+        depth = int(row.record["depth"])
+        if depth not in self.leases.held:
+            return {"ok": False, "code": "not_holder"}
+        if held is not None:  # an older epoch of it is still here: that one is stale
+            self._unseat(held.actor_id)
+        try:
+            self.world.join(row.name, record=row.record, actor_id=row.actor_id)
+        except LookupError:
+            return {"ok": False, "code": "full"}
+        seat = self._seat(row.name, row.actor_id, epoch, str(req["gw"]))
+        self._route(seat)
+        return {"ok": True}
 
     async def _on_release(self, msg: Msg) -> None:
         name, epoch = unpack(msg.data)
@@ -712,7 +815,8 @@ class Worker:
                 if await self.chars.save([(seat.name, seat.epoch, record, self.world.tick)]):
                     self.stats.refused_saves += 1
                 return
-            except Exception:
+            except Exception as exc:
+                self.metrics.failed("save", exc)
                 log.exception("saving %s failed", seat.name)
                 await asyncio.sleep(1.0)
 
@@ -758,10 +862,12 @@ class Worker:
     async def _heartbeat_loop(self) -> None:
         """Say that this worker lives; let go of the players of dead gateways."""
         while True:
-            with contextlib.suppress(Exception):
+            try:
                 await self.nc.publish(
                     self.subjects.heartbeat(self.id), pack([self.world.tick, len(self.seats)])
                 )
+            except Exception as exc:  # noqa: BLE001 - NATS is down: counted, tried again
+                self.metrics.failed("heartbeat", exc)
             now = time.monotonic()
             for aid, seat in list(self.seats.items()):
                 # A gateway not heard of yet is given GATEWAY_SILENT_S from now.
@@ -778,7 +884,8 @@ class Worker:
         while True:
             next_t += period
             delay = next_t - loop.time()
-            if delay > 0:
+            late = delay <= 0
+            if not late:
                 await asyncio.sleep(delay)
             else:
                 if delay < -5 * period:
@@ -794,7 +901,10 @@ class Worker:
                     self._tick()
             except Exception:  # a bug in the rules must not take the worker down
                 log.exception("tick %d failed", self.world.tick)
-            self.stats.tick_ms.append((time.perf_counter() - started) * 1000.0)
+            seconds = time.perf_counter() - started
+            self._ticked = True
+            self.metrics.tick(seconds, late)
+            self.stats.tick_ms.append(seconds * 1000.0)
             if len(self.stats.tick_ms) > 100_000:
                 del self.stats.tick_ms[:50_000]
 
@@ -881,14 +991,20 @@ class Worker:
         rows: list[tuple[str, int, dict[str, Any], int]],
         levels: list[tuple[int, int, dict[str, Any], int]],
     ) -> None:
+        started = time.perf_counter()
         try:
             refused = await self.chars.save(rows)
-            taken = await self.chars.save_levels([lv for lv in levels if lv[0] in self.leases.held])
-        except Exception:
+            written = [lv for lv in levels if lv[0] in self.leases.held]
+            taken = await self.chars.save_levels(written)
+        except Exception as exc:
+            self.metrics.failed("checkpoint", exc)
             log.exception("checkpoint failed")
             return
         finally:
             self._saving = False
+        self.metrics.checkpoint(
+            time.perf_counter() - started, len(rows) - len(refused), len(written) - len(taken)
+        )
         tokens = {lv[0]: lv[1] for lv in levels}
         lost = [d for d in taken if self.fences.get(d) == tokens[d]]
         if lost:  # another worker took charge of them: our lease is gone too
@@ -924,7 +1040,8 @@ class Worker:
             await self.nc.publish(gw, pack(["moving", seat.actor_id, seat.epoch]))
             # step 2: save with the new depth under epoch + 1, fenced
             ok = await self.chars.hand_off(seat.name, seat.epoch, record, self.world.tick)
-        except Exception:
+        except Exception as exc:
+            self.metrics.failed("handoff", exc)
             log.exception("hand-off save of %s failed", seat.name)
             # The row may be as it was: keep the player, on its old level.
             await self._take_back(seat, seat.epoch, record, came_from, fenced=False)
@@ -933,6 +1050,7 @@ class Worker:
             saved.set_result(None)
         if not ok:
             self.stats.refused_saves += 1
+            self.metrics.out_dropped.inc()
             log.warning("%s: hand-off refused (held elsewhere now): dropped", seat.name)
             return
         epoch = seat.epoch + 1
@@ -952,10 +1070,14 @@ class Worker:
                         )
                         answer = unpack(reply.data)
                 except Exception as exc:  # noqa: BLE001 - timed out: ask again
+                    self.metrics.failed("handoff", exc)
                     answer = {"ok": False, "code": repr(exc)}
                 if answer.get("ok"):  # steps 5 and 6: the holder routes and snapshots
+                    seconds = time.perf_counter() - started
+                    self.metrics.out_admitted.inc()
+                    self.metrics.out_seconds.observe(seconds)
                     self.stats.handoffs += 1
-                    self.stats.handoff_ms.append((time.perf_counter() - started) * 1000.0)
+                    self.stats.handoff_ms.append(seconds * 1000.0)
                     if len(self.stats.handoff_ms) > 100_000:
                         del self.stats.handoff_ms[:50_000]
                     return
@@ -964,6 +1086,7 @@ class Worker:
                     # it after all, its gateway (still on this epoch) seats it
                     # again; if another holds it, the gateway has moved on.
                     log.warning("%s: admission to %s refused: stale", seat.name, owner)
+                    self.metrics.out_dropped.inc()
                     await self.nc.publish(gw, pack(["lost", seat.actor_id, seat.epoch]))
                     return
                 log.warning(
@@ -988,8 +1111,11 @@ class Worker:
         if fenced:
             try:
                 if not await self.chars.take_back(seat.name, epoch, back, self.world.tick):
-                    return  # the admission happened after all: the other holder has it
-            except Exception:
+                    self.metrics.out_admitted.inc()  # after all: the other holder has it
+                    return
+            except Exception as exc:
+                self.metrics.failed("takeback", exc)
+                self.metrics.out_dropped.inc()
                 log.exception("take-back of %s failed", seat.name)
                 return
             new_epoch = epoch + 1
@@ -998,11 +1124,19 @@ class Worker:
         try:
             self.world.join(seat.name, record=back, actor_id=seat.actor_id)
         except (LookupError, ValueError):
+            self.metrics.out_dropped.inc()
             log.exception("take-back of %s found no room", seat.name)
             await self.nc.publish(
                 self.subjects.gateway(seat.gateway), pack(["lost", seat.actor_id, new_epoch])
             )
             return
         self.stats.takebacks += 1
+        self.metrics.out_taken_back.inc()
         again = self._seat(seat.name, seat.actor_id, new_epoch, seat.gateway)
         self._route(again)
+
+
+async def _no_websocket(conn: ServerConnection) -> None:
+    """The metrics port's websocket handler: never called, since
+    :meth:`WorkerMetrics.process_request` answers every request."""
+    await conn.close()

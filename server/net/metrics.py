@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import gc
 import http
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import (
@@ -258,17 +258,12 @@ class Metrics(GameHooks):
 
         Query strings are ignored (``/metrics?x`` is ``/metrics``).
         """
-        path = path.split("?", 1)[0]
-        if path == "/metrics":
-            return 200, CONTENT_TYPE_PLAIN_0_0_4, self.exposition()
-        if path == "/healthz":
-            return 200, "text/plain; charset=utf-8", b"ok\n"
-        if path == "/readyz":
-            if self._server.ready:
-                return 200, "text/plain; charset=utf-8", b"ready\n"
-            why = b"draining\n" if self._server.draining else b"starting\n"
-            return 503, "text/plain; charset=utf-8", why
-        return None
+        return health_answer(path, self.registry, self._not_ready)
+
+    def _not_ready(self) -> str | None:
+        if self._server.ready:
+            return None
+        return "draining" if self._server.draining else "starting"
 
     def process_request(self, conn: ServerConnection, request: Request) -> Response | None:
         """websockets' ``process_request`` hook for the game port."""
@@ -279,14 +274,7 @@ class Metrics(GameHooks):
 
     def process_http_only(self, conn: ServerConnection, request: Request) -> Response:
         """The hook for ``--metrics-port``: health and metrics, else 404."""
-        found = self.answer(request.path)
-        if found is None:
-            found = (
-                404,
-                "text/plain; charset=utf-8",
-                b"not found: try /metrics, /healthz or /readyz\n",
-            )
-        return http_response(conn, *found)
+        return http_response(conn, *(self.answer(request.path) or NOT_FOUND))
 
 
 def _child(children: dict[str, Counter], counter: Counter, label: str) -> Counter:
@@ -313,7 +301,8 @@ def http_response(conn: ServerConnection, status: int, content_type: str, body: 
 
 # ------------------------------------------------------------- for other servers
 # Helpers for the metrics of processes other than ``serve`` (the cluster
-# gateway, server/cluster/gateway_metrics.py), so they are built the same way.
+# gateway and worker, server/cluster/gateway_metrics.py and worker_metrics.py),
+# so they are built and answered the same way.
 
 TEXT_PLAIN = "text/plain; charset=utf-8"
 """Content type of the health checks' answers."""
@@ -333,6 +322,31 @@ def metrics_answer(registry: CollectorRegistry) -> tuple[int, str, bytes]:
     """``(200, content type, body)``: ``registry`` in the Prometheus text
     format (version 0.0.4), for :func:`http_response`."""
     return 200, CONTENT_TYPE_PLAIN_0_0_4, generate_latest(registry)
+
+
+NOT_FOUND = (404, TEXT_PLAIN, b"not found: try /metrics, /healthz or /readyz\n")
+"""The answer of a metrics-only port to any other path."""
+
+
+def health_answer(
+    path: str, registry: CollectorRegistry, not_ready: Callable[[], str | None]
+) -> tuple[int, str, bytes] | None:
+    """``(status, content type, body)`` for ``/metrics`` (``registry``),
+    ``/healthz`` (200 ``ok``) or ``/readyz`` (200 ``ready`` when
+    ``not_ready()`` is None, else 503 and its reason), for :func:`http_response`;
+    None for any other path. Query strings are ignored (``/metrics?x`` is
+    ``/metrics``)."""
+    path = path.split("?", 1)[0]
+    if path == "/metrics":
+        return metrics_answer(registry)
+    if path == "/healthz":
+        return 200, TEXT_PLAIN, b"ok\n"
+    if path == "/readyz":
+        why = not_ready()
+        if why is None:
+            return 200, TEXT_PLAIN, b"ready\n"
+        return 503, TEXT_PLAIN, f"{why}\n".encode()
+    return None
 
 
 def labelled(children: dict[str, Counter], counter: Counter, label: str) -> Counter:
