@@ -504,49 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="admin Unix socket (default: beside the database, DB.admin.sock)",
     )
-    p.add_argument(
-        "--max-conns-per-addr",
-        type=int,
-        metavar="N",
-        help="concurrent connections per IP address, 0 for no cap (default "
-        f"{SERVE_DEFAULTS['max_conns_per_addr']})",
-    )
-    p.add_argument(
-        "--new-chars-per-hour",
-        type=int,
-        metavar="N",
-        help="new characters per IP address per hour, 0 for no cap (default "
-        f"{SERVE_DEFAULTS['new_chars_per_hour']})",
-    )
-    p.add_argument(
-        "--token-failures-per-name",
-        type=int,
-        metavar="N",
-        help="failed token attempts per name per minute before that name "
-        f"refuses joins for a while (default "
-        f"{SERVE_DEFAULTS['token_failures_per_name']})",
-    )
-    p.add_argument(
-        "--token-failures-per-addr",
-        type=int,
-        metavar="N",
-        help=f"the same per IP address (default {SERVE_DEFAULTS['token_failures_per_addr']})",
-    )
-    p.add_argument(
-        "--keepalive-interval",
-        type=float,
-        metavar="S",
-        help="seconds between keepalive pings to each client (default "
-        f"{SERVE_DEFAULTS['keepalive_interval']:g})",
-    )
-    p.add_argument(
-        "--keepalive-timeout",
-        type=float,
-        metavar="S",
-        help="seconds a client may take to answer one; a silent client's "
-        "character leaves the world at most interval + timeout seconds "
-        f"after its last answer (default {SERVE_DEFAULTS['keepalive_timeout']:g})",
-    )
+    add_limit_options(p)
     p.add_argument(
         "--config",
         type=Path,
@@ -775,13 +733,7 @@ def _cluster_parsers(sub: Any) -> None:
     p.add_argument("--port", type=int, default=8765, help="TCP port (0: any free one)")
     p.add_argument("--id", default=None, help="gateway id (default: gateway-<pid>)")
     p.add_argument("--prefix", default="uh", help="subject prefix of the cluster")
-    p.add_argument(
-        "--max-conns-per-addr",
-        type=int,
-        metavar="N",
-        default=SERVE_DEFAULTS["max_conns_per_addr"],
-        help="concurrent connections per IP address, 0 for no cap (default %(default)s)",
-    )
+    add_limit_options(p)
     p.add_argument(
         "--admin-socket",
         type=Path,
@@ -791,6 +743,65 @@ def _cluster_parsers(sub: Any) -> None:
     )
     p.add_argument("--log-level", default="info", help="debug, info, warning or error")
     p.set_defaults(func=gateway_main)
+
+
+def add_limit_options(p: argparse.ArgumentParser) -> None:
+    """The network limits' options, which ``serve`` and ``gateway`` share
+    (unset ones are None: :func:`resolve_limit_options` fills them)."""
+    p.add_argument(
+        "--max-conns-per-addr",
+        type=int,
+        metavar="N",
+        help="concurrent connections per IP address, 0 for no cap (default "
+        f"{SERVE_DEFAULTS['max_conns_per_addr']})",
+    )
+    p.add_argument(
+        "--new-chars-per-hour",
+        type=int,
+        metavar="N",
+        help="new characters per IP address per hour, 0 for no cap (default "
+        f"{SERVE_DEFAULTS['new_chars_per_hour']})",
+    )
+    p.add_argument(
+        "--token-failures-per-name",
+        type=int,
+        metavar="N",
+        help="failed token attempts per name per minute after which the "
+        "addresses that made them may not try that name for a while; others "
+        "(its owner) still may (default "
+        f"{SERVE_DEFAULTS['token_failures_per_name']})",
+    )
+    p.add_argument(
+        "--token-failures-per-addr",
+        type=int,
+        metavar="N",
+        help="failed token attempts per IP address per minute, for any names, "
+        "after which that address may not join at all for a while "
+        f"(default {SERVE_DEFAULTS['token_failures_per_addr']})",
+    )
+    p.add_argument(
+        "--keepalive-interval",
+        type=float,
+        metavar="S",
+        help="seconds between keepalive pings to each client (default "
+        f"{SERVE_DEFAULTS['keepalive_interval']:g})",
+    )
+    p.add_argument(
+        "--keepalive-timeout",
+        type=float,
+        metavar="S",
+        help="seconds a client may take to answer one; a silent client's "
+        "character leaves the world at most interval + timeout seconds "
+        f"after its last answer (default {SERVE_DEFAULTS['keepalive_timeout']:g})",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        metavar="ADDR[,ADDR...]",
+        help="reverse proxies (addresses or networks such as 10.0.0.0/8) whose "
+        "X-Forwarded-For or Forwarded header names the client: its address is "
+        "then the one the per-address caps, the logs and `admin who` use "
+        "(default: none)",
+    )
 
 
 def worker_main(args: argparse.Namespace) -> int:
@@ -852,19 +863,20 @@ def gateway_main(args: argparse.Namespace) -> int:
     Exit status 0 when stopped, 1 if the port or the admin socket cannot be bound.
     """
     from server.cluster.gateway import Gateway
-    from server.net.guard import NetLimits
     from server.net.logs import setup_logging
 
     setup_logging(args.log_level, "text")
-    if int(args.max_conns_per_addr) < 0:
-        raise SystemExit("underhall gateway: --max-conns-per-addr must be 0 or more")
+    for key in LIMIT_KEYS:
+        if getattr(args, key) is None:
+            setattr(args, key, SERVE_DEFAULTS[key])
+    check_limit_options(args, "gateway")
     gateway = Gateway(
         args.nats,
         gateway_id=args.id or f"gateway-{os.getpid()}",
         host=args.host,
         port=args.port,
         prefix=args.prefix,
-        limits=NetLimits(max_conns_per_addr=int(args.max_conns_per_addr)),
+        limits=net_limits(args),
         admin_socket=args.admin_socket,
     )
     _use_uvloop()
@@ -926,6 +938,7 @@ CONFIG_KEYS = {
     "token_failures_per_addr": int,
     "keepalive_interval": float,
     "keepalive_timeout": float,
+    "trusted_proxy": str,
 }
 PATH_KEYS = ("tls_cert", "tls_key", "admin_socket")
 
@@ -981,6 +994,7 @@ SERVE_DEFAULTS: dict[str, object] = {
     "token_failures_per_addr": 30,
     "keepalive_interval": 5.0,
     "keepalive_timeout": 10.0,
+    "trusted_proxy": "",
 }
 
 
@@ -1010,17 +1024,45 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
         raise SystemExit("underhall serve: log_format must be text or json")
     if not 0 <= float(args.drain_s) <= 3600:
         raise SystemExit("underhall serve: drain_s must be 0-3600 seconds")
-    for key in (
-        "max_conns_per_addr",
-        "new_chars_per_hour",
-        "token_failures_per_name",
-        "token_failures_per_addr",
-    ):
+    check_limit_options(args, "serve")
+
+
+LIMIT_KEYS = (
+    "max_conns_per_addr",
+    "new_chars_per_hour",
+    "token_failures_per_name",
+    "token_failures_per_addr",
+    "keepalive_interval",
+    "keepalive_timeout",
+    "trusted_proxy",
+)
+"""The options of :func:`add_limit_options` (their ``SERVE_DEFAULTS`` keys)."""
+
+
+def check_limit_options(args: argparse.Namespace, command: str) -> None:
+    """Check the resolved network limits' options of ``underhall COMMAND``.
+
+    Raises:
+        SystemExit: With a message naming the option, for a negative cap, a
+            keepalive time that is not positive, or a trusted proxy that is
+            not an IP address or network.
+    """
+    from server.net.guard import parse_networks
+
+    for key in LIMIT_KEYS[:4]:
         if int(getattr(args, key)) < 0:
-            raise SystemExit(f"underhall serve: {key} must be 0 or more")
+            raise SystemExit(f"underhall {command}: {key} must be 0 or more")
     for key in ("keepalive_interval", "keepalive_timeout"):
         if not float(getattr(args, key)) > 0:
-            raise SystemExit(f"underhall serve: {key} must be more than 0 seconds")
+            raise SystemExit(f"underhall {command}: {key} must be more than 0 seconds")
+    try:
+        parse_networks(_proxies(args))
+    except ValueError as exc:
+        raise SystemExit(f"underhall {command}: trusted_proxy: {exc}") from None
+
+
+def _proxies(args: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(p.strip() for p in str(args.trusted_proxy or "").split(",") if p.strip())
 
 
 def net_limits(args: argparse.Namespace) -> Any:
@@ -1034,6 +1076,7 @@ def net_limits(args: argparse.Namespace) -> Any:
         token_failures_per_addr=int(args.token_failures_per_addr),
         keepalive_interval_s=float(args.keepalive_interval),
         keepalive_timeout_s=float(args.keepalive_timeout),
+        trusted_proxies=_proxies(args),
     )
 
 

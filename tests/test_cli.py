@@ -125,6 +125,7 @@ def test_bad_arguments_get_one_line_and_status_2(
         ('log_level = "verbose"\n', ["'verbose'", "debug, info, warning, error", "u.toml"]),
         ("port = 70000\n", ["70000", "0-65535", "u.toml"]),
         ("max_players = 0\n", ["max_players", "u.toml"]),
+        ('trusted_proxy = "10.0.0.0/8, proxy.lan"\n', ["trusted_proxy", "'proxy.lan'"]),
     ],
 )
 def test_bad_config_values_get_one_line(tmp_path: Path, text: str, words: list[str]) -> None:
@@ -135,6 +136,12 @@ def test_bad_config_values_get_one_line(tmp_path: Path, text: str, words: list[s
     assert out.returncode == 1
     _one_clear_line(out, "underhall serve:", *words)
     assert not (tmp_path / "w.db").exists()
+
+
+def test_a_gateway_refuses_a_trusted_proxy_that_is_no_address() -> None:
+    out = _run("gateway", "--port", "0", "--trusted-proxy", "127.0.0.1,proxy.lan")
+    assert out.returncode == 1
+    _one_clear_line(out, "underhall gateway:", "trusted_proxy", "'proxy.lan'")
 
 
 def _free_port() -> int:

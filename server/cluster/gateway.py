@@ -60,7 +60,7 @@ from server.cluster.bus import HEARTBEAT_S, SILENT_S, Subjects, pack, unpack
 from server.cluster.gateway_metrics import GatewayMetrics
 from server.game.bans import BanList
 from server.net.admin import KICK_TEXT
-from server.net.front import Admission, Front, client_of
+from server.net.front import Front, Joining, client_of
 from server.net.guard import (
     AddressBook,
     NetLimits,
@@ -726,30 +726,26 @@ class Gateway(Front):
         self.metrics.accepted.inc()
         await super()._handle(ws)
 
-    async def _admit_join(self, ws: ServerConnection, hello: Hello) -> Admission | None:
-        admission = await super()._admit_join(ws, hello)
-        if admission is None:
+    async def _admit_join(
+        self, ws: ServerConnection, hello: Hello, session: ServerSession, bucket: TokenBucket
+    ) -> Joining | None:
+        joining = await super()._admit_join(ws, hello, session, bucket)
+        if joining is None:
             return None
         held = self.holds.refusal(hello.name)  # kicked through some gateway
         if held is not None:
             await self._refuse(ws, hello.name, *held)
             return None
-        return admission
+        return joining
 
-    async def _seat(
-        self,
-        ws: ServerConnection,
-        hello: Hello,
-        session: ServerSession,
-        bucket: TokenBucket,
-        admission: Admission,
-    ) -> Player | None:
-        answer = await self._join(hello, hello.token, create=admission.may_create)
+    async def _seat(self, ws: ServerConnection, joining: Joining) -> Player | None:
+        hello = joining.hello
+        answer = await self._join(hello, hello.token, create=joining.may_create)
         if not answer.get("ok"):
             code = str(answer.get("code") or ErrorCode.SERVER_FULL.value)
             if code == "retry":
                 code = ErrorCode.SERVER_FULL.value
-            await self._join_refused(ws, hello, admission, code, str(answer.get("detail", "")))
+            await self._join_refused(ws, joining, code, str(answer.get("detail", "")))
             return None
         welcome_bytes: bytes = answer["welcome"]
         welcome = unpack(welcome_bytes)
@@ -759,22 +755,22 @@ class Gateway(Front):
             self._replace(old.ws)
         player = Player(
             ws,
-            session,
+            joining.session,
             str(welcome.get("name", hello.name)),
             str(welcome.get("token") or hello.token or ""),
             aid,
             str(answer["worker"]),
             int(answer["epoch"]),
-            bucket,
+            joining.bucket,
             *chat_buckets(time.monotonic()),
             address=client_of(ws),
         )
         if old is not None and old.epoch > player.epoch:
             player.epoch = old.epoch
         self.players[aid] = player
-        session.welcomed()
+        joining.session.welcomed()
         self._send(ws, welcome_bytes)
-        self._joined(ws, admission, player.name, aid, bool(welcome.get("resumed")), None)
+        self._joined(ws, joining, player.name, aid, bool(welcome.get("resumed")), None)
         # Frames the worker sent before the answer arrived were dropped:
         # the first one the client gets must be a snapshot.
         await self._to_worker(player.worker, ["resync", aid, player.epoch])

@@ -50,7 +50,7 @@ from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches,
 from server.cluster.fence import Characters
 from server.cluster.lease import LEASE_S, RENEW_S, Leases, open_bucket
 from server.cluster.worker_metrics import WorkerFigures, WorkerMetrics
-from server.game.game import look_in
+from server.game.game import NEW_CHARS_LIMITED, look_in
 from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
 from server.game.wire import to_command, welcome_tables
@@ -643,6 +643,13 @@ class Worker:
                 return {"ok": False, "code": "retry", "detail": "still saving", "retry": True}
         row = await self.chars.load(name)
         if row is None:
+            if req.get("create") is False:  # the gateway's new-characters cap
+                return {
+                    "ok": False,
+                    "code": ErrorCode.LIMITED.value,
+                    "detail": NEW_CHARS_LIMITED,
+                    "retry": False,
+                }
             return await self._create(name, req.get("cls"), gateway)
         if token is None or not hmac.compare_digest(row.token_hash, hash_token(token)):
             return {

@@ -92,15 +92,21 @@ class FrontMetrics(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Admission:
-    """A ``hello`` the front lets through to the host.
+class Joining:
+    """A ``hello`` the front lets through to the host, with its connection's state.
 
     Attributes:
+        hello: The client's ``hello``.
+        session: The connection's protocol session.
+        bucket: The connection's message rate.
         address: The client's IP address (a trusted proxy's client's).
         may_create: Whether this join may create a new character
             (the address is under its new-characters cap).
     """
 
+    hello: Hello
+    session: ServerSession
+    bucket: TokenBucket
     address: str
     may_create: bool
 
@@ -139,15 +145,8 @@ class Front:
         """The world's tick, for ``pong``."""
         raise NotImplementedError
 
-    async def _seat(
-        self,
-        ws: ServerConnection,
-        hello: Hello,
-        session: ServerSession,
-        bucket: TokenBucket,
-        admission: Admission,
-    ) -> Any:
-        """Seat ``hello``'s player with the host and send its ``welcome``;
+    async def _seat(self, ws: ServerConnection, joining: Joining) -> Any:
+        """Seat the joining player with the host and send its ``welcome``;
         return the seated connection's record, or None when the join was
         refused (see :meth:`_join_refused`) and the connection closed."""
         raise NotImplementedError
@@ -181,10 +180,10 @@ class Front:
             hello = await self._await_hello(ws, session, bucket)
             if hello is None:
                 return
-            admission = await self._admit_join(ws, hello)
-            if admission is None:
+            joining = await self._admit_join(ws, hello, session, bucket)
+            if joining is None:
                 return
-            seated = await self._seat(ws, hello, session, bucket, admission)
+            seated = await self._seat(ws, joining)
             if seated is None:
                 return
             await self._serve(seated)
@@ -348,7 +347,9 @@ class Front:
             await self._error(ws, ProtocolError(ErrorCode.TIMEOUT, "no hello in time"))
         return None
 
-    async def _admit_join(self, ws: ServerConnection, hello: Hello) -> Admission | None:
+    async def _admit_join(
+        self, ws: ServerConnection, hello: Hello, session: ServerSession, bucket: TokenBucket
+    ) -> Joining | None:
         """Whether ``hello`` may go to the host: None when refused (then
         closed): ``shutdown`` while draining, ``limited`` for an address
         throttled for failed tokens (:meth:`AddressBook.token_blocked`)."""
@@ -369,28 +370,28 @@ class Front:
                 "too many failed token attempts from your address; wait a minute",
             )
             return None
-        return Admission(addr, self.book.may_create(addr, now))
+        return Joining(hello, session, bucket, addr, self.book.may_create(addr, now))
 
     async def _join_refused(
-        self, ws: ServerConnection, hello: Hello, admission: Admission, code: str, detail: str
+        self, ws: ServerConnection, joining: Joining, code: str, detail: str
     ) -> None:
-        """The host refused ``hello`` (``code``, ``detail``): count a wrong
+        """The host refused the join (``code``, ``detail``): count a wrong
         token against the throttle, log a new-characters cap, tell the client
         and close."""
         if code == ErrorCode.NAME_TAKEN:
-            self.book.token_failed(admission.address, hello.name, time.monotonic())
+            self.book.token_failed(joining.address, joining.hello.name, time.monotonic())
         elif code == ErrorCode.LIMITED:
             self.book.refused(
-                admission.address,
+                joining.address,
                 "new characters",
                 f"{self.limits.new_chars_per_hour} in the last hour",
             )
-        await self._refuse(ws, hello.name, code, detail)
+        await self._refuse(ws, joining.hello.name, code, detail)
 
     def _joined(
         self,
         ws: ServerConnection,
-        admission: Admission,
+        joining: Joining,
         name: str,
         actor_id: int,
         resumed: bool,
@@ -398,7 +399,7 @@ class Front:
     ) -> None:
         """Count and log a join the host accepted."""
         if not resumed:
-            self.book.record_created(admission.address, time.monotonic())
+            self.book.record_created(joining.address, time.monotonic())
         self.metrics.joins.labels("resumed" if resumed else "new").inc()
         where = client_of(ws)
         log.info(

@@ -46,7 +46,6 @@ from protocol.messages import (
     ChatOut,
     Command,
     Error,
-    Hello,
     Look,
     Ping,
     Pong,
@@ -57,7 +56,7 @@ from server.game.game import Game, GameError
 from server.game.wire import REASONS
 from server.net import collector
 from server.net.acceptor import BulkAcceptor
-from server.net.front import CLOSE_TIMEOUT_S, Admission, Front, client_of
+from server.net.front import CLOSE_TIMEOUT_S, Front, Joining, client_of
 from server.net.guard import (
     AddressBook,
     GuardedConnection,
@@ -623,32 +622,26 @@ class GameServer(Front):
     def _answer_http(self, ws: ServerConnection, request: Request) -> Response | None:
         return self.metrics.process_request(ws, request)
 
-    async def _seat(
-        self,
-        ws: ServerConnection,
-        hello: Hello,
-        session: ServerSession,
-        bucket: TokenBucket,
-        admission: Admission,
-    ) -> Client | None:
+    async def _seat(self, ws: ServerConnection, joining: Joining) -> Client | None:
+        hello, session = joining.hello, joining.session
         try:
             welcome, replaced = self.game.join(
-                hello.name, hello.token, hello.cls, session, may_create=admission.may_create
+                hello.name, hello.token, hello.cls, session, may_create=joining.may_create
             )
         except GameError as exc:
-            await self._join_refused(ws, hello, admission, exc.code, exc.detail)
+            await self._join_refused(ws, joining, exc.code, exc.detail)
             return None
         old = self.clients.get(welcome.id)
         if replaced is not None and old is not None:
             old.extra["replaced"] = True
             self._replace(old.ws)
         session.welcomed()
-        client = Client(ws, welcome.id, session, bucket, *chat_buckets(time.monotonic()))
+        client = Client(ws, welcome.id, session, joining.bucket, *chat_buckets(time.monotonic()))
         self.clients[welcome.id] = client
         self._behind.discard(welcome.id)  # a new connection starts caught up
         self._send_raw(client, encode_server(welcome))
         self._joined(
-            ws, admission, welcome.name, welcome.id, welcome.resumed, self._depth(welcome.id)
+            ws, joining, welcome.name, welcome.id, welcome.resumed, self._depth(welcome.id)
         )
         return client
 
