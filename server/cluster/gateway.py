@@ -134,7 +134,7 @@ class Gateway(Front):
             :class:`~server.net.guard.NetLimits`); the per-character ones
             are the workers' business.
         admin_socket: Path of the admin Unix socket (None: no admin socket;
-            :class:`~server.cluster.gateway_admin.GatewayAdmin`).
+            :class:`~server.cluster.gateway_admin.GatewayOperator`).
 
     Besides websockets, the port answers ``GET /healthz`` (``ok`` while the
     process runs), ``GET /readyz`` (``ready`` while a worker has been heard
@@ -209,9 +209,12 @@ class Gateway(Front):
         """
         async with contextlib.AsyncExitStack() as stack:
             if self.admin_socket is not None:
-                from server.cluster.gateway_admin import GatewayAdmin
+                from server.cluster.gateway_admin import GatewayOperator
+                from server.net.admin import AdminServer
 
-                await stack.enter_async_context(GatewayAdmin(self, self.admin_socket))
+                await stack.enter_async_context(
+                    AdminServer(GatewayOperator(self), self.admin_socket)
+                )
             await self._run(ready, install_signals)
 
     async def _run(self, ready: asyncio.Future[int] | None, install_signals: bool) -> None:

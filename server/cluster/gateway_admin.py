@@ -1,10 +1,11 @@
-"""The admin socket of a cluster gateway (``underhall gateway --admin-socket PATH``).
+"""The admin commands of a cluster gateway (``underhall gateway --admin-socket PATH``).
 
-The channel of ``underhall serve`` (:class:`~server.net.admin.AdminSocket`:
+The channel and the commands of ``underhall serve`` (:class:`~server.net.admin.AdminServer`:
 a Unix socket of mode 0600, the ``SO_PEERCRED`` check, one JSON object per
 line each way, every action logged with ``event: "admin"`` and counted in
-``underhall_admin_actions_total``), with ``serve``'s commands made
-cluster-wide. A gateway holds connections and no game state, so what needs
+``underhall_admin_actions_total``, the fields checked by
+:func:`~server.net.admin.verbs`), with :class:`GatewayOperator` making
+them cluster-wide. A gateway holds connections and no game state, so what needs
 the other gateways is asked of them over NATS (:meth:`Gateway.gather
 <server.cluster.gateway.Gateway.gather>`: answers collected for at most
 :data:`~server.cluster.gateway.GATHER_S` seconds), and what needs the
@@ -46,16 +47,14 @@ A ban, an unban or ``bans`` that no worker answers within
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
-from protocol.limits import MAX_CHAT
 from server.cluster.bus import pack, unpack
 from server.game.bans import KICK_HOLD_S
-from server.net.admin import AdminError, AdminSocket, Answer, grace_field, name_field, text_field
+from server.net.admin import AdminError, Answer
 
 if TYPE_CHECKING:
     from server.cluster.gateway import Gateway
@@ -66,32 +65,15 @@ opens a connection of its own to the database: up to 5 s)."""
 NO_SAVE = "a gateway holds no game state: the workers save the characters they hold"
 
 
-class GatewayAdmin(AdminSocket):
-    """Serve admin requests for ``gateway`` on the Unix socket ``path``.
+class GatewayOperator:
+    """The admin commands' :class:`~server.net.admin.Operator` for ``gateway``:
+    cluster-wide where the command's subject is."""
 
-    Use as an async context manager (see :class:`~server.net.admin.AdminSocket`).
-
-    Raises (on entering):
-        OSError: The path is in use by a running server, is not a socket, or
-            cannot be bound (too long, no such directory, no permission).
-    """
-
-    def __init__(self, gateway: Gateway, path: Path) -> None:
+    def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
-        super().__init__(
-            path,
-            {
-                "who": self._who,
-                "kick": self._kick,
-                "ban": self._ban,
-                "unban": self._unban,
-                "bans": self._bans,
-                "broadcast": self._broadcast,
-                "shutdown": self._shutdown,
-                "save": self._no_save,
-            },
-            count=lambda cmd: gateway.metrics.admin_actions.labels(cmd).inc(),
-        )
+
+    def count(self, cmd: str) -> None:
+        self.gateway.metrics.admin_actions.labels(cmd).inc()
 
     def _heard(self, answers: dict[str, Any]) -> Answer:
         """The ``gateways`` that answered and the ``silent`` ones."""
@@ -100,7 +82,7 @@ class GatewayAdmin(AdminSocket):
             "silent": [g for g in self.gateway.live_gateways() if g not in answers],
         }
 
-    async def _who(self, request: dict[str, Any]) -> Answer:
+    async def who(self) -> Answer:
         gw = self.gateway
         here = gw.who_here()
         _, answers = await gw.gather(
@@ -126,9 +108,8 @@ class GatewayAdmin(AdminSocket):
             **self._heard(answers),
         }
 
-    async def _kick(self, request: dict[str, Any]) -> Answer:
+    async def kick(self, name: str) -> Answer:
         gw = self.gateway
-        name = name_field(request)
         _, answers = await gw.gather(
             lambda inbox: gw.nc.publish(gw.subjects.kick, pack([name]), reply=inbox)
         )
@@ -164,35 +145,28 @@ class GatewayAdmin(AdminSocket):
             raise AdminError(str(answer.get("error") if isinstance(answer, dict) else answer))
         return answer
 
-    async def _ban(self, request: dict[str, Any]) -> Answer:
+    async def ban(self, name: str, reason: str) -> Answer:
         gw = self.gateway
-        name = name_field(request)
-        reason = request.get("reason") or ""
-        if not isinstance(reason, str) or len(reason) > MAX_CHAT:
-            raise AdminError(f"reason must be text of at most {MAX_CHAT} characters")
         req = {"op": "ban", "name": name, "reason": reason}
         _, answers = await gw.gather(lambda inbox: self._ask_worker({**req, "inbox": inbox}))
         where = sorted(g for g, closed in answers.items() if closed)
         return {"name": name, "online": bool(where), "where": where, **self._heard(answers)}
 
-    async def _unban(self, request: dict[str, Any]) -> Answer:
-        name = name_field(request)
+    async def unban(self, name: str) -> Answer:
         await self._ask_worker({"op": "unban", "name": name})
         return {"name": name}
 
-    async def _bans(self, request: dict[str, Any]) -> Answer:
+    async def bans(self) -> Answer:
         answer = await self._ask_worker({"op": "bans"})
         return {"bans": answer.get("bans", [])}
 
-    async def _broadcast(self, request: dict[str, Any]) -> Answer:
-        text = text_field(request)
+    async def broadcast(self, text: str) -> Answer:
         await self.gateway.notice(text)
         return {"players_here": len(self.gateway.players)}
 
-    def _shutdown(self, request: dict[str, Any]) -> Answer:
-        grace = grace_field(request)
+    async def shutdown(self, grace: float | None) -> Answer:
         players = len(self.gateway.players)
         return {"grace_s": self.gateway.drain(grace), "players": players}
 
-    def _no_save(self, request: dict[str, Any]) -> Answer:
+    async def save(self) -> Answer:
         raise AdminError(NO_SAVE)

@@ -16,12 +16,15 @@ per line, in order, as many as the client likes on one connection::
     {"ok": false, "error": "unknown command 'nope' (known: ban, bans, ...)"}
 
 :class:`AdminSocket` is that plumbing (listening, the peer check, the line
-protocol, errors, logging, counting) with a command table of its owner's;
-:class:`AdminServer` is ``underhall serve``'s table, and
-:mod:`server.cluster.gateway_admin` the cluster gateway's.
+protocol, errors, logging, counting) with a command table. The commands
+exist once, in :func:`verbs`, which checks each request's fields and hands
+them to an :class:`Operator`: :class:`ServeOperator` for ``underhall
+serve``, :class:`~server.cluster.gateway_admin.GatewayOperator` for a
+cluster gateway (which makes them cluster-wide). :class:`AdminServer` is
+the socket with those commands.
 
-``serve``'s commands and their keys: ``who``; ``kick`` ``name``; ``ban``
-``name`` [``reason``]; ``unban`` ``name``; ``bans``; ``broadcast`` ``text``;
+The commands and their keys: ``who``; ``kick`` ``name``; ``ban`` ``name``
+[``reason``]; ``unban`` ``name``; ``bans``; ``broadcast`` ``text``;
 ``save``; ``shutdown`` [``grace`` seconds]. Every action is logged at INFO
 with ``event: "admin"``, and counted in ``underhall_admin_actions_total``.
 """
@@ -41,7 +44,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias
 
 from protocol.errors import ErrorCode
 from protocol.limits import MAX_CHAT
@@ -195,8 +198,55 @@ class AdminSocket:
         return {"ok": True, **answer}
 
 
+class Operator(Protocol):
+    """What the admin commands ask of a server: ``underhall serve``, or a
+    cluster gateway for the whole cluster. Each returns the answer's fields
+    (``"ok"`` is added) and raises :class:`AdminError` to refuse."""
+
+    def count(self, cmd: str) -> None:
+        """Count an action carried out (``underhall_admin_actions_total``)."""
+
+    async def who(self) -> Answer:
+        """``players`` (``name``, ``actor``, ``depth``, ``address``, ...), ``draining``, ``tick``."""
+
+    async def kick(self, name: str) -> Answer:
+        """Disconnect ``name`` (``kicked``) and hold it out for a minute."""
+
+    async def ban(self, name: str, reason: str) -> Answer:
+        """Ban ``name`` (kept across restarts) and disconnect it (``banned``)."""
+
+    async def unban(self, name: str) -> Answer:
+        """Lift the ban of ``name``."""
+
+    async def bans(self) -> Answer:
+        """``bans``: ``name``, ``reason``, ``at``."""
+
+    async def broadcast(self, text: str) -> Answer:
+        """Send every player a notice."""
+
+    async def save(self) -> Answer:
+        """Save every character and level now."""
+
+    async def shutdown(self, grace: float | None) -> Answer:
+        """Drain: warn the players, save, stop (``grace`` seconds of play, None: the default)."""
+
+
+def verbs(op: Operator) -> dict[str, Command]:
+    """The admin commands, each checking its request's fields and calling ``op``."""
+    return {
+        "who": lambda request: op.who(),
+        "kick": lambda request: op.kick(name_field(request)),
+        "ban": lambda request: op.ban(name_field(request), reason_field(request)),
+        "unban": lambda request: op.unban(name_field(request)),
+        "bans": lambda request: op.bans(),
+        "broadcast": lambda request: op.broadcast(text_field(request)),
+        "save": lambda request: op.save(),
+        "shutdown": lambda request: op.shutdown(grace_field(request)),
+    }
+
+
 class AdminServer(AdminSocket):
-    """Serve admin requests for ``underhall serve``'s ``server`` on the Unix socket ``path``.
+    """Serve the admin commands (:func:`verbs`) of ``operator`` on the Unix socket ``path``.
 
     Use as an async context manager (see :class:`AdminSocket`).
 
@@ -205,26 +255,20 @@ class AdminServer(AdminSocket):
             cannot be bound (too long, no such directory, no permission).
     """
 
-    def __init__(self, server: GameServer, path: Path) -> None:
+    def __init__(self, operator: Operator, path: Path) -> None:
+        super().__init__(path, verbs(operator), count=operator.count)
+
+
+class ServeOperator:
+    """The admin commands' :class:`Operator` for ``underhall serve``'s ``server``."""
+
+    def __init__(self, server: GameServer) -> None:
         self.server = server
-        super().__init__(
-            path,
-            {
-                "who": self._who,
-                "kick": self._kick,
-                "ban": self._ban,
-                "unban": self._unban,
-                "bans": self._bans,
-                "broadcast": self._broadcast,
-                "save": self._save,
-                "shutdown": self._shutdown,
-            },
-            count=lambda cmd: server.metrics.admin_actions.labels(cmd).inc(),
-        )
 
-    # --------------------------------------------------------- commands
+    def count(self, cmd: str) -> None:
+        self.server.metrics.admin_actions.labels(cmd).inc()
 
-    def _who(self, request: dict[str, Any]) -> Answer:
+    async def who(self) -> Answer:
         server = self.server
         game = server.game
         players = []
@@ -242,31 +286,25 @@ class AdminServer(AdminSocket):
             )
         return {"players": players, "draining": server.draining, "tick": game.world.tick}
 
-    def _kick(self, request: dict[str, Any]) -> Answer:
-        name = name_field(request)
+    async def kick(self, name: str) -> Answer:
         if not self.server.disconnect(name, ErrorCode.KICKED.value, KICK_TEXT):
             raise AdminError(f"nobody called {name!r} is playing")
         self.server.game.bans.kick(name)
         return {"name": name}
 
-    def _ban(self, request: dict[str, Any]) -> Answer:
-        name = name_field(request)
-        reason = request.get("reason") or ""
-        if not isinstance(reason, str) or len(reason) > MAX_CHAT:
-            raise AdminError(f"reason must be text of at most {MAX_CHAT} characters")
+    async def ban(self, name: str, reason: str) -> Answer:
         self.server.game.bans.ban(name, reason)
         online = self.server.disconnect(
             name, ErrorCode.BANNED.value, "banned" + (f": {reason}" if reason else "")
         )
         return {"name": name, "online": online}
 
-    def _unban(self, request: dict[str, Any]) -> Answer:
-        name = name_field(request)
+    async def unban(self, name: str) -> Answer:
         if not self.server.game.bans.unban(name):
             raise AdminError(f"{name!r} is not banned")
         return {"name": name}
 
-    def _bans(self, request: dict[str, Any]) -> Answer:
+    async def bans(self) -> Answer:
         return {
             "bans": [
                 {"name": b.name, "reason": b.reason, "at": b.at}
@@ -274,10 +312,10 @@ class AdminServer(AdminSocket):
             ]
         }
 
-    def _broadcast(self, request: dict[str, Any]) -> Answer:
-        return {"players": self.server.notice(text_field(request))}
+    async def broadcast(self, text: str) -> Answer:
+        return {"players": self.server.notice(text)}
 
-    def _save(self, request: dict[str, Any]) -> Answer:
+    async def save(self) -> Answer:
         started = time.perf_counter()
         self.server.game.save_all()
         return {
@@ -285,8 +323,7 @@ class AdminServer(AdminSocket):
             "seconds": round(time.perf_counter() - started, 3),
         }
 
-    def _shutdown(self, request: dict[str, Any]) -> Answer:
-        grace = grace_field(request)
+    async def shutdown(self, grace: float | None) -> Answer:
         given = self.server.drain(grace)
         return {"grace_s": given, "players": len(self.server.game.seats)}
 
@@ -304,6 +341,18 @@ def name_field(request: dict[str, Any]) -> str:
     if not isinstance(name, str) or not 1 <= len(name) <= 64:
         raise AdminError('this command needs a "name"')
     return name
+
+
+def reason_field(request: dict[str, Any]) -> str:
+    """The request's ``reason`` (``""`` when absent).
+
+    Raises:
+        AdminError: Not text, or longer than ``MAX_CHAT`` characters.
+    """
+    reason = request.get("reason") or ""
+    if not isinstance(reason, str) or len(reason) > MAX_CHAT:
+        raise AdminError(f"reason must be text of at most {MAX_CHAT} characters")
+    return reason
 
 
 def text_field(request: dict[str, Any]) -> str:

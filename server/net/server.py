@@ -283,9 +283,9 @@ class GameServer(Front):
                 )
                 self.metrics_port = int(next(iter(http_server.sockets)).getsockname()[1])
             if self.admin_socket is not None:
-                from server.net.admin import AdminServer
+                from server.net.admin import AdminServer, ServeOperator
 
-                await stack.enter_async_context(AdminServer(self, self.admin_socket))
+                await stack.enter_async_context(AdminServer(ServeOperator(self), self.admin_socket))
             tick_task = asyncio.create_task(self._tick_loop())
             self._ticking = True
             if ready is not None and not ready.done():

@@ -23,7 +23,7 @@ import websockets
 from protocol.version import PROTOCOL_VERSION
 from server.game.game import Game
 from server.game.store import Store
-from server.net.admin import AdminServer, bind_private_socket
+from server.net.admin import AdminServer, ServeOperator, bind_private_socket
 from server.net.server import GameServer
 from server.sim.world import World
 from server.store import open_store
@@ -250,7 +250,8 @@ async def test_a_second_admin_server_on_the_same_path_is_refused(tmp_path: Path)
     store = Store(tmp_path / "w.db")
     server = GameServer(Game(World(1, populate=False), store), "127.0.0.1", 0, 20)
     with pytest.raises(OSError, match="in use"):
-        async with AdminServer(server, tmp_path / "s"), AdminServer(server, tmp_path / "s"):
+        operator = ServeOperator(server)
+        async with AdminServer(operator, tmp_path / "s"), AdminServer(operator, tmp_path / "s"):
             pass
     store.close()
 
