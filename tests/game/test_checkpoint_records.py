@@ -112,9 +112,9 @@ def test_a_record_is_the_character_at_its_checkpoint_tick() -> None:
     and reaches the writer some ticks later: what it hands over is still
     every character as it was at the checkpoint's tick, whatever the ticks
     in between did to them."""
-    world = World(33)
+    world = World(36)
     game = Game(world, Store(":memory:"))
-    rng = np.random.default_rng(33)
+    rng = np.random.default_rng(36)
     ids = seat_players(game, 20, rng, scatter=True)
     submitted: dict[int, tuple[int, list[tuple[str, str, bytes, int]]]] = {}
     memory_then: dict[str, object] = {}
@@ -141,6 +141,7 @@ def test_a_record_is_the_character_at_its_checkpoint_tick() -> None:
     for name, _, blob, _ in rows:
         assert unpack_record(blob) == at_checkpoint[name], name
     # Players saw more of the map while their memory was being compressed.
+    # (seed 36: with issue 46's content world 33 moved only 2 of its 20 players on)
     moved_on = sum(memory_then[n] != at_checkpoint[n]["memory"] for n in at_checkpoint)
     assert moved_on >= 3
 
