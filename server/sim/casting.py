@@ -203,7 +203,9 @@ def cast(world: World, actor: Actor, command: Cast, events: list[Event]) -> Reje
         return RejectReason.NO_TARGET
     if aim == "cell":
         assert command.target is not None
-        if not _in_view(world, actor, command.target):
+        if not _in_view(world, actor, command.target) or not in_range(
+            spell, (actor.x, actor.y), command.target
+        ):
             return RejectReason.NO_TARGET
     cost = fam.cast_energy_cost(spell)
     left = turns_left(actor, spell.key, world.tick, world.status_rules.round_ticks)
@@ -277,6 +279,8 @@ def monster_cast(
         direction = ((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))
     elif aim == "cell":
         cell = (target.x, target.y)
+        if not in_range(spell, (monster.x, monster.y), cell):
+            return False
     mdef = world.content.monsters.get(monster.kind)
     if mdef is not None and mdef.spell_power is not None and spell.power > 0:
         spell = replace(spell, power=mdef.spell_power)
@@ -284,6 +288,16 @@ def monster_cast(
     events.append(CastEvent(monster.depth, monster.x, monster.y, monster.id, spell.key, True))
     apply_spell(world, monster, spell, direction, cell, events)
     return True
+
+
+def in_range(spell: SpellDef, origin: tuple[int, int], cell: tuple[int, int]) -> bool:
+    """Whether ``cell`` is within the range of a spell aimed at a cell, in
+    cells of Chebyshev distance from ``origin`` (seed 001: "confusion has a
+    range of 8 tiles", acid glob "unlimited range"; ``range`` None is
+    unlimited; an upgraded spell's doubled range counts)."""
+    if spell.range is None:
+        return True
+    return max(abs(cell[0] - origin[0]), abs(cell[1] - origin[1])) <= spell.range
 
 
 def _in_view(world: World, actor: Actor, cell: tuple[int, int]) -> bool:

@@ -84,7 +84,8 @@ def melee(world: World, attacker: Actor, defender: Actor, events: list[Event]) -
     if result.outcome != AttackOutcome.MISS:
         attacker.last_attack_tick = world.tick
     damage = result.damage
-    hit = result.outcome != AttackOutcome.MISS
+    # seed 001: "a lucky hit does 1 to 3 damage, without any further adjustments"
+    hit = result.outcome not in (AttackOutcome.MISS, AttackOutcome.LUCKY)
     if hit and surprise and attacker.cls is not None:
         bonus = world.content.classes[attacker.cls].sneak_attack
         damage = int(damage * (1 + bonus))
@@ -117,12 +118,13 @@ def melee(world: World, attacker: Actor, defender: Actor, events: list[Event]) -
             surprise,
         )
     )
-    if hit:
+    landed = result.outcome != AttackOutcome.MISS
+    if landed:
         if damage > 0:
             world.report_status(defender, defender.statuses.on_damaged(), events)
         _touch(world, attacker, defender, mdef, events)
     world.after_harm(defender, attacker, events)
-    if hit and attacker.alive:
+    if landed and attacker.alive:
         _shield_burn(world, attacker, defender, events)
 
 

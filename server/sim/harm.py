@@ -54,6 +54,11 @@ _STACKED: Final = frozenset({SideEffect.STUN, SideEffect.CONFUSION, SideEffect.F
 _SEED_SIZED: Final = _STACKED | {SideEffect.SLEEP, SideEffect.HOLD}
 """Side effects whose amounts seed 003 sizes past ``statuses.toml``'s caps (sleep 350)."""
 _FLAGS: Final = frozenset(MONSTER_FLAGS)
+ATTACKS: Final = frozenset({"throw", "ray", "beam", "bolt", "ball", "spell", "breath", "potion"})
+"""Causes of harm that are the source's attack: one that lands stops the
+attacker's regeneration that turn, as a melee hit does (seed 001: "attacking
+during a turn prevents health and energy from regenerating (unless you
+miss)"). A shield's retaliation, statuses, terrain and hunger are not."""
 
 
 def _flags(actor: Actor) -> frozenset[str]:
@@ -95,6 +100,9 @@ def harm_typed(
         outcome: The hit outcome to report.
     """
     raw = max(0, raw)
+    landed = outcome != AttackOutcome.MISS
+    if landed and source is not None and source is not target and cause in ATTACKS:
+        source.last_attack_tick = world.tick  # seed 001: no regeneration this turn
     level = world.levels[target.depth]
     terrain = level.terrain_at(target.x, target.y)
     effects: tuple[tuple[SideEffect, int], ...] = ()

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 from server.sim import upkeep
 from server.sim.actors import Actor
 from server.sim.ballistics import bolt_path
+from server.sim.combat import AttackOutcome
 from server.sim.events import Event, Flew, Harmed, Landed, RejectReason, Thrown
 from server.sim.inventory import unequip_lost
 from server.sim.items import Item, find, take_from_pack
@@ -141,6 +142,7 @@ def _meet(world: World, proj: Projectile, target: Actor, events: list[Event]) ->
         assert enchant_type is not None
         return world.resist_adjusted(target, amount, enchant_type)
 
+    surprise = owner is not None and world.is_surprise(owner, target)
     result = resolve_throw(
         world.rng,
         melee_miss=bane_miss(world, owner, target, proj.melee_miss),
@@ -156,9 +158,10 @@ def _meet(world: World, proj: Projectile, target: Actor, events: list[Event]) ->
         adjust=adjust if enchant_type is not None else None,
         blessed_vs_undead=proj.item.blessed and "undead" in target.flags,
         victim_level=target.level,
-        surprise=owner is not None and world.is_surprise(owner, target),
+        surprise=surprise,
     )
-    total = result.damage + result.enchant_damage
+    total = sneak_damage(world, owner, result.damage, result.outcome, surprise)
+    total += result.enchant_damage
     dealt = max(0, min(total, target.hp))
     healed = max(0, min(-total, target.max_hp - target.hp))
     target.hp += healed - dealt
@@ -183,6 +186,20 @@ def _meet(world: World, proj: Projectile, target: Actor, events: list[Event]) ->
         world.potion_splash(target, proj.item, owner, events)
     world.after_harm(target, owner, events)
     return True
+
+
+def sneak_damage(
+    world: World, owner: Actor | None, damage: int, outcome: AttackOutcome, surprise: bool
+) -> int:
+    """A thrown item's damage roll with the thrower's surprise bonus: seed 002's
+    Assassin deals 50% more on every surprise attack, thrown ones too (the
+    class's ``sneak_attack``, rounded down as in melee); a miss or a lucky hit
+    is left as it is (seed 001: a lucky hit takes no further adjustment)."""
+    if owner is None or owner.cls is None or not surprise:
+        return damage
+    if damage <= 0 or outcome in (AttackOutcome.MISS, AttackOutcome.LUCKY):
+        return damage
+    return int(damage * (1 + world.content.classes[owner.cls].sneak_attack))
 
 
 def _finish(world: World, proj: Projectile, events: list[Event]) -> None:
