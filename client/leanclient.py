@@ -19,23 +19,82 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 import numpy as np
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
 from websockets.protocol import OPEN
+from websockets.uri import WebSocketURI
 
 from client.botpolicy import frontier_cells, path_to_nearest, walkable_cells
-from client.loadstats import LAT_BUCKETS
+from client.loadstats import LAT_BUCKETS, Counters
 from protocol.messages import DELTA_KEY, STEP_DIRECTIONS, unpack_rejects
 from protocol.version import PROTOCOL_VERSION
 
-if TYPE_CHECKING:
-    from client.loadgen import Generator
+
+class Setup(Protocol):
+    """What a client reads of its run's configuration (:class:`client.loadgen.LoadConfig`)."""
+
+    @property
+    def prefix(self) -> str: ...
+
+    @property
+    def classes(self) -> tuple[str, ...]: ...
+
+    @property
+    def depths(self) -> int: ...
+
+    @property
+    def walk_every(self) -> int: ...
+
+    @property
+    def tokens(self) -> dict[str, str]: ...
+
+
+class Hub(Protocol):
+    """What a client uses of the clients' process (:class:`client.loadgen.Generator`)."""
+
+    @property
+    def cfg(self) -> Setup: ...
+
+    @property
+    def uri(self) -> WebSocketURI: ...
+
+    @property
+    def passable(self) -> list[bool]: ...
+
+    @property
+    def passable_np(self) -> np.ndarray[Any, np.dtype[np.bool_]]: ...
+
+    @property
+    def counters(self) -> Counters: ...
+
+    @property
+    def new_tokens(self) -> dict[str, str]: ...
+
+    @property
+    def rng(self) -> random.Random: ...
+
+    @property
+    def np_rng(self) -> np.random.Generator: ...
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop: ...
+
+    @property
+    def pack(self) -> Callable[[Any], bytes]: ...
+
+    @property
+    def unpack(self) -> Callable[[bytes], Any]: ...
+
+    def frame(self, payload: bytes) -> bytes: ...
+
 
 __all__ = ["ACK_TIMEOUT_S", "DIRECTIONS", "DOOR_CLOSED", "LAVA", "UNKNOWN", "LeanClient"]
 
@@ -63,7 +122,7 @@ _ACK, _REJ, _ME, _TILES, _ST, _MV, _UPD = (
 class LeanClient(asyncio.Protocol):
     """One websocket client on a raw transport; see the module docstring."""
 
-    def __init__(self, gen: Generator, index: int) -> None:
+    def __init__(self, gen: Hub, index: int) -> None:
         self.gen = gen
         self.index = index
         self.name = f"{gen.cfg.prefix}{index}"

@@ -101,3 +101,98 @@ def test_simulation_is_pure() -> None:
                 or root in {"numpy", "tcod", "__future__"}
                 or (root in sys.stdlib_module_names)
             ), f"{path.name} imports {name}"
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the modules of this project it imports (``from a import b``
+    counts as importing ``a.b`` when that is a module), at any place in the
+    file: ``TYPE_CHECKING`` blocks and functions included."""
+    modules = {_module(p).removesuffix(".__init__") for p in MODULES}
+    graph: dict[str, set[str]] = {}
+    for path in MODULES:
+        module = _module(path).removesuffix(".__init__")
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    if sub in modules:
+                        found.add(sub)
+                    elif node.module in modules:
+                        found.add(node.module)
+        graph[module] = found - {module}
+    return graph
+
+
+def _package(module: str) -> str:
+    return module.rsplit(".", 1)[0]
+
+
+SIM_CIRCLES_LEFT = {
+    "server.sim.casting -> server.sim.zapping",
+    "server.sim.casting -> server.sim.world",
+    "server.sim.casting -> server.sim.world -> server.sim.use",
+    "server.sim.casting -> server.sim.world -> server.sim.monsters",
+    "server.sim.fighting -> server.sim.world",
+    "server.sim.harm -> server.sim.world",
+    "server.sim.inventory -> server.sim.world",
+    "server.sim.inventory -> server.sim.world -> server.sim.use",
+    "server.sim.inventory -> server.sim.world -> server.sim.projectiles",
+    "server.sim.monsters -> server.sim.world",
+    "server.sim.projectiles -> server.sim.world",
+    "server.sim.upkeep -> server.sim.world",
+    "server.sim.use -> server.sim.world",
+    "server.sim.world -> server.sim.zapping",
+}
+"""The circles between the world and its rule modules, which import
+``World`` for their type hints while the world calls them. They are debt,
+listed so that none is added: breaking them takes a ``typing.Protocol`` of
+the world for each rule module, and several of those modules are compiled
+with mypyc, where attribute access through a protocol is a dictionary
+look-up instead of a struct read (to be measured, issue 44). A circle
+removed must be removed here too."""
+
+
+def _circles() -> list[str]:
+    return _find_circles(_graph())
+
+
+def _find_circles(graph: dict[str, set[str]]) -> list[str]:
+    """Each circle of imports inside one package, once, from its least module."""
+    circles: list[list[str]] = []
+    for start in sorted(graph):
+        package = _package(start)
+        # depth-first search for a way back to ``start`` inside its package
+        stack: list[tuple[str, list[str]]] = [(start, [start])]
+        seen: set[str] = set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(graph.get(node, ())):
+                if _package(nxt) != package:
+                    continue
+                if nxt == start:
+                    circles.append(path)
+                elif nxt not in seen and nxt > start:  # each circle once, from its least module
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+    return [" -> ".join(c) for c in circles]
+
+
+def test_no_import_circle_inside_a_package() -> None:
+    """STYLE.md, rule 7: a module that needs its host states a
+    ``typing.Protocol`` of what it uses instead of importing it, so no two
+    modules of one package import each other, even for type checking (the
+    simulation's listed debt aside)."""
+    circles = _circles()
+    new = [c for c in circles if c not in SIM_CIRCLES_LEFT]
+    assert not new, "import circles:\n" + "\n".join(new)
+    gone = SIM_CIRCLES_LEFT - set(circles)
+    assert not gone, f"no longer circles: take them off SIM_CIRCLES_LEFT: {sorted(gone)}"
+
+
+def test_a_circle_is_found() -> None:
+    """The search itself: a planted pair of modules importing each other is a circle."""
+    graph = {"p.a": {"p.b"}, "p.b": {"p.a", "q.c"}, "q.c": {"p.a"}}
+    assert _find_circles(graph) == ["p.a -> p.b"]

@@ -172,11 +172,6 @@ class Gateway(Front):
         """Other gateways' ids -> ``time.monotonic()`` of their last heartbeat."""
         self.tick = 0
         self.handoffs = 0
-        self.frames = 0
-        """Frames written to clients since start (workers' frames, chat,
-        pongs, errors, welcomes)."""
-        self.frame_bytes = 0
-        """Payload bytes of those frames."""
         self.dropped = {"stale": 0, "behind": 0, "cut": 0}
         """Workers' frames not written, by reason: ``stale`` (the player left,
         or an old epoch), ``behind`` (the client is not reading), ``cut``
@@ -263,8 +258,8 @@ class Gateway(Front):
                     await asyncio.wait_for(p.ws.close(1001, "gateway shutdown"), CLOSE_WAIT_S)
         log.info(
             "stats: frames %d, frame bytes %d, route changes %d",
-            self.frames,
-            self.frame_bytes,
+            self.metrics.frames_sent,
+            self.metrics.bytes_sent,
             self.handoffs,
         )
         with contextlib.suppress(Exception):  # NATS may be gone: do not hang
@@ -495,18 +490,11 @@ class Gateway(Front):
         await self.nc.publish(self.subjects.chat, pack(["", text, None, None, self.tick]))
         await self.nc.flush(timeout=2)
 
-    def _send(self, ws: ServerConnection, data: bytes) -> None:
-        """Write ``data`` to ``ws`` (if still open), counted."""
-        send_binary(ws, data)
-        self.frames += 1
-        self.frame_bytes += len(data)
-
     def _send_all(self, targets: list[ServerConnection], data: bytes) -> None:
         """Write ``data`` to each of ``targets`` (those still open), counted."""
         for ws in targets:
             send_binary(ws, data)
-        self.frames += len(targets)
-        self.frame_bytes += len(data) * len(targets)
+        self.metrics.sent(len(data), len(targets))
 
     # ----------------------------------------------------------- from workers
 
@@ -576,8 +564,7 @@ class Gateway(Front):
                 p.depth = snapshot_depth(data)
             p.frames += 1
             p.sent_bytes += len(data)
-            self.frames += 1
-            self.frame_bytes += len(data)
+            self.metrics.sent(len(data))
             send_binary(p.ws, data)
 
     async def _on_chat(self, msg: Msg) -> None:
@@ -724,6 +711,9 @@ class Gateway(Front):
 
     def current_tick(self) -> int:
         return self.tick
+
+    def players_online(self) -> int:
+        return len(self.players)
 
     async def _handle(self, ws: ServerConnection) -> None:
         self.metrics.accepted.inc()

@@ -47,17 +47,65 @@ A ban, an unban or ``bans`` that no worker answers within
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sized
+from typing import Any, Protocol, TypeVar
 
+from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
-from server.cluster.bus import pack, unpack
+from server.cluster.bus import Subjects, pack, unpack
 from server.game.bans import KICK_HOLD_S
 from server.net.admin import AdminError, Answer
 
-if TYPE_CHECKING:
-    from server.cluster.gateway import Gateway
+T = TypeVar("T")
+
+
+class Counting(Protocol):
+    """The gateway's metrics, as the operator uses them."""
+
+    @property
+    def admin_actions(self) -> Any: ...
+
+
+class Cluster(Protocol):
+    """What the admin commands use of :class:`~server.cluster.gateway.Gateway`."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def nc(self) -> NatsClient: ...
+
+    @property
+    def subjects(self) -> Subjects: ...
+
+    @property
+    def metrics(self) -> Counting: ...
+
+    @property
+    def draining(self) -> bool: ...
+
+    @property
+    def tick(self) -> int: ...
+
+    @property
+    def players(self) -> Sized: ...
+
+    def who_here(self) -> list[dict[str, Any]]: ...
+
+    def live_workers(self) -> list[str]: ...
+
+    def live_gateways(self) -> list[str]: ...
+
+    async def gather(
+        self, send: Callable[[str], Awaitable[T]], wait_s: float = ...
+    ) -> tuple[T, dict[str, Any]]: ...
+
+    async def notice(self, text: str) -> None: ...
+
+    def drain(self, grace_s: float | None = None) -> float: ...
+
 
 WORKER_ANSWER_S = 8.0
 """Seconds a ban, an unban or ``bans`` waits for a worker's answer (a worker
@@ -69,7 +117,7 @@ class GatewayOperator:
     """The admin commands' :class:`~server.net.admin.Operator` for ``gateway``:
     cluster-wide where the command's subject is."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Cluster) -> None:
         self.gateway = gateway
 
     def count(self, cmd: str) -> None:

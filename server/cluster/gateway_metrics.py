@@ -17,36 +17,56 @@ gateway's own start ``underhall_gateway_``. docs/operating.md lists them all.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping
+from typing import Protocol
 
-from prometheus_client import Counter, Gauge
+from prometheus_client import Counter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from server.net.metrics import labelled, new_registry
-
-if TYPE_CHECKING:
-    from server.cluster.gateway import Gateway
+from server.net.metrics import FrontMetrics, FrontState, labelled
 
 WORKER_SHOWN_S = 600.0
 """A worker not heard from for this many seconds is left out of the
 per-worker series (worker ids of past processes would pile up)."""
 
 
+class Routed(Protocol):
+    """A seated player, as the metrics read it."""
+
+    @property
+    def worker(self) -> str: ...
+
+
+class Watched(FrontState, Protocol):
+    """What a gateway's metrics read of :class:`~server.cluster.gateway.Gateway`."""
+
+    @property
+    def draining(self) -> bool: ...
+
+    @property
+    def handoffs(self) -> int: ...
+
+    @property
+    def dropped(self) -> Mapping[str, int]: ...
+
+    @property
+    def heartbeats(self) -> Mapping[str, float]: ...
+
+    @property
+    def players(self) -> Mapping[int, Routed]: ...
+
+    def live_workers(self) -> list[str]: ...
+
+
 class _StateCollector:
     """Series read from the gateway's state at scrape time."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Watched) -> None:
         self._gateway = gateway
 
     def describe(self) -> Iterator[Metric]:
         """The families :meth:`collect` yields, without samples (read at registration)."""
-        yield GaugeMetricFamily("underhall_players_online", "")
-        yield GaugeMetricFamily("underhall_ready", "")
         yield GaugeMetricFamily("underhall_draining", "")
-        yield GaugeMetricFamily("underhall_world_tick", "")
-        yield CounterMetricFamily("underhall_frames_sent", "")
-        yield CounterMetricFamily("underhall_sent_bytes", "")
         yield CounterMetricFamily("underhall_gateway_handoffs", "")
         yield CounterMetricFamily("underhall_gateway_frames_dropped", "", labels=["reason"])
         yield GaugeMetricFamily("underhall_gateway_workers_live", "")
@@ -59,27 +79,8 @@ class _StateCollector:
         gw = self._gateway
         now = time.monotonic()
         yield GaugeMetricFamily(
-            "underhall_players_online",
-            "Players seated through this gateway",
-            value=len(gw.players),
-        )
-        yield GaugeMetricFamily(
-            "underhall_ready",
-            "1 while joins are accepted (a worker heard, not draining), else 0",
-            value=1 if gw.ready else 0,
-        )
-        yield GaugeMetricFamily(
             "underhall_draining", "1 from the start of a drain", value=1 if gw.draining else 0
         )
-        yield GaugeMetricFamily(
-            "underhall_world_tick", "Highest tick heard in a worker's heartbeat", value=gw.tick
-        )
-        frames = CounterMetricFamily("underhall_frames_sent", "Websocket frames sent to players")
-        frames.add_metric([], gw.frames)
-        yield frames
-        sent = CounterMetricFamily("underhall_sent_bytes", "Payload bytes sent to players")
-        sent.add_metric([], gw.frame_bytes)
-        yield sent
         handoffs = CounterMetricFamily(
             "underhall_gateway_handoffs",
             "Route changes of a player to another worker (stairs, or seated again elsewhere)",
@@ -122,8 +123,8 @@ class _StateCollector:
         yield age
 
 
-class GatewayMetrics:
-    """The metrics of one gateway, in a registry of their own.
+class GatewayMetrics(FrontMetrics):
+    """The metrics of one gateway: the front's, and the gateway's own.
 
     Args:
         gateway: The gateway whose state is read at scrape time.
@@ -133,13 +134,9 @@ class GatewayMetrics:
             state read at scrape time and ``underhall_process_*``.
     """
 
-    def __init__(self, gateway: Gateway) -> None:
-        self.registry = r = new_registry()
-        self.connections = Gauge(
-            "underhall_connections_open",
-            "Open websocket connections (players, and clients not yet seated)",
-            registry=r,
-        )
+    def __init__(self, gateway: Watched) -> None:
+        super().__init__(gateway)
+        r = self.registry
         self.accepted = Counter(
             "underhall_gateway_connections_accepted",
             "Websocket connections past the per-address and open-file caps",
@@ -151,19 +148,6 @@ class GatewayMetrics:
             ["reason"],
             registry=r,
         )
-        self.joins = Counter(
-            "underhall_joins", "Players seated, new characters or resumed", ["kind"], registry=r
-        )
-        self.refusals = Counter(
-            "underhall_join_refusals", "Joins refused, by error code", ["code"], registry=r
-        )
-        self.leaves = Counter("underhall_leaves", "Seated players who left", registry=r)
-        self.commands = Counter(
-            "underhall_commands",
-            "Commands routed to a worker, by command",
-            ["command"],
-            registry=r,
-        )
         self.routed = Counter(
             "underhall_gateway_messages_routed",
             "Client messages routed to a worker (at once or after a move), by message type",
@@ -173,12 +157,6 @@ class GatewayMetrics:
         self.overflows = Counter(
             "underhall_gateway_messages_dropped",
             "Client messages dropped: the player's buffer was full while it moved",
-            registry=r,
-        )
-        self.protocol_errors = Counter(
-            "underhall_protocol_errors",
-            "Protocol errors sent to clients, by code",
-            ["code"],
             registry=r,
         )
         self.reseats = Counter(
@@ -210,19 +188,8 @@ class GatewayMetrics:
             ["scope"],
             registry=r,
         )
-        self.admin_actions = Counter(
-            "underhall_admin_actions",
-            "Admin commands carried out, by command",
-            ["action"],
-            registry=r,
-        )
         r.register(_StateCollector(gateway))
-        self._commands: dict[str, Counter] = {}
         self._routed: dict[str, Counter] = {}
-
-    def command(self, name: str) -> None:
-        """A command named ``name`` went (or will go, after a move) to a worker."""
-        labelled(self._commands, self.commands, name).inc()
 
     def route(self, kind: str) -> None:
         """A client message of type ``kind`` (``cmd``, ``look``, ``chat``) went

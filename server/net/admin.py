@@ -44,14 +44,51 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias
+from typing import Any, Protocol, Self, TypeAlias
+
+from websockets.asyncio.server import ServerConnection
 
 from protocol.errors import ErrorCode
 from protocol.limits import MAX_CHAT
+from server.game.game import Game
 from server.net.front import client_of
 
-if TYPE_CHECKING:
-    from server.net.server import GameServer
+
+class Connected(Protocol):
+    """A seated client, as ``who`` reads it."""
+
+    @property
+    def ws(self) -> ServerConnection: ...
+
+
+class Counting(Protocol):
+    """The server's metrics, as the operator uses them."""
+
+    @property
+    def admin_actions(self) -> Any: ...
+
+
+class Hosting(Protocol):
+    """What :class:`ServeOperator` uses of :class:`~server.net.server.GameServer`."""
+
+    @property
+    def game(self) -> Game: ...
+
+    @property
+    def clients(self) -> Mapping[int, Connected]: ...
+
+    @property
+    def metrics(self) -> Counting: ...
+
+    @property
+    def draining(self) -> bool: ...
+
+    def disconnect(self, name: str, code: str, text: str) -> bool: ...
+
+    def notice(self, text: str) -> int: ...
+
+    def drain(self, grace_s: float | None = None) -> float: ...
+
 
 log = logging.getLogger("underhall.admin")
 
@@ -262,7 +299,7 @@ class AdminServer(AdminSocket):
 class ServeOperator:
     """The admin commands' :class:`Operator` for ``underhall serve``'s ``server``."""
 
-    def __init__(self, server: GameServer) -> None:
+    def __init__(self, server: Hosting) -> None:
         self.server = server
 
     def count(self, cmd: str) -> None:

@@ -30,7 +30,7 @@ import logging
 import time
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Protocol
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -50,6 +50,7 @@ from protocol.session import ServerSession
 from protocol.version import check_version
 from server.net.guard import AddressBook, GuardedConnection, NetLimits, send_binary
 from server.net.logs import address
+from server.net.metrics import FrontMetrics
 from server.net.ratelimit import TokenBucket, message_bucket
 
 log = logging.getLogger("underhall.net")
@@ -58,37 +59,6 @@ CLOSE_TIMEOUT_S = 2.0
 """Seconds a closing handshake may take before the transport is aborted."""
 REPLACED_TEXT = "this character connected from elsewhere"
 """The text of the ``replaced`` error sent to a character's old connection."""
-
-
-class Counted(Protocol):
-    """A Prometheus counter, gauge or one of its children, as the front uses it."""
-
-    def inc(self, amount: float = 1) -> None: ...
-
-
-class Labelled(Protocol):
-    """A labelled Prometheus counter."""
-
-    def labels(self, *values: str) -> Counted: ...
-
-
-class FrontMetrics(Protocol):
-    """The metrics every front keeps (``underhall_*`` of the same names)."""
-
-    @property
-    def connections(self) -> Any: ...
-
-    @property
-    def joins(self) -> Labelled: ...
-
-    @property
-    def leaves(self) -> Counted: ...
-
-    @property
-    def refusals(self) -> Labelled: ...
-
-    @property
-    def protocol_errors(self) -> Labelled: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +99,8 @@ class Front:
 
     A subclass sets :attr:`limits`, :attr:`book` (before serving),
     :attr:`metrics` and :attr:`draining`, and implements the link to its host:
-    :meth:`current_tick`, :meth:`_seat`, :meth:`_serve` and :meth:`_unseat`.
+    :meth:`current_tick`, :meth:`players_online`, :meth:`_seat`,
+    :meth:`_serve` and :meth:`_unseat`.
     """
 
     limits: NetLimits
@@ -143,6 +114,10 @@ class Front:
 
     def current_tick(self) -> int:
         """The world's tick, for ``pong``."""
+        raise NotImplementedError
+
+    def players_online(self) -> int:
+        """Players seated through this front."""
         raise NotImplementedError
 
     async def _seat(self, ws: ServerConnection, joining: Joining) -> Any:
@@ -216,7 +191,9 @@ class Front:
     # ----------------------------------------------------------- sending
 
     def _send(self, ws: ServerConnection, data: bytes) -> None:
-        """Write one encoded message to ``ws`` now (skipped if it is not open)."""
+        """Write one encoded message to ``ws`` now (skipped if it is not
+        open), counted in :attr:`metrics`."""
+        self.metrics.sent(len(data))
         send_binary(ws, data)
 
     def _reply(self, ws: ServerConnection, msg: ServerMessage) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 import http
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from prometheus_client import (
     CollectorRegistry,
@@ -38,10 +38,9 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_late
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
+from server.game.game import Game
 from server.game.hooks import GameHooks
-
-if TYPE_CHECKING:
-    from server.net.server import GameServer
+from server.net.collector import Pacer
 
 TICK_BUCKETS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.2, 0.5)
 """Histogram buckets of the tick duration (a tick at 10 Hz has 0.1 s)."""
@@ -51,31 +50,142 @@ SAVE_BUCKETS_S = (0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0)
 HEALTH_PATHS = ("/metrics", "/healthz", "/readyz")
 
 
-class _StateCollector:
-    """Gauges read from the server's state at scrape time."""
+class FrontState(Protocol):
+    """What the front's series read at scrape time (``serve`` and a gateway)."""
 
-    def __init__(self, server: GameServer, metrics: Metrics) -> None:
-        self._server = server
+    @property
+    def ready(self) -> bool: ...
+
+    def players_online(self) -> int: ...
+
+    def current_tick(self) -> int: ...
+
+
+class _FrontCollector:
+    """The series every front reads from its state at scrape time."""
+
+    def __init__(self, front: FrontState, metrics: FrontMetrics) -> None:
+        self._front = front
         self._metrics = metrics
 
     def describe(self) -> Iterator[Metric]:
         """The families :meth:`collect` yields, without samples (read at registration)."""
         yield GaugeMetricFamily("underhall_players_online", "")
-        yield GaugeMetricFamily("underhall_players_by_depth", "", labels=["depth"])
         yield GaugeMetricFamily("underhall_ready", "")
         yield GaugeMetricFamily("underhall_world_tick", "")
-        yield GaugeMetricFamily("underhall_clients_behind", "")
         yield CounterMetricFamily("underhall_frames_sent", "")
         yield CounterMetricFamily("underhall_sent_bytes", "")
+
+    def collect(self) -> Iterator[Metric]:
+        front = self._front
+        yield GaugeMetricFamily(
+            "underhall_players_online", "Players seated", value=front.players_online()
+        )
+        yield GaugeMetricFamily(
+            "underhall_ready", "1 while joins are accepted, else 0", value=1 if front.ready else 0
+        )
+        yield GaugeMetricFamily(
+            "underhall_world_tick", "Current tick of the world", value=front.current_tick()
+        )
+        frames = CounterMetricFamily("underhall_frames_sent", "Websocket frames sent to players")
+        frames.add_metric([], self._metrics.frames_sent)
+        yield frames
+        sent = CounterMetricFamily("underhall_sent_bytes", "Payload bytes sent to players")
+        sent.add_metric([], self._metrics.bytes_sent)
+        yield sent
+
+
+class FrontMetrics:
+    """The metrics every front keeps (:mod:`server.net.front`), in a registry
+    of their own (several servers may run in one process, as in the tests),
+    with ``underhall_process_*``.
+
+    Args:
+        front: The front whose state is read at scrape time.
+
+    Attributes:
+        registry: The ``CollectorRegistry`` holding every metric.
+        frames_sent: Frames sent so far to players (plain int: counted per
+            frame): ticks' messages, chat, notices, errors.
+        bytes_sent: Payload bytes of those frames.
+    """
+
+    def __init__(self, front: FrontState) -> None:
+        self.registry = r = new_registry()
+        self.frames_sent = 0
+        self.bytes_sent = 0
+        self.connections = Gauge(
+            "underhall_connections_open",
+            "Open websocket connections (players, and clients not yet seated)",
+            registry=r,
+        )
+        self.joins = Counter(
+            "underhall_joins", "Players seated, new characters or resumed", ["kind"], registry=r
+        )
+        self.leaves = Counter("underhall_leaves", "Seated players who left", registry=r)
+        self.refusals = Counter(
+            "underhall_join_refusals", "Joins refused, by error code", ["code"], registry=r
+        )
+        self.commands = Counter(
+            "underhall_commands", "Commands received, by command", ["command"], registry=r
+        )
+        self.protocol_errors = Counter(
+            "underhall_protocol_errors",
+            "Protocol errors sent to clients, by code",
+            ["code"],
+            registry=r,
+        )
+        self.admin_actions = Counter(
+            "underhall_admin_actions",
+            "Admin commands carried out, by command",
+            ["action"],
+            registry=r,
+        )
+        r.register(_FrontCollector(front, self))
+        self._command_children: dict[str, Counter] = {}
+
+    def sent(self, size: int, frames: int = 1) -> None:
+        """``frames`` frames of ``size`` bytes each went to players."""
+        self.frames_sent += frames
+        self.bytes_sent += size * frames
+
+    def command(self, name: str) -> None:
+        """A command named ``name`` was received (for the world, or a worker)."""
+        _child(self._command_children, self.commands, name).inc()
+
+
+class Served(FrontState, Protocol):
+    """What ``serve``'s metrics read of :class:`~server.net.server.GameServer`."""
+
+    @property
+    def game(self) -> Game: ...
+
+    @property
+    def draining(self) -> bool: ...
+
+    @property
+    def clients_behind(self) -> int: ...
+
+    @property
+    def pacer(self) -> Pacer: ...
+
+
+class _StateCollector:
+    """Gauges read from ``serve``'s state at scrape time."""
+
+    def __init__(self, server: Served) -> None:
+        self._server = server
+
+    def describe(self) -> Iterator[Metric]:
+        """The families :meth:`collect` yields, without samples (read at registration)."""
+        yield GaugeMetricFamily("underhall_players_by_depth", "", labels=["depth"])
+        yield GaugeMetricFamily("underhall_clients_behind", "")
         yield GaugeMetricFamily("underhall_gc_frozen_objects", "")
         yield GaugeMetricFamily("underhall_gc_ticks_between_collections", "")
 
     def collect(self) -> Iterator[Metric]:
         server = self._server
         game = server.game
-        yield GaugeMetricFamily(
-            "underhall_players_online", "Players seated in the world", value=len(game.seats)
-        )
         by_depth: dict[int, int] = {}
         for actor_id in game.seats:
             actor = game.world.actors.get(actor_id)
@@ -88,22 +198,10 @@ class _StateCollector:
             depth.add_metric([str(d)], by_depth[d])
         yield depth
         yield GaugeMetricFamily(
-            "underhall_ready", "1 while joins are accepted, else 0", value=1 if server.ready else 0
-        )
-        yield GaugeMetricFamily(
-            "underhall_world_tick", "Current tick of the world", value=game.world.tick
-        )
-        yield GaugeMetricFamily(
             "underhall_clients_behind",
             "Clients whose output is over the outbox limit: their deltas are skipped",
             value=server.clients_behind,
         )
-        frames = CounterMetricFamily("underhall_frames_sent", "Websocket frames sent to players")
-        frames.add_metric([], self._metrics.frames_sent)
-        yield frames
-        sent = CounterMetricFamily("underhall_sent_bytes", "Payload bytes sent to players")
-        sent.add_metric([], self._metrics.bytes_sent)
-        yield sent
         yield GaugeMetricFamily(
             "underhall_gc_frozen_objects",
             "Containers frozen out of the collector's reach (server.net.collector)",
@@ -116,47 +214,21 @@ class _StateCollector:
         )
 
 
-class Metrics(GameHooks):
-    """The metrics of one server, in a registry of their own.
+class Metrics(FrontMetrics, GameHooks):
+    """The metrics of ``underhall serve``: the front's, and the game's.
 
     Args:
         server: The server whose state is read at scrape time.
-
-    Attributes:
-        registry: The ``CollectorRegistry`` holding every metric below.
-        frames_sent: Frames sent so far to playing clients (plain int:
-            counted per frame): ticks' messages, chat, notices, errors.
-        bytes_sent: Payload bytes of those frames.
     """
 
-    def __init__(self, server: GameServer) -> None:
-        disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series
+    def __init__(self, server: Served) -> None:
+        super().__init__(server)
         self._server = server
-        self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.frames_sent = 0
-        self.bytes_sent = 0
-        self.connections = Gauge(
-            "underhall_connections_open", "Open websocket connections", registry=r
-        )
-        self.joins = Counter("underhall_joins", "Players who joined", ["kind"], registry=r)
-        self.leaves = Counter("underhall_leaves", "Players who left", registry=r)
-        self.refusals = Counter(
-            "underhall_join_refusals", "Joins refused, by error code", ["code"], registry=r
-        )
-        self.commands = Counter(
-            "underhall_commands", "Commands received, by command", ["command"], registry=r
-        )
         self.rejects = Counter(
             "underhall_command_rejects",
             "Commands the world refused, by reason",
             ["reason"],
-            registry=r,
-        )
-        self.protocol_errors = Counter(
-            "underhall_protocol_errors",
-            "Protocol errors sent to clients, by code",
-            ["code"],
             registry=r,
         )
         self.tick_seconds = Histogram(
@@ -191,12 +263,6 @@ class Metrics(GameHooks):
             ["what"],
             registry=r,
         )
-        self.admin_actions = Counter(
-            "underhall_admin_actions",
-            "Admin commands carried out, by command",
-            ["action"],
-            registry=r,
-        )
         self.draining = Gauge("underhall_draining", "1 from the start of a drain", registry=r)
         self.frames_skipped = Counter(
             "underhall_frames_skipped",
@@ -208,26 +274,15 @@ class Metrics(GameHooks):
             "Clients disconnected for staying behind",
             registry=r,
         )
-        r.register(_StateCollector(server, self))
-        ProcessCollector(namespace="underhall", registry=r)
-        self._command_children: dict[str, Counter] = {}
+        r.register(_StateCollector(server))
         self._reject_children: dict[str, Counter] = {}
 
     # --------------------------------------------------------- events
-
-    def sent(self, size: int, frames: int = 1) -> None:
-        """``frames`` frames of ``size`` bytes each went to players."""
-        self.frames_sent += frames
-        self.bytes_sent += size * frames
 
     def skipped(self, count: int) -> None:
         """``count`` players got no message this tick: their clients were
         behind (each will get a snapshot once caught up)."""
         self.frames_skipped.inc(count)
-
-    def command(self, name: str) -> None:
-        """A command named ``name`` was accepted for the world."""
-        _child(self._command_children, self.commands, name).inc()
 
     def tick(self, seconds: float, late: bool) -> None:
         """A tick ran for ``seconds``; ``late`` if it started after its time."""

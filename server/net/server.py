@@ -619,6 +619,9 @@ class GameServer(Front):
     def current_tick(self) -> int:
         return int(self.game.world.tick)
 
+    def players_online(self) -> int:
+        return len(self.game.seats)
+
     def _answer_http(self, ws: ServerConnection, request: Request) -> Response | None:
         return self.metrics.process_request(ws, request)
 
