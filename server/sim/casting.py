@@ -41,6 +41,7 @@ from server.sim.combat import AttackOutcome, roll_dice, roll_hit
 from server.sim.commands import Cast
 from server.sim.events import Cast as CastEvent
 from server.sim.events import Event, Exploded, Harmed, Learned, Notice, RejectReason
+from server.sim.harm import strike_terrain
 from server.sim.projectiles import BOLT_SPEED, Projectile, launch
 from server.sim.rays import draw_beam_range, draw_dig_range, draw_ray_range
 from server.sim.status import can_cast as can_cast_status
@@ -588,7 +589,10 @@ def explode(
     """A ball of ``damage`` at ``center``: ring by ring (Chebyshev distance
     r < radius), the items lying in the ring face seed 003's floor-item rules
     for the ring's damage, then every creature the blast reaches (not behind
-    a wall, :func:`_reaches`) takes it (seed 001). A creature resisting
+    a wall, :func:`_reaches`) takes it (seed 001), and each reached cell
+    without one faces seed 003's effects on terrain for the ring's damage
+    (:func:`server.sim.harm.strike_terrain`; a creature's cell faces them when
+    it is harmed). A creature resisting
     ``double_vs`` takes twice the damage before its resistance (seed 004's
     skilled fireball against cold resistance, cone of cold against fire)."""
     depth = caster.depth if caster is not None else 1
@@ -607,6 +611,8 @@ def explode(
         for x, y in reached:
             victim = world.actor_at(depth, x, y)
             if victim is None or not victim.alive:
+                if kind in DAMAGE_TYPES and amounts[ring] > 0:
+                    strike_terrain(world, depth, x, y, kind, amounts[ring], events)
                 continue
             amount = amounts[ring]
             if double_vs is not None and victim.resistance(double_vs) >= 1:

@@ -168,7 +168,7 @@ def harm_typed(
         ):
             _holy_light(world, target, source, damage_type, events)
     if damage_type is not None and damage_type in DAMAGE_TYPES and raw > 0:
-        _terrain(world, target.depth, target.x, target.y, damage_type, raw, events)
+        strike_terrain(world, target.depth, target.x, target.y, damage_type, raw, events)
     world.after_harm(target, source, events)
     return dealt
 
@@ -386,9 +386,15 @@ def _knock_back(world: World, target: Actor, source: Actor, distance: int) -> No
         world.move_actor(target, nx, ny)
 
 
-def _terrain(
+def strike_terrain(
     world: World, depth: int, x: int, y: int, damage_type: str, damage: int, events: list[Event]
 ) -> None:
+    """Seed 003's effects on terrain: ``damage`` of ``damage_type`` reaching
+    ``(x, y)`` may change its terrain (cold solidifies lava, fire dries water
+    or burns a tree, water floods floor). Every cell an attack reaches faces
+    it, whether or not a creature stands there. Draws: those of
+    :func:`server.sim.damage.terrain_effect`, only where the type has a rule
+    for the cell's terrain."""
     level = world.levels[depth]
     here = level.terrain_at(x, y)
     if not dmg.has_terrain_effect(damage_type, here):

@@ -12,7 +12,7 @@ from server.sim import casting
 from server.sim.actors import Actor, Mind
 from server.sim.combat import AttackOutcome
 from server.sim.commands import Cast
-from server.sim.events import Attacked, Event
+from server.sim.events import Attacked, Event, TerrainChanged
 from server.sim.events import Cast as CastEvent
 from server.sim.projectiles import sneak_damage
 from server.sim.spells import upgrade
@@ -113,3 +113,25 @@ def test_a_spell_that_lands_stops_the_caster_s_regeneration_and_one_that_misses_
     before = p.last_attack_tick
     act(world, p.id, Cast("spark", direction=(-1, 0)))  # at the wall: nobody hit
     assert p.last_attack_tick == before
+
+
+GROVE = """
+##########
+#<.......#
+#...TTT..#
+#...TTT..#
+##########
+"""
+
+
+def test_a_fire_blast_burns_every_tree_it_reaches_not_only_under_a_victim() -> None:
+    """Seed 003: fire turns forest to floor when the damage exceeds a random
+    number between 101 and 500, so 600 always burns it; the blast's area (a
+    ball of radius 2: the centre and its 8 neighbours) is reached whether or
+    not anyone stands there."""
+    world = make_world(GROVE)
+    events: list[Event] = []
+    casting.explode(world, None, (5, 2), "fire", 600, 1.0, 2, events)
+    burnt = {(e.x, e.y) for e in events if isinstance(e, TerrainChanged)}
+    assert burnt == {(x, y) for x in (4, 5, 6) for y in (2, 3)}
+    assert world.levels[1].to_ascii().count("T") == 0
