@@ -56,38 +56,22 @@ from nats.errors import TimeoutError as NatsTimeout
 
 from server.cluster.bus import Subjects, pack, unpack
 from server.game.bans import KICK_HOLD_S
-from server.net.admin import AdminError, Answer
+from server.net.admin import AdminError, Answer, Counting
 
 T = TypeVar("T")
-
-
-class Counting(Protocol):
-    """The gateway's metrics, as the operator uses them."""
-
-    @property
-    def admin_actions(self) -> Any: ...
 
 
 class Cluster(Protocol):
     """What the admin commands use of :class:`~server.cluster.gateway.Gateway`."""
 
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def nc(self) -> NatsClient: ...
-
-    @property
-    def subjects(self) -> Subjects: ...
+    id: str
+    nc: NatsClient
+    subjects: Subjects
+    draining: bool
+    tick: int
 
     @property
     def metrics(self) -> Counting: ...
-
-    @property
-    def draining(self) -> bool: ...
-
-    @property
-    def tick(self) -> int: ...
 
     @property
     def players(self) -> Sized: ...

@@ -40,17 +40,10 @@ class Routed(Protocol):
 class Watched(FrontState, Protocol):
     """What a gateway's metrics read of :class:`~server.cluster.gateway.Gateway`."""
 
-    @property
-    def draining(self) -> bool: ...
-
-    @property
-    def handoffs(self) -> int: ...
-
-    @property
-    def dropped(self) -> Mapping[str, int]: ...
-
-    @property
-    def heartbeats(self) -> Mapping[str, float]: ...
+    draining: bool
+    handoffs: int
+    dropped: dict[str, int]
+    heartbeats: dict[str, float]
 
     @property
     def players(self) -> Mapping[int, Routed]: ...

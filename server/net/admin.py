@@ -71,17 +71,14 @@ class Counting(Protocol):
 class Hosting(Protocol):
     """What :class:`ServeOperator` uses of :class:`~server.net.server.GameServer`."""
 
-    @property
-    def game(self) -> Game: ...
+    game: Game
+    draining: bool
 
     @property
     def clients(self) -> Mapping[int, Connected]: ...
 
     @property
     def metrics(self) -> Counting: ...
-
-    @property
-    def draining(self) -> bool: ...
 
     def disconnect(self, name: str, code: str, text: str) -> bool: ...
 

@@ -157,17 +157,12 @@ class FrontMetrics:
 class Served(FrontState, Protocol):
     """What ``serve``'s metrics read of :class:`~server.net.server.GameServer`."""
 
-    @property
-    def game(self) -> Game: ...
-
-    @property
-    def draining(self) -> bool: ...
+    game: Game
+    draining: bool
+    pacer: Pacer
 
     @property
     def clients_behind(self) -> int: ...
-
-    @property
-    def pacer(self) -> Pacer: ...
 
 
 class _StateCollector:
