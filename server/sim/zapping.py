@@ -13,7 +13,8 @@ a ray's hit roll is the magic hit test, the firer's accuracy doubled against
 the target's dodge).
 
 Draw order of :func:`fire_ray`: as :func:`server.sim.rays.trace_ray`, where
-each ``RayTarget.hit()`` is :func:`server.sim.combat.roll_hit` (2 floats) and
+each ``RayTarget.hit()`` is :func:`server.sim.combat.roll_hit` (2 floats;
+none when the firer surprises the creature) and
 each strike is the damage roll (one vectorised dice call) followed by the
 damage-type draws of :meth:`World.harm_typed`; after the trace, one draw per
 scroll or spellbook on a burnt cell (:meth:`World.burn_floor_items`).
@@ -109,8 +110,10 @@ def zap(
     return None
 
 
-def _occupant(world: World, depth: int, accuracy: float) -> Occupant:
-    """Who stands where, with the seed-002 magic hit test as each one's hit roll."""
+def _occupant(world: World, depth: int, accuracy: float, source: Actor | None) -> Occupant:
+    """Who stands where, with the seed-002 magic hit test as each one's hit
+    roll; a creature the firer surprises is hit without a roll (seed 002:
+    "surprise attacks have 100% accuracy"), as a bolt's target is."""
 
     def occupant(x: int, y: int) -> RayTarget | None:
         target = world.actor_at(depth, x, y)
@@ -118,6 +121,8 @@ def _occupant(world: World, depth: int, accuracy: float) -> Occupant:
             return None
 
         def hit() -> bool:
+            if source is not None and source is not target and world.is_surprise(source, target):
+                return True
             return roll_hit(world.rng, accuracy, target.dodge, magic=True)
 
         return RayTarget(id=target.id, reflects="reflection" in target.abilities, hit=hit)
@@ -195,7 +200,7 @@ def fire_ray(
         world.rng,
         kind=kind,
         range=reach,
-        occupant=None if digging else _occupant(world, depth, acc),
+        occupant=None if digging else _occupant(world, depth, acc, source),
         strike=None if digging else strike,
         digging=digging,
         fireball=fireball,
@@ -272,7 +277,7 @@ def fire_beam(
         world.rng,
         range=reach,
         occupant=_occupant(
-            world, source.depth, source.eff_accuracy if accuracy is None else accuracy
+            world, source.depth, source.eff_accuracy if accuracy is None else accuracy, source
         ),
         strike=strike,
     )

@@ -11,13 +11,13 @@ from server.content.spells import default_spells
 from server.sim import casting
 from server.sim.actors import Actor, Mind
 from server.sim.combat import AttackOutcome
-from server.sim.commands import Cast
+from server.sim.commands import Cast, Zap
 from server.sim.events import Attacked, Event, TerrainChanged
 from server.sim.events import Cast as CastEvent
 from server.sim.projectiles import sneak_damage
 from server.sim.spells import upgrade
 from server.sim.world import World
-from tests.sim.conftest import act, hardy, hardy_monster, make_world, spawn
+from tests.sim.conftest import act, hardy, hardy_monster, harms, make_world, spawn
 
 CONTENT = default_content()
 SPELLS = default_spells().spells
@@ -135,3 +135,32 @@ def test_a_fire_blast_burns_every_tree_it_reaches_not_only_under_a_victim() -> N
     burnt = {(e.x, e.y) for e in events if isinstance(e, TerrainChanged)}
     assert burnt == {(x, y) for x in (4, 5, 6) for y in (2, 3)}
     assert world.levels[1].to_ascii().count("T") == 0
+
+
+def _zap_at(mind: Mind) -> list[int]:
+    """Damage a wand of magic missile's ray deals a rat that no roll could hit
+    (dodge 10^9), asleep or awake and seen, in 20 zaps."""
+    world = make_world(LONG_HALL)
+    p = _mage(world)
+    rat = hardy(spawn(world, "rat", p.x + 3, p.y, mind))
+    rat.dodge = 1e9
+    world.step()  # in the mage's view from now on: only sleep surprises it
+    wand = next(i for i in p.inventory if i.key == "wand_of_magic_missile")
+    dealt: list[int] = []
+    for _ in range(20):
+        wand.charges = 5
+        while p.next_act > world.tick:
+            world.step()
+        rat.mind, rat.hp = mind, rat.max_hp
+        if mind == Mind.HUNTING:
+            rat.target, rat.target_seen = p.id, (p.x, p.y)
+        events = act(world, p.id, Zap(wand.letter, 1, 0))
+        dealt += [h.damage for h in harms(events, rat)]
+    return dealt
+
+
+def test_a_ray_always_hits_a_surprised_creature_and_rolls_against_one_awake() -> None:
+    """Seed 002: "Surprise attacks have 100% accuracy" (a sleeping enemy is
+    one); RULES.md: a ray's hit roll is seed 002's magic hit test."""
+    assert len(_zap_at(Mind.ASLEEP)) >= 20  # every zap hits it (a bounce may hit twice)
+    assert _zap_at(Mind.HUNTING) == []
