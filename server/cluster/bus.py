@@ -45,6 +45,10 @@ Subjects (``P`` is the prefix, ``W`` a worker id, ``G`` a gateway id):
   ``[gateway, players disconnected]``.
 - ``P.who`` (every gateway): ``[]``, reply subject set: each gateway answers
   ``[gateway, {"players": [...], "draining": bool}]``.
+- ``P.seek`` (every gateway): ``[name]``, reply subject set: each gateway
+  answers ``[gateway, spelling]``, the name as its player of that name
+  spells it, or None (a private chat line goes out only once its addressee
+  is found somewhere).
 - ``P.hb.W``: a worker's heartbeat, ``[tick, players]``, once a second.
 - ``P.ghb.G``: a gateway's heartbeat, ``[players]``, once a second (workers
   let go of the players of a gateway silent for :data:`GATEWAY_SILENT_S`).
@@ -98,6 +102,7 @@ class Subjects:
         self.bans = f"{prefix}.bans"
         self.kick = f"{prefix}.kick"
         self.who = f"{prefix}.who"
+        self.seek = f"{prefix}.seek"
         self.heartbeats = f"{prefix}.hb.*"
         self.gateway_heartbeats = f"{prefix}.ghb.*"
         self.leases = f"{prefix}_leases"

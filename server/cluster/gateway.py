@@ -223,6 +223,7 @@ class Gateway(Front):
         await self.nc.subscribe(self.subjects.bans, cb=self._on_bans)
         await self.nc.subscribe(self.subjects.kick, cb=self._on_kick)
         await self.nc.subscribe(self.subjects.who, cb=self._on_who)
+        await self.nc.subscribe(self.subjects.seek, cb=self._on_seek)
         if install_signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -470,6 +471,37 @@ class Gateway(Front):
     async def _on_who(self, msg: Msg) -> None:
         """An operator asks who plays: this gateway's players."""
         await self._answer(msg, {"players": self.who_here(), "draining": self.draining})
+
+    async def _on_seek(self, msg: Msg) -> None:
+        """Someone sends a private line: the name as this gateway's player of
+        that name spells it, or None."""
+        try:
+            [name] = unpack(msg.data)
+        except (ValueError, TypeError):
+            return
+        await self._answer(msg, self._spelling(str(name)))
+
+    def _spelling(self, name: str) -> str | None:
+        key = name.lower()
+        return next((p.name for p in self.players.values() if p.name.lower() == key), None)
+
+    async def _private(self, p: Player, text: str, to: str) -> None:
+        """Send a private line from ``p`` to the player called ``to`` on any
+        gateway, as ``serve`` does: when nobody of that name plays, only ``p``
+        hears so, in a notice (the line goes nowhere)."""
+        found = self._spelling(to)
+        if found is None:
+            _, answers = await self.gather(
+                lambda inbox: self.nc.publish(self.subjects.seek, pack([to]), reply=inbox)
+            )
+            found = next((str(a) for a in answers.values() if isinstance(a, str)), None)
+        if self.players.get(p.actor_id) is not p:
+            return  # the sender left meanwhile
+        if found is None:
+            notice = ChatOut(sender="", text=f"nobody called {to} is playing", tick=self.tick)
+            self._reply(p.ws, notice)
+            return
+        await self.nc.publish(self.subjects.chat, pack([p.name, text, "private", found, self.tick]))
 
     async def _on_gateway_beat(self, msg: Msg) -> None:
         gateway = msg.subject.rsplit(".", 1)[1]
@@ -798,10 +830,12 @@ class Gateway(Front):
         if isinstance(msg, Chat):
             if not self._chat_allowed(p.ws, p.chat, p.global_chat, msg):
                 return True
-            if msg.to is not None or msg.scope == "global":
-                scope = "private" if msg.to is not None else "global"
+            if msg.to is not None:
+                self._spawn(self._private(p, msg.text, msg.to))
+                return True
+            if msg.scope == "global":
                 await self.nc.publish(
-                    self.subjects.chat, pack([p.name, msg.text, scope, msg.to, self.tick])
+                    self.subjects.chat, pack([p.name, msg.text, "global", None, self.tick])
                 )
                 return True
             self.metrics.route("chat")
