@@ -1,4 +1,5 @@
-"""Fixtures of the cluster tests: NATS and PostgreSQL, or a skip saying why."""
+"""Fixtures of the cluster tests: NATS and PostgreSQL (the machine's, or private
+ones where none answers), or a skip saying why neither can be had."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ __all__ = ["pg_database"]
 
 @pytest.fixture
 def nats_url() -> str:
-    """The test NATS server's URL (skips when unreachable or without JetStream)."""
+    """The test NATS server's URL (:func:`~tests.cluster.natsenv.require_nats`)."""
     return require_nats()
 
 
@@ -29,8 +30,8 @@ def prefix() -> str:
 
 @pytest.fixture
 def db(request: pytest.FixtureRequest) -> str:
-    """The URL of an empty PostgreSQL database of this test's own (skips
-    when PostgreSQL is unreachable)."""
+    """The URL of an empty PostgreSQL database of this test's own (on the
+    server of :func:`~tests.pgdb.pg_database`)."""
     return empty_pg(request.getfixturevalue("pg_database"))
 
 

@@ -5,14 +5,6 @@ saved is lost."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import glob
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,49 +13,21 @@ import pytest
 from client.connection import Connection
 from client.model import GameModel
 from protocol.messages import CommandName
+from tests.cluster.natsenv import NatsServer, NoNats
 from tests.cluster.procs import ClusterProcs, acked, is_snap, plant, play_until, row_of, step
-from tests.pgdb import empty_pg
+from tests.pgdb import NoPostgres, PrivatePostgres, empty_pg
 
 LEASE_S = 2.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class OwnNats:
-    """``nats-server -js`` on a free port of 127.0.0.1, its store in ``tmp``."""
-
-    def __init__(self, tmp: Path) -> None:
-        exe = shutil.which("nats-server") or "/usr/sbin/nats-server"
-        if not Path(exe).exists():
-            pytest.skip("nats-server is not installed: cannot restart a NATS of our own")
-        self.cmd = [exe, "-js", "-a", "127.0.0.1", "-p", str(_free_port()), "-sd", str(tmp)]
-        self.url = f"nats://127.0.0.1:{self.cmd[5]}"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", int(self.cmd[5]))) == 0:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError("nats-server did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
-
-
 @pytest.fixture
-def own_nats(tmp_path: Path) -> Iterator[OwnNats]:
-    server = OwnNats(tmp_path / "js")
-    server.start()
+def own_nats(tmp_path: Path) -> Iterator[NatsServer]:
+    """A NATS server (with JetStream) of this test's own, to stop and start."""
+    try:
+        server = NatsServer(tmp_path / "js")
+        server.start()
+    except NoNats as exc:
+        pytest.skip(f"cannot start a NATS server of our own: {exc}")
     try:
         yield server
     finally:
@@ -71,7 +35,7 @@ def own_nats(tmp_path: Path) -> Iterator[OwnNats]:
 
 
 async def test_nats_restart_pauses_play_and_loses_nothing_saved(
-    tmp_path: Path, own_nats: OwnNats, request: pytest.FixtureRequest
+    tmp_path: Path, own_nats: NatsServer, request: pytest.FixtureRequest
 ) -> None:
     db = empty_pg(request.getfixturevalue("pg_database"))
     plant(db, "Nat", "n", 1)
@@ -101,61 +65,13 @@ async def test_nats_restart_pauses_play_and_loses_nothing_saved(
             await conn.close()
 
 
-class OwnPostgres:
-    """A PostgreSQL server of the test's own (``initdb`` in a temporary
-    directory, trust authentication, 127.0.0.1 on a free port), run by
-    ``pg_ctl``; as the ``postgres`` user (``runuser``) when the tests run as
-    root, which PostgreSQL refuses."""
-
-    def __init__(self) -> None:
-        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
-        pg_ctl = found[-1] if found else shutil.which("pg_ctl")
-        if pg_ctl is None:
-            pytest.skip("PostgreSQL's server programs (pg_ctl, initdb) are not installed")
-        self.bin = Path(pg_ctl).parent
-        self.prefix: list[str] = []
-        self.dir = Path(tempfile.mkdtemp(prefix="uh-pg-"))
-        if os.geteuid() == 0:
-            runuser = shutil.which("runuser")
-            if runuser is None:
-                pytest.skip("running as root without runuser: cannot start PostgreSQL")
-            try:
-                shutil.chown(self.dir, "postgres")
-            except (LookupError, OSError) as exc:
-                pytest.skip(f"running as root and cannot hand a directory to postgres: {exc}")
-            self.prefix = [runuser, "-u", "postgres", "--"]
-        self.port = _free_port()
-        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
-        self._run("initdb", "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres",
-                  "--no-sync")  # fmt: skip
-
-    def _run(self, program: str, *args: str) -> None:
-        subprocess.run(
-            [*self.prefix, str(self.bin / program), *args],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.STDOUT,
-            cwd=self.dir,
-        )
-
-    def start(self) -> None:
-        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._run("pg_ctl", "-D", str(self.dir / "data"), "-o", options,
-                  "-l", str(self.dir / "log"), "-w", "start")  # fmt: skip
-
-    def stop(self) -> None:
-        self._run("pg_ctl", "-D", str(self.dir / "data"), "-m", "fast", "-w", "stop")
-
-    def remove(self) -> None:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
 @pytest.fixture
-def own_pg() -> Iterator[OwnPostgres]:
-    server = OwnPostgres()
-    server.start()
+def own_pg() -> Iterator[PrivatePostgres]:
+    """A PostgreSQL server of this test's own, to stop and start."""
+    try:
+        server = PrivatePostgres()
+    except NoPostgres as exc:
+        pytest.skip(f"cannot start a PostgreSQL server of our own: {exc}")
     try:
         yield server
     finally:
@@ -163,7 +79,7 @@ def own_pg() -> Iterator[OwnPostgres]:
 
 
 async def test_postgres_restart_pauses_saving_and_loses_nothing(
-    tmp_path: Path, own_pg: OwnPostgres, nats_url: str, prefix: str
+    tmp_path: Path, own_pg: PrivatePostgres, nats_url: str, prefix: str
 ) -> None:
     db = own_pg.url
     plant(db, "Pia", "p", 1)  # also applies the migrations

@@ -1,7 +1,7 @@
 """The store against both real backends: SQLite in a temporary file and
-PostgreSQL in a throw-away database (skipped, with the reason, when no
-PostgreSQL server answers). Schema migrations, all-or-nothing saves, the
-one-server lock, and moving a played world between backends unchanged."""
+PostgreSQL in a throw-away database (on a private server, tests/pgdb.py,
+when no PostgreSQL server answers). Schema migrations, all-or-nothing saves,
+the one-server lock, and moving a played world between backends unchanged."""
 
 from __future__ import annotations
 
