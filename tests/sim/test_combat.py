@@ -139,10 +139,22 @@ def test_hit_chance_against_grid_enumeration(accuracy: float, dodge: float) -> N
     assert abs(hits / n**2 - hit_chance(accuracy, dodge)) <= 2.0 / n
 
 
-@pytest.mark.parametrize(("accuracy", "dodge"), [(3.0, 7.0), (4.0, 4.0), (16.8, 4.0), (0.0, 2.0)])
-def test_hit_chance_magic_doubles_accuracy(accuracy: float, dodge: float) -> None:
-    assert hit_chance(accuracy, dodge, magic=True) == hit_chance(2 * accuracy, dodge)
-    assert hit_chance(accuracy, dodge, magic=True) >= hit_chance(accuracy, dodge)
+@pytest.mark.parametrize(
+    ("accuracy", "dodge", "plain", "magic"),
+    [
+        # seed 002 / pd_combat.md: A < D gives A / 2D, A >= D gives 1 - D / 2A;
+        # magic doubles the attacker's roll, so A becomes 2A
+        (3.0, 7.0, Fraction(3, 14), Fraction(6, 14)),
+        (4.0, 4.0, Fraction(1, 2), Fraction(3, 4)),
+        (16.8, 4.0, 1 - Fraction(4, 2) / Fraction(168, 10), 1 - Fraction(4, 2) / Fraction(336, 10)),
+        (0.0, 2.0, Fraction(0), Fraction(0)),
+    ],
+)
+def test_hit_chance_magic_doubles_accuracy(
+    accuracy: float, dodge: float, plain: Fraction, magic: Fraction
+) -> None:
+    assert hit_chance(accuracy, dodge) == pytest.approx(float(plain), abs=1e-12)
+    assert hit_chance(accuracy, dodge, magic=True) == pytest.approx(float(magic), abs=1e-12)
 
 
 @pytest.mark.parametrize(
