@@ -14,6 +14,7 @@ from server.sim.hunger import (
     apply_hunger,
     can_eat,
     eat,
+    exertion_fatigue,
     hunger_amount,
     hunger_due,
     hunger_interval,
@@ -305,3 +306,14 @@ def test_death_resets_the_bar_unless_avatar() -> None:
     )
     reset_on_death(state, avatar=False)
     assert (state.nourishment, state.hunger) == (HUNGER.start_nourishment, HUNGER.start_rating)
+
+
+def test_exertion_past_the_energy_left_is_fatigue_up_to_16() -> None:
+    # Seed 001: other actions "merely deduct energy and clip to zero", and
+    # fatigue adds "up to 16" to the amount; the clipped part is the fatigue.
+    assert exertion_fatigue(energy=1, cost=3) == 2
+    assert exertion_fatigue(energy=5, cost=3) == 0
+    assert exertion_fatigue(energy=0, cost=40) == 16
+    # and it counts in the amount: base 1 + fatigue 2 at full health and energy
+    amount = hunger_amount(hp=10, max_hp=10, en=10, max_en=10, statuses=Statuses(), fatigue=2)
+    assert amount == 3
