@@ -11,7 +11,7 @@ from server.content.spells import default_spells
 from server.content.statuses import StatusKind
 from server.sim import hunger
 from server.sim.actors import Actor, Mind
-from server.sim.commands import Cast, Move, PickUp, Quaff, Read, Rest, Wear
+from server.sim.commands import Cast, Move, PickUp, Quaff, Read, Rest, Wear, Zap
 from server.sim.events import Cast as CastEvent
 from server.sim.events import Event, Learned, Rejected, StatusChanged
 from server.sim.monsters import unique_depth
@@ -184,14 +184,17 @@ def test_a_flier_crosses_lava_to_its_prey_and_a_walker_does_not() -> None:
     assert rat.x > 4
 
 
+TWO_ROOMS = """
+###########
+#...#.....#
+#...#.....#
+#...#.....#
+###########
+"""
+
+
 def test_a_wallwalker_passes_through_a_wall() -> None:
-    rooms = """
-    ###########
-    #...#.....#
-    #...#.....#
-    #...#.....#
-    ###########
-    """
+    rooms = TWO_ROOMS
     world = make_world(rooms)
     p = hardy(world.join("ann", "warrior"))
     world._relocate(p, 1, 2, 2)
@@ -203,6 +206,26 @@ def test_a_wallwalker_passes_through_a_wall() -> None:
         in_wall |= (xorn.x, xorn.y) == (4, 2) or world.levels[1].terrain_at(xorn.x, xorn.y) == 1
     assert in_wall and xorn.x < 4
     assert not walkable_for(frozenset())[1] and walkable_for(frozenset({"wallwalker"}))[1]
+
+
+def test_a_ray_finds_a_wallwalker_inside_a_wall() -> None:
+    """Seed 000 (nethack_ray.md): the ray asks who stands on a wall square
+    before it bounces there, so a xorn inside the wall is struck."""
+    world = make_world(TWO_ROOMS)
+    p = hardy(world.join("mia", "mage"))
+    world._relocate(p, 1, 2, 2)
+    xorn = hardy(spawn(world, "xorn", 8, 2, Mind.HUNTING))
+    xorn.target, xorn.target_seen = p.id, (2, 2)
+    for _ in range(90):
+        world.step()
+        if world.levels[1].terrain_at(xorn.x, xorn.y) == 1:
+            break
+    assert (xorn.x, xorn.y) == (4, 2)  # inside the wall, in the mage's row
+    xorn.dodge = 0.0  # the hit roll always succeeds (seed 002: D = 0)
+    xorn.statuses.add(StatusKind.PARALYSED, 50)  # it stays there
+    wand = next(i for i in p.inventory if i.key == "wand_of_magic_missile")
+    events = act(world, p.id, Zap(wand.letter, 1, 0))
+    assert harms(events, xorn, "ray")
 
 
 def test_fighting_with_no_energy_left_tires_and_a_completed_rest_ends_it() -> None:
