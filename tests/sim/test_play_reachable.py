@@ -278,3 +278,28 @@ def test_a_rest_broken_off_by_a_monster_in_view_starts_again() -> None:
     assert p.food.hunger == 22
     act(world, p.id, Rest())
     assert p.food.hunger == 25  # raised to the threshold, not past it
+
+
+TEACHERS = (
+    "spellbook_of_force_bolt", "spellbook_of_remove_curse", "spellbook_of_fireball",
+    "spellbook_of_cone_of_cold", "spellbook_of_lightning", "spellbook_of_dig",
+    "scroll_of_acid_glob", "scroll_of_purge_poison", "scroll_of_soothe_acid_burn",
+    "scroll_of_fire_shield", "scroll_of_ice_shield", "scroll_of_curse", "scroll_of_enervate",
+    "scroll_of_plague", "scroll_of_poison_cloud", "scroll_of_cure_disease", "scroll_of_scrying",
+    "scroll_of_shockwave", "potion_of_rage",
+)  # fmt: skip
+"""The items issue 46 added, one for each spell nothing taught before."""
+
+
+def test_every_new_teaching_item_is_dropped_by_a_level_and_teaches_its_spell() -> None:
+    for key in TEACHERS:
+        idef = CONTENT.items[key]
+        assert idef.spell is not None
+        world, depth, cell = _found(key)
+        p = _there(world, depth, cell)
+        letter = _pick_up(world, p, key)
+        use = Quaff(letter) if idef.category == "potion" else Read(letter)
+        events = act(world, p.id, use)
+        assert any(isinstance(e, Learned) and e.spell == idef.spell for e in events), key
+        # found no shallower than 2 x spell level - 1
+        assert idef.depth_min == 2 * SPELLS[idef.spell].level - 1
