@@ -21,13 +21,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psycopg
 from nats.aio.client import Client as NatsClient
 
 from protocol.limits import MAX_CHAT
-from server.cluster.bus import Subjects, pack
+from server.cluster.bus import Subjects
+from server.cluster.messages import (
+    AdminReply,
+    AdminRequest,
+    Ban,
+    BanNotice,
+    BanRow,
+    ListBans,
+    encode,
+)
 from server.game.bans import META_KEY, BanList
 
 log = logging.getLogger("underhall.worker")
@@ -152,79 +161,66 @@ class ClusterBans:
             await asyncio.sleep(RELOAD_S)
             await self.refresh()
 
-    def heard(self, notice: Any) -> asyncio.Task[None] | None:
-        """A ``P.bans`` notice: ``["ban", name, reason]`` or ``["unban", name]``.
+    def heard(self, notice: BanNotice) -> asyncio.Task[None]:
+        """A ``P.bans`` notice (:class:`~server.cluster.messages.Ban` or
+        :class:`~server.cluster.messages.Unban`).
 
         The change is applied to the copy at once (a reconnect of a banned
         player must not slip in before the read), then the list is read
         again from the database, which is what counts.
 
         Returns:
-            The task of that read (None for a notice that is not one).
+            The task of that read.
         """
-        try:
-            kind, name, *rest = notice
-            if kind == "ban":
-                self.list.ban(str(name), str(rest[0]) if rest else "")
-            elif kind == "unban":
-                self.list.unban(str(name))
-            else:
-                return None
-        except (ValueError, TypeError, IndexError):
-            return None
+        if isinstance(notice, Ban):
+            self.list.ban(notice.name, notice.reason)
+        else:
+            self.list.unban(notice.name)
         task = asyncio.ensure_future(self.refresh())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def answer(self, req: Any) -> dict[str, Any]:
-        """Carry out a gateway's request on ``P.admin``; the reply's fields.
+    async def answer(self, req: AdminRequest) -> AdminReply:
+        """Carry out a gateway's request on ``P.admin``.
 
-        Requests: ``{"op": "ban", "name", "reason", "inbox"}``, ``{"op":
-        "unban", "name"}``, ``{"op": "bans"}``. A ban or an unban is written
-        (:func:`change_bans`), then announced on ``P.bans`` (a ban's notice
-        carries the requester's ``inbox`` as its reply subject: each gateway
-        answers there with ``[gateway id, players disconnected]``).
+        A ban or an unban is written (:func:`change_bans`), then announced on
+        ``P.bans`` (a ban's notice carries the requester's ``inbox`` as its
+        reply subject: each gateway answers there with
+        :class:`~server.cluster.messages.Closed`).
 
         Returns:
-            ``{"ok": True, ...}`` (``name`` for a ban or an unban; ``bans``,
-            a list of ``{"name", "reason", "at"}`` as ``serve`` answers, for
-            ``bans``), or ``{"ok": False, "error": text}``. Never raises.
+            ``ok`` with ``name`` for a ban or an unban, or ``bans`` (as
+            ``serve`` lists them) for :class:`~server.cluster.messages.ListBans`;
+            or not ``ok`` and the ``error``. Never raises.
         """
-        if not isinstance(req, dict):
-            return {"ok": False, "error": "a request is a map"}
         try:
-            op = req.get("op")
-            if op == "bans":
+            if isinstance(req, ListBans):
                 self.list = await read_bans(self.db_url)
-                return {"ok": True, "bans": _listed(self.list)}
-            name = req.get("name")
-            if not isinstance(name, str) or not 1 <= len(name) <= 64:
-                return {"ok": False, "error": 'this command needs a "name"'}
-            if op == "ban":
-                reason = req.get("reason") or ""
-                if not isinstance(reason, str) or len(reason) > MAX_CHAT:
-                    return {
-                        "ok": False,
-                        "error": f"reason must be text of at most {MAX_CHAT} characters",
-                    }
+                return AdminReply(ok=True, bans=_listed(self.list))
+            name = req.name
+            if not 1 <= len(name) <= 64:
+                return AdminReply(ok=False, error='this command needs a "name"')
+            if isinstance(req, Ban):
+                reason = req.reason
+                if len(reason) > MAX_CHAT:
+                    error = f"reason must be text of at most {MAX_CHAT} characters"
+                    return AdminReply(ok=False, error=error)
                 await change_bans(self.db_url, lambda bans: bans.ban(name, reason))
-                notice = pack(["ban", name, reason])
-                self.heard(["ban", name, reason])
-                await self.nc.publish(self.subjects.bans, notice, reply=req.get("inbox") or "")
-            elif op == "unban":
-                if not await change_bans(self.db_url, lambda bans: bans.unban(name)):
-                    return {"ok": False, "error": f"{name!r} is not banned"}
-                self.heard(["unban", name])
-                await self.nc.publish(self.subjects.bans, pack(["unban", name]))
+                notice = Ban(name, reason)
+                self.heard(notice)
+                await self.nc.publish(self.subjects.bans, encode(notice), reply=req.inbox)
             else:
-                return {"ok": False, "error": f"unknown operation {op!r}"}
+                if not await change_bans(self.db_url, lambda bans: bans.unban(name)):
+                    return AdminReply(ok=False, error=f"{name!r} is not banned")
+                self.heard(req)
+                await self.nc.publish(self.subjects.bans, encode(req))
             await self.nc.flush(timeout=2)
-            return {"ok": True, "name": name}
+            return AdminReply(ok=True, name=name)
         except Exception as exc:
             log.exception("admin %r failed", req)
-            return {"ok": False, "error": f"{req.get('op')} failed: {exc}"}
+            return AdminReply(ok=False, error=f"{type(req).__name__.lower()} failed: {exc}")
 
 
-def _listed(bans: BanList) -> list[dict[str, Any]]:
-    return [{"name": b.name, "reason": b.reason, "at": b.at} for b in bans.bans()]
+def _listed(bans: BanList) -> list[BanRow]:
+    return [BanRow(b.name, b.reason, b.at) for b in bans.bans()]

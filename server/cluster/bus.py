@@ -1,66 +1,63 @@
 """The cluster's NATS subjects and the packing of what travels on them.
 
 Every name starts with a *prefix* (``uh`` by default), so several clusters,
-or several tests, can share one NATS server. Payloads are msgpack arrays
-(:func:`pack`), the first element naming the kind where a subject carries
-several.
+or several tests, can share one NATS server. Payloads are the typed messages
+of :mod:`server.cluster.messages`, each a msgpack array whose first element
+names the kind where a subject carries several; the lists below show them
+as those arrays.
 
-Subjects (``P`` is the prefix, ``W`` a worker id, ``G`` a gateway id):
+Subjects (``P`` is the prefix, ``W`` a worker id, ``G`` a gateway id), and
+the messages each carries:
 
 - ``P.join`` (queue group ``workers``): a gateway's request to seat a player
-  (:class:`JoinRequest` as a map); the reply is a :data:`JoinReply` map.
+  (``JoinRequest``); the reply is a ``JoinReply``.
 - ``P.w.W.join``: the same request addressed to one worker, which a
   gateway sends to a worker it has heard from lately (the queue is used
   only when it has heard from none: a stalled worker keeps its place in a
   queue group).
-- ``P.claim`` (queue group ``workers``): "someone take level *d*"; the reply
-  is the id of the worker holding it.
-- ``P.w.W`` (requests to one worker): ``{"op": "join", ...}`` (a join
-  forwarded to the level's holder) and ``{"op": "admit", "name", "epoch",
-  "gw", "actor"}`` (a hand-off's admission, keyed on name and epoch).
-- ``P.w.W.in`` (published by gateways): ``["m", actor, epoch, raw client
-  message]``, ``["leave", actor, epoch]``, ``["resync", actor, epoch]``.
+- ``P.claim`` (queue group ``workers``): "someone take level *d*"
+  (``Claim``); the reply is a ``Holder``.
+- ``P.w.W`` (requests to one worker): a ``JoinRequest`` forwarded to the
+  level's holder (reply ``JoinReply``), or a hand-off's ``AdmitRequest``,
+  keyed on name and epoch (reply ``AdmitReply``).
+- ``P.w.W.in`` (published by gateways): ``FromClient`` (a raw client
+  message), ``Leave``, ``Resync``.
 - ``P.g.G`` (published by workers, one subscription so their order holds):
-  ``["f", [[actor, epoch, frame], ...]]`` (a tick's frames for this gateway's
-  players, each already encoded for the client), ``["route", actor, worker,
-  epoch]`` (the player is now held there), ``["moving", actor, epoch]``
-  (a hand-off began: buffer its commands), ``["lost", actor, epoch]`` (its
-  worker let it go: join it again).
-- ``P.chat`` (every gateway): ``[sender, text, scope, to, tick]`` global and
-  private chat lines.
-- ``P.release`` (every worker): ``[name, epoch]``: whoever holds the
-  character under an older epoch drops it without writing.
-- ``P.admin`` (queue group ``workers``): an operator's ``{"op": "ban",
-  "name", "reason", "inbox"}``, ``{"op": "unban", "name"}`` or ``{"op":
-  "bans"}`` from a gateway's admin socket; the worker that takes it writes
-  the bans in PostgreSQL (:mod:`server.cluster.bans`) and replies ``{"ok":
-  true, ...}`` or ``{"ok": false, "error": text}``.
-- ``P.bans`` (every worker and gateway): ``["ban", name, reason]`` or
-  ``["unban", name]``, published after the change is committed. Workers read
-  the list again; gateways disconnect a banned player (and lift a kick hold
-  on an unban). A ban's notice has a reply subject: each gateway answers
-  ``[gateway, players disconnected]`` there.
-- ``P.kick`` (every gateway): ``[name]``, reply subject set: each gateway
+  ``Frames`` (a tick's frames for this gateway's players, each already
+  encoded for the client), ``Route`` (the player is now held there),
+  ``Moving`` (a hand-off began: buffer its commands), ``Lost`` (its worker
+  let it go: join it again).
+- ``P.chat`` (every gateway): ``ChatLine``, global and private lines and
+  operators' notices.
+- ``P.release`` (every worker): ``Release``: whoever holds the character
+  under an older epoch drops it without writing.
+- ``P.admin`` (queue group ``workers``): an operator's ``Ban`` (with the
+  inbox where the gateways answer its notice), ``Unban`` or ``ListBans``
+  from a gateway's admin socket; the worker that takes it writes the bans in
+  PostgreSQL (:mod:`server.cluster.bans`) and replies with an ``AdminReply``.
+- ``P.bans`` (every worker and gateway): ``Ban`` or ``Unban``, published
+  after the change is committed. Workers read the list again; gateways
+  disconnect a banned player (and lift a kick hold on an unban). A ban's
+  notice has a reply subject: each gateway answers ``Closed`` there.
+- ``P.kick`` (every gateway): ``Kick``, reply subject set: each gateway
   holds the name out, disconnects the player if it is there, and answers
-  ``[gateway, players disconnected]``.
-- ``P.who`` (every gateway): ``[]``, reply subject set: each gateway answers
-  ``[gateway, {"players": [...], "draining": bool}]``.
-- ``P.seek`` (every gateway): ``[name]``, reply subject set: each gateway
-  answers ``[gateway, spelling]``, the name as its player of that name
-  spells it, or None (a private chat line goes out only once its addressee
-  is found somewhere).
-- ``P.hb.W``: a worker's heartbeat, ``[tick, players]``, once a second.
-- ``P.ghb.G``: a gateway's heartbeat, ``[players]``, once a second (workers
-  let go of the players of a gateway silent for :data:`GATEWAY_SILENT_S`).
+  ``Closed``.
+- ``P.who`` (every gateway): ``Who``, reply subject set: each gateway
+  answers ``Present`` (its players, whether it drains).
+- ``P.seek`` (every gateway): ``Seek``, reply subject set: each gateway
+  answers ``Found`` (its player's spelling of the name, or None); a private
+  chat line goes out only once its addressee is found somewhere.
+- ``P.hb.W``: a worker's ``Heartbeat`` (tick, players), once a second.
+- ``P.ghb.G``: a gateway's ``GatewayBeat`` (players), once a second
+  (workers let go of the players of a gateway silent for
+  :data:`GATEWAY_SILENT_S`).
 
 Buckets: ``P_leases`` (:mod:`server.cluster.lease`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import msgpack  # type: ignore[import-untyped]
+from server.cluster.messages import Frames, encode
 
 DEFAULT_PREFIX = "uh"
 HEARTBEAT_S = 1.0
@@ -73,20 +70,6 @@ saves and unseats its players."""
 MAX_BATCH_BYTES = 512 * 1024
 """A tick's frames for one gateway are split into messages of about this
 size at most (NATS's default payload limit is 1 MiB)."""
-
-
-def pack(obj: Any) -> bytes:
-    """msgpack ``obj`` (binary kept binary)."""
-    return bytes(msgpack.packb(obj, use_bin_type=True))
-
-
-def unpack(data: bytes) -> Any:
-    """Inverse of :func:`pack`.
-
-    Raises:
-        ValueError: ``data`` is not msgpack.
-    """
-    return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 
 class Subjects:
@@ -132,19 +115,20 @@ class Subjects:
         return f"{self.prefix}.ghb.{gateway_id}"
 
 
-def batches(frames: list[list[Any]]) -> list[bytes]:
-    """Pack a tick's ``[actor, epoch, frame]`` entries for one gateway into
-    ``["f", [...]]`` messages of at most about :data:`MAX_BATCH_BYTES`."""
+def batches(frames: list[tuple[int, int, bytes]]) -> list[bytes]:
+    """Pack a tick's ``(actor, epoch, frame)`` entries for one gateway into
+    :class:`~server.cluster.messages.Frames` messages of at most about
+    :data:`MAX_BATCH_BYTES`."""
     out: list[bytes] = []
-    chunk: list[list[Any]] = []
+    chunk: list[tuple[int, int, bytes]] = []
     size = 0
     for entry in frames:
         n = len(entry[2]) + 16
         if chunk and size + n > MAX_BATCH_BYTES:
-            out.append(pack(["f", chunk]))
+            out.append(encode(Frames(chunk)))
             chunk, size = [], 0
         chunk.append(entry)
         size += n
     if chunk:
-        out.append(pack(["f", chunk]))
+        out.append(encode(Frames(chunk)))
     return out

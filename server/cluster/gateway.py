@@ -56,8 +56,35 @@ from protocol.limits import (
 )
 from protocol.messages import Chat, ChatOut, Command, Error, Hello, Look, Ping, Pong
 from protocol.session import ServerSession
-from server.cluster.bus import HEARTBEAT_S, SILENT_S, Subjects, pack, unpack
+from server.cluster.bus import HEARTBEAT_S, SILENT_S, Subjects
 from server.cluster.gateway_metrics import GatewayMetrics
+from server.cluster.messages import (
+    ANSWER,
+    BAN_NOTICE,
+    TO_GATEWAY,
+    Answer,
+    Ban,
+    ChatLine,
+    Closed,
+    Found,
+    Frames,
+    FromClient,
+    GatewayBeat,
+    Heartbeat,
+    JoinReply,
+    JoinRequest,
+    Kick,
+    Leave,
+    Moving,
+    PlayerRow,
+    Present,
+    Resync,
+    Route,
+    Seek,
+    ToWorker,
+    decode,
+    encode,
+)
 from server.game.bans import BanList
 from server.net.admin import KICK_TEXT
 from server.net.front import Front, Joining, client_of
@@ -229,7 +256,7 @@ class Gateway(Front):
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop)
         # Heard at once: other gateways wait for the answers of those they hear.
-        await self.nc.publish(self.subjects.gateway_heartbeat(self.id), pack([0]))
+        await self.nc.publish(self.subjects.gateway_heartbeat(self.id), encode(GatewayBeat(0)))
         watch = asyncio.create_task(self._watch_workers())
         self.book = AddressBook(self.limits, raise_open_file_limit())
         async with serve(
@@ -369,48 +396,49 @@ class Gateway(Front):
         self.holds.kick(name)
         return self.disconnect(name, ErrorCode.KICKED.value, KICK_TEXT)
 
-    def who_here(self) -> list[dict[str, Any]]:
+    def who_here(self) -> list[PlayerRow]:
         """The players seated through this gateway, by name: ``name``,
         ``actor``, ``worker``, ``epoch``, ``depth`` (of the last snapshot sent;
         None before one), ``address``, ``state`` (``playing``, ``moving``
         during a hand-off, ``reseating`` after its worker was lost)."""
         return [
-            {
-                "name": p.name,
-                "actor": p.actor_id,
-                "worker": p.worker,
-                "epoch": p.epoch,
-                "depth": p.depth,
-                "address": p.address,
-                "state": "reseating" if p.rejoining else "moving" if p.moving else "playing",
-            }
+            PlayerRow(
+                name=p.name,
+                actor=p.actor_id,
+                worker=p.worker,
+                epoch=p.epoch,
+                depth=p.depth,
+                address=p.address,
+                state="reseating" if p.rejoining else "moving" if p.moving else "playing",
+            )
             for p in sorted(self.players.values(), key=lambda p: (p.name.lower(), p.actor_id))
         ]
 
     async def gather(
         self, send: Callable[[str], Awaitable[T]], wait_s: float = GATHER_S
-    ) -> tuple[T, dict[str, Any]]:
+    ) -> tuple[T, dict[str, Answer]]:
         """Ask every gateway something and collect their answers.
 
         ``send(inbox)`` publishes (or requests) with ``inbox`` as the reply
-        subject; each gateway answers there with ``[gateway id, body]``.
+        subject; each gateway answers there with an
+        :data:`~server.cluster.messages.Answer` naming itself.
         Answers are collected from when ``send`` returns for at most
         ``wait_s`` seconds, or until every gateway of :meth:`live_gateways`
         (this one included) has answered.
 
         Returns:
-            What ``send`` returned, and the bodies by gateway id.
+            What ``send`` returned, and the answers by gateway id.
 
         Raises:
             Whatever ``send`` raises (NATS errors); nothing is then gathered.
         """
-        answers: dict[str, Any] = {}
+        answers: dict[str, Answer] = {}
         heard = asyncio.Event()
 
         async def take(msg: Msg) -> None:
-            with contextlib.suppress(ValueError, TypeError):
-                gateway, body = unpack(msg.data)
-                answers[str(gateway)] = body
+            with contextlib.suppress(ValueError):
+                answer = ANSWER.decode(msg.data)
+                answers[answer.gateway] = answer
                 heard.set()
 
         inbox = self.nc.new_inbox()
@@ -430,56 +458,55 @@ class Gateway(Front):
                 await sub.unsubscribe()
         return result, answers
 
-    async def _answer(self, msg: Msg, body: Any) -> None:
-        """Answer a gathered question (:meth:`gather`) with ``body``."""
+    async def _answer(self, msg: Msg, answer: Answer) -> None:
+        """Answer a gathered question (:meth:`gather`)."""
         if msg.reply:
             with contextlib.suppress(Exception):
-                await self.nc.publish(msg.reply, pack([self.id, body]))
+                await self.nc.publish(msg.reply, encode(answer))
 
     async def _on_bans(self, msg: Msg) -> None:
         """The cluster's bans changed (a worker wrote them): a banned player
         here is disconnected as ``serve`` disconnects one (``banned``, with
         the reason); an unban lifts a kick hold of the name, as in ``serve``."""
         try:
-            kind, name, *rest = unpack(msg.data)
-            name = str(name)
-        except (ValueError, TypeError):
+            notice = BAN_NOTICE.decode(msg.data)
+        except ValueError:
             return
         closed = 0
-        if kind == "ban":
-            reason = str(rest[0]) if rest and rest[0] else ""
+        if isinstance(notice, Ban):
+            reason = notice.reason
             closed = self.disconnect(
-                name, ErrorCode.BANNED.value, "banned" + (f": {reason}" if reason else "")
+                notice.name, ErrorCode.BANNED.value, "banned" + (f": {reason}" if reason else "")
             )
             if closed:
-                log.info("%s banned: disconnected", name)
-        elif kind == "unban":
-            self.holds.unban(name)
-        await self._answer(msg, closed)
+                log.info("%s banned: disconnected", notice.name)
+        else:
+            self.holds.unban(notice.name)
+        await self._answer(msg, Closed(self.id, closed))
 
     async def _on_kick(self, msg: Msg) -> None:
         """An operator kicked a name through some gateway: hold it out here too."""
         try:
-            [name] = unpack(msg.data)
-        except (ValueError, TypeError):
+            name = decode(msg.data, Kick).name
+        except ValueError:
             return
-        closed = self.kick(str(name))
+        closed = self.kick(name)
         if closed:
             log.info("%s kicked: disconnected", name)
-        await self._answer(msg, closed)
+        await self._answer(msg, Closed(self.id, closed))
 
     async def _on_who(self, msg: Msg) -> None:
         """An operator asks who plays: this gateway's players."""
-        await self._answer(msg, {"players": self.who_here(), "draining": self.draining})
+        await self._answer(msg, Present(self.id, self.who_here(), self.draining))
 
     async def _on_seek(self, msg: Msg) -> None:
         """Someone sends a private line: the name as this gateway's player of
         that name spells it, or None."""
         try:
-            [name] = unpack(msg.data)
-        except (ValueError, TypeError):
+            name = decode(msg.data, Seek).name
+        except ValueError:
             return
-        await self._answer(msg, self._spelling(str(name)))
+        await self._answer(msg, Found(self.id, self._spelling(name)))
 
     def _spelling(self, name: str) -> str | None:
         key = name.lower()
@@ -492,16 +519,20 @@ class Gateway(Front):
         found = self._spelling(to)
         if found is None:
             _, answers = await self.gather(
-                lambda inbox: self.nc.publish(self.subjects.seek, pack([to]), reply=inbox)
+                lambda inbox: self.nc.publish(self.subjects.seek, encode(Seek(to)), reply=inbox)
             )
-            found = next((str(a) for a in answers.values() if isinstance(a, str)), None)
+            found = next(
+                (a.spelling for a in answers.values() if isinstance(a, Found) and a.spelling),
+                None,
+            )
         if self.players.get(p.actor_id) is not p:
             return  # the sender left meanwhile
         if found is None:
             notice = ChatOut(sender="", text=f"nobody called {to} is playing", tick=self.tick)
             self._reply(p.ws, notice)
             return
-        await self.nc.publish(self.subjects.chat, pack([p.name, text, "private", found, self.tick]))
+        line = ChatLine(p.name, text, "private", found, self.tick)
+        await self.nc.publish(self.subjects.chat, encode(line))
 
     async def _on_gateway_beat(self, msg: Msg) -> None:
         gateway = msg.subject.rsplit(".", 1)[1]
@@ -519,7 +550,7 @@ class Gateway(Front):
             nats.errors.Error: NATS did not take it within 2 s (it may not
                 have been sent).
         """
-        await self.nc.publish(self.subjects.chat, pack(["", text, None, None, self.tick]))
+        await self.nc.publish(self.subjects.chat, encode(ChatLine("", text, None, None, self.tick)))
         await self.nc.flush(timeout=2)
 
     def _send_all(self, targets: list[ServerConnection], data: bytes) -> None:
@@ -532,35 +563,37 @@ class Gateway(Front):
 
     async def _on_worker(self, msg: Msg) -> None:
         try:
-            kind, *rest = unpack(msg.data)
-        except (ValueError, TypeError):
+            event = TO_GATEWAY.decode(msg.data)
+        except ValueError:
             return
-        if kind == "f":
-            self._frames(rest[0])
-        elif kind == "route":
-            aid, worker, epoch = rest
+        if isinstance(event, Frames):
+            self._frames(event.entries)
+        elif isinstance(event, Route):
+            aid, epoch = event.actor, event.epoch
             p = self.players.get(aid)
             if p is None:  # joining (the answer is on its way), or it left while moving
-                self._spawn(self._orphan(aid, str(worker), int(epoch)))
+                self._spawn(self._orphan(aid, event.worker, epoch))
                 return
             if epoch < p.epoch:
                 return
-            if p.worker != worker:
+            if p.worker != event.worker:
                 self.handoffs += 1
-            p.worker, p.epoch = str(worker), int(epoch)
+            p.worker, p.epoch = event.worker, epoch
             p.moving = p.rejoining = False
-            while p.buffer:
-                await self._to_worker(p.worker, ["m", aid, p.epoch, p.buffer.popleft()])
-        elif kind == "moving":
-            aid, epoch = rest
-            p = self.players.get(aid)
-            if p is not None and p.epoch == epoch:
+            await self._flush_buffer(p)
+        elif isinstance(event, Moving):
+            p = self.players.get(event.actor)
+            if p is not None and p.epoch == event.epoch:
                 p.moving = True
-        elif kind == "lost":
-            aid, epoch = rest
-            p = self.players.get(aid)
-            if p is not None and p.epoch == epoch and not p.rejoining:
+        else:
+            p = self.players.get(event.actor)
+            if p is not None and p.epoch == event.epoch and not p.rejoining:
                 self._rejoin(p, "lost")
+
+    async def _flush_buffer(self, p: Player) -> None:
+        """Send the messages ``p`` sent while it moved to its worker now."""
+        while p.buffer:
+            await self._to_worker(p.worker, FromClient(p.actor_id, p.epoch, p.buffer.popleft()))
 
     async def _orphan(self, aid: int, worker: str, epoch: int) -> None:
         """A route notice for a player not seated here: if it is still not
@@ -570,9 +603,9 @@ class Gateway(Front):
         p = self.players.get(aid)
         if p is None or p.epoch < epoch:
             self.metrics.orphans.inc()
-            await self._to_worker(worker, ["leave", aid, epoch])
+            await self._to_worker(worker, Leave(aid, epoch))
 
-    def _frames(self, entries: list[list[Any]]) -> None:
+    def _frames(self, entries: list[tuple[int, int, bytes]]) -> None:
         dropped = self.dropped
         for aid, epoch, data in entries:
             p = self.players.get(aid)
@@ -590,7 +623,7 @@ class Gateway(Front):
             if p.behind:  # caught up: what it missed needs a snapshot
                 dropped["behind"] += 1
                 p.behind = False
-                self._spawn(self._to_worker(p.worker, ["resync", aid, p.epoch]))
+                self._spawn(self._to_worker(p.worker, Resync(aid, p.epoch)))
                 continue
             if data.startswith(SNAP_MARK, 1):
                 p.depth = snapshot_depth(data)
@@ -602,7 +635,11 @@ class Gateway(Front):
     async def _on_chat(self, msg: Msg) -> None:
         """A line on the cluster's chat subject: global or private, or an
         operator's notice (sender ``""``, no scope)."""
-        sender, text, scope, to, tick = unpack(msg.data)
+        try:
+            line = decode(msg.data, ChatLine)
+        except ValueError:
+            return
+        sender, text, scope, to, tick = line.sender, line.text, line.scope, line.to, line.tick
         out = encode_server(
             ChatOut(sender=sender, text=text, tick=tick, scope=scope, to=to)
             if scope == "private"
@@ -621,8 +658,8 @@ class Gateway(Front):
     async def _on_heartbeat(self, msg: Msg) -> None:
         worker = msg.subject.rsplit(".", 1)[1]
         self.heartbeats[worker] = time.monotonic()
-        with contextlib.suppress(ValueError, TypeError):
-            self.tick = max(self.tick, int(unpack(msg.data)[0]))
+        with contextlib.suppress(ValueError):
+            self.tick = max(self.tick, decode(msg.data, Heartbeat).tick)
 
     async def _watch_workers(self) -> None:
         """Seat again, elsewhere, the players of a worker that fell silent;
@@ -634,7 +671,8 @@ class Gateway(Front):
                 beat = time.monotonic()
                 with contextlib.suppress(Exception):
                     await self.nc.publish(
-                        self.subjects.gateway_heartbeat(self.id), pack([len(self.players)])
+                        self.subjects.gateway_heartbeat(self.id),
+                        encode(GatewayBeat(len(self.players))),
                     )
             now = time.monotonic()
             for p in list(self.players.values()):
@@ -646,9 +684,9 @@ class Gateway(Front):
 
     # ----------------------------------------------------------- to workers
 
-    async def _to_worker(self, worker: str, message: list[Any]) -> None:
+    async def _to_worker(self, worker: str, message: ToWorker) -> None:
         with contextlib.suppress(Exception):
-            await self.nc.publish(self.subjects.inbox(worker), pack(message))
+            await self.nc.publish(self.subjects.inbox(worker), encode(message))
 
     def _spawn(self, coro: Any) -> None:
         asyncio.ensure_future(coro)
@@ -658,9 +696,7 @@ class Gateway(Front):
         now = time.monotonic()
         return sorted(w for w, t in self.heartbeats.items() if now - t <= LIVE_S and w not in avoid)
 
-    async def _join(
-        self, hello: Hello, token: str | None, *, create: bool = True
-    ) -> dict[str, Any]:
+    async def _join(self, hello: Hello, token: str | None, *, create: bool = True) -> JoinReply:
         """Ask the workers to seat ``hello``'s player; retried while the
         answer says so, for at most :data:`JOIN_PATIENCE_S`. With ``create``
         False, a name with no character is refused (``limited``: the
@@ -675,15 +711,15 @@ class Gateway(Front):
         worker has been heard (a gateway just started) does the try use
         the queue.
         """
-        request = pack(
-            {
-                "name": hello.name,
-                "token": token,
-                "cls": hello.cls,
-                "create": create,
-                "gw": self.id,
-                "nonce": secrets.token_hex(8),  # a retry is the same join
-            }
+        request = encode(
+            JoinRequest(
+                name=hello.name,
+                token=token,
+                cls=hello.cls,
+                gw=self.id,
+                nonce=secrets.token_hex(8),  # a retry is the same join
+                create=create,
+            )
         )
         deadline = time.monotonic() + JOIN_PATIENCE_S
         delay = 0.2
@@ -694,14 +730,14 @@ class Gateway(Front):
             subject = self.subjects.join if target is None else self.subjects.join_at(target)
             try:
                 reply = await self.nc.request(subject, request, timeout=JOIN_TIMEOUT_S)
-                answer: dict[str, Any] = unpack(reply.data)
+                answer = decode(reply.data, JoinReply)
             except Exception as exc:  # noqa: BLE001 - no worker answered: retry
-                answer = {"ok": False, "code": "retry", "detail": repr(exc), "retry": True}
+                answer = JoinReply(ok=False, code="retry", detail=repr(exc), retry=True)
                 if target is not None:
                     avoid.add(target)
-            if target is not None and answer.get("draining"):
+            if target is not None and answer.draining:
                 avoid.add(target)
-            if answer.get("ok") or not answer.get("retry") or time.monotonic() > deadline:
+            if answer.ok or not answer.retry or time.monotonic() > deadline:
                 return answer
             await asyncio.sleep(delay)
             delay = min(1.0, delay * 1.5)
@@ -719,13 +755,13 @@ class Gateway(Front):
         answer = await self._join(hello, p.token)
         if self.players.get(p.actor_id) is not p:
             return
-        if answer.get("code") == ErrorCode.BANNED.value:  # banned meanwhile
-            error = Error(code=ErrorCode.BANNED.value, msg=str(answer.get("detail")), fatal=True)
+        if answer.code == ErrorCode.BANNED.value:  # banned meanwhile
+            error = Error(code=ErrorCode.BANNED.value, msg=answer.detail, fatal=True)
             self._send(p.ws, encode_server(error))
             await self._close(p.ws, 1008, ErrorCode.BANNED.value)
             return
-        if not answer.get("ok"):
-            log.warning("could not seat %s again: %s", p.name, answer.get("detail"))
+        if not answer.ok:
+            log.warning("could not seat %s again: %s", p.name, answer.detail)
             self.metrics.reseat_failures.inc()
             self._reply(
                 p.ws, Error(code=ErrorCode.SHUTDOWN.value, msg="your world is gone", fatal=True)
@@ -733,11 +769,10 @@ class Gateway(Front):
             await self._close(p.ws, 1011, "no worker")
             return
         # The route notice (sent before the answer) normally switched it already.
-        if int(answer["epoch"]) >= p.epoch:
-            p.worker, p.epoch = str(answer["worker"]), int(answer["epoch"])
+        if answer.epoch >= p.epoch:
+            p.worker, p.epoch = answer.worker, answer.epoch
             p.moving = p.rejoining = False
-            while p.buffer:
-                await self._to_worker(p.worker, ["m", p.actor_id, p.epoch, p.buffer.popleft()])
+            await self._flush_buffer(p)
 
     # ----------------------------------------------------------- connections
 
@@ -766,15 +801,15 @@ class Gateway(Front):
     async def _seat(self, ws: ServerConnection, joining: Joining) -> Player | None:
         hello = joining.hello
         answer = await self._join(hello, hello.token, create=joining.may_create)
-        if not answer.get("ok"):
-            code = str(answer.get("code") or ErrorCode.SERVER_FULL.value)
+        if not answer.ok:
+            code = answer.code or ErrorCode.SERVER_FULL.value
             if code == "retry":
                 code = ErrorCode.SERVER_FULL.value
-            await self._join_refused(ws, joining, code, str(answer.get("detail", "")))
+            await self._join_refused(ws, joining, code, answer.detail)
             return None
-        welcome_bytes: bytes = answer["welcome"]
-        welcome = unpack(welcome_bytes)
-        aid = int(answer["actor"])
+        welcome_bytes = answer.welcome
+        welcome = msgpack.unpackb(welcome_bytes, raw=False)  # the client's own message
+        aid = answer.actor
         old = self.players.get(aid)
         if old is not None:  # the same character connected again here
             self._replace(old.ws)
@@ -784,8 +819,8 @@ class Gateway(Front):
             str(welcome.get("name", hello.name)),
             str(welcome.get("token") or hello.token or ""),
             aid,
-            str(answer["worker"]),
-            int(answer["epoch"]),
+            answer.worker,
+            answer.epoch,
             joining.bucket,
             *chat_buckets(time.monotonic()),
             address=client_of(ws),
@@ -798,7 +833,7 @@ class Gateway(Front):
         self._joined(ws, joining, player.name, aid, bool(welcome.get("resumed")), None)
         # Frames the worker sent before the answer arrived were dropped:
         # the first one the client gets must be a snapshot.
-        await self._to_worker(player.worker, ["resync", aid, player.epoch])
+        await self._to_worker(player.worker, Resync(aid, player.epoch))
         return player
 
     async def _serve(self, player: Player) -> None:
@@ -810,7 +845,7 @@ class Gateway(Front):
         if self.players.get(player.actor_id) is player:
             del self.players[player.actor_id]
             self.metrics.leaves.inc()
-            await self._to_worker(player.worker, ["leave", player.actor_id, player.epoch])
+            await self._to_worker(player.worker, Leave(player.actor_id, player.epoch))
 
     async def _message(self, p: Player, raw: bytes | str) -> bool:
         """Handle one message of a seated client; False to end the connection."""
@@ -834,9 +869,8 @@ class Gateway(Front):
                 self._spawn(self._private(p, msg.text, msg.to))
                 return True
             if msg.scope == "global":
-                await self.nc.publish(
-                    self.subjects.chat, pack([p.name, msg.text, "global", None, self.tick])
-                )
+                line = ChatLine(p.name, msg.text, "global", None, self.tick)
+                await self.nc.publish(self.subjects.chat, encode(line))
                 return True
             self.metrics.route("chat")
         elif isinstance(msg, Command):
@@ -850,7 +884,7 @@ class Gateway(Front):
                 self.metrics.overflows.inc()  # the oldest goes
             p.buffer.append(data)
         else:
-            await self._to_worker(p.worker, ["m", p.actor_id, p.epoch, data])
+            await self._to_worker(p.worker, FromClient(p.actor_id, p.epoch, data))
         return True
 
 

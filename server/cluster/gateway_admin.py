@@ -48,13 +48,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sized
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
+from msgspec.structs import asdict
 from nats.aio.client import Client as NatsClient
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
-from server.cluster.bus import Subjects, pack, unpack
+from server.cluster.bus import Subjects
+from server.cluster.messages import (
+    AdminReply,
+    AdminRequest,
+    Ban,
+    Closed,
+    Kick,
+    ListBans,
+    PlayerRow,
+    Present,
+    Unban,
+    Who,
+    decode,
+    encode,
+)
+from server.cluster.messages import Answer as Reply
 from server.game.bans import KICK_HOLD_S
 from server.net.admin import AdminError, Answer, Counting
 
@@ -76,7 +92,7 @@ class Cluster(Protocol):
     @property
     def players(self) -> Sized: ...
 
-    def who_here(self) -> list[dict[str, Any]]: ...
+    def who_here(self) -> list[PlayerRow]: ...
 
     def live_workers(self) -> list[str]: ...
 
@@ -84,7 +100,7 @@ class Cluster(Protocol):
 
     async def gather(
         self, send: Callable[[str], Awaitable[T]], wait_s: float = ...
-    ) -> tuple[T, dict[str, Any]]: ...
+    ) -> tuple[T, dict[str, Reply]]: ...
 
     async def notice(self, text: str) -> None: ...
 
@@ -107,7 +123,7 @@ class GatewayOperator:
     def count(self, cmd: str) -> None:
         self.gateway.metrics.admin_actions.labels(cmd).inc()
 
-    def _heard(self, answers: dict[str, Any]) -> Answer:
+    def _heard(self, answers: dict[str, Reply]) -> Answer:
         """The ``gateways`` that answered and the ``silent`` ones."""
         return {
             "gateways": sorted(answers),
@@ -118,21 +134,21 @@ class GatewayOperator:
         gw = self.gateway
         here = gw.who_here()
         _, answers = await gw.gather(
-            lambda inbox: gw.nc.publish(gw.subjects.who, pack([]), reply=inbox)
+            lambda inbox: gw.nc.publish(gw.subjects.who, encode(Who()), reply=inbox)
         )
-        answers[gw.id] = {"players": here, "draining": gw.draining}  # as it is now
+        answers[gw.id] = Present(gw.id, here, gw.draining)  # as it is now
         cluster = [
             {
                 "gateway": g,
-                "players": list(body.get("players", [])),
-                "draining": bool(body.get("draining")),
+                "players": [asdict(row) for row in body.players],
+                "draining": body.draining,
             }
             for g, body in sorted(answers.items())
-            if isinstance(body, dict)
+            if isinstance(body, Present)
         ]
         return {
             "gateway": gw.id,
-            "players": here,
+            "players": [asdict(row) for row in here],
             "workers": gw.live_workers(),
             "draining": gw.draining,
             "tick": gw.tick,
@@ -143,9 +159,9 @@ class GatewayOperator:
     async def kick(self, name: str) -> Answer:
         gw = self.gateway
         _, answers = await gw.gather(
-            lambda inbox: gw.nc.publish(gw.subjects.kick, pack([name]), reply=inbox)
+            lambda inbox: gw.nc.publish(gw.subjects.kick, encode(Kick(name)), reply=inbox)
         )
-        where = sorted(g for g, closed in answers.items() if closed)
+        where = _closed_on(answers)
         return {
             "name": name,
             "online": bool(where),
@@ -154,7 +170,7 @@ class GatewayOperator:
             **self._heard(answers),
         }
 
-    async def _ask_worker(self, req: dict[str, Any]) -> dict[str, Any]:
+    async def _ask_worker(self, req: AdminRequest) -> AdminReply:
         """Send ``req`` to a worker on ``P.admin``; its answer if ``ok``.
 
         Raises:
@@ -164,8 +180,8 @@ class GatewayOperator:
         gw = self.gateway
         started = time.monotonic()
         try:
-            reply = await gw.nc.request(gw.subjects.admin, pack(req), timeout=WORKER_ANSWER_S)
-            answer: dict[str, Any] = unpack(reply.data)
+            reply = await gw.nc.request(gw.subjects.admin, encode(req), timeout=WORKER_ANSWER_S)
+            answer = decode(reply.data, AdminReply)
         except NoRespondersError as exc:
             raise AdminError("no worker is running to carry it out (nobody listens)") from exc
         except NatsTimeout as exc:
@@ -173,24 +189,23 @@ class GatewayOperator:
                 f"no worker answered within {time.monotonic() - started:.0f} s: "
                 "it may or may not have been done (ask again, or see 'bans')"
             ) from exc
-        if not isinstance(answer, dict) or not answer.get("ok"):
-            raise AdminError(str(answer.get("error") if isinstance(answer, dict) else answer))
+        if not answer.ok:
+            raise AdminError(answer.error)
         return answer
 
     async def ban(self, name: str, reason: str) -> Answer:
         gw = self.gateway
-        req = {"op": "ban", "name": name, "reason": reason}
-        _, answers = await gw.gather(lambda inbox: self._ask_worker({**req, "inbox": inbox}))
-        where = sorted(g for g, closed in answers.items() if closed)
+        _, answers = await gw.gather(lambda inbox: self._ask_worker(Ban(name, reason, inbox)))
+        where = _closed_on(answers)
         return {"name": name, "online": bool(where), "where": where, **self._heard(answers)}
 
     async def unban(self, name: str) -> Answer:
-        await self._ask_worker({"op": "unban", "name": name})
+        await self._ask_worker(Unban(name))
         return {"name": name}
 
     async def bans(self) -> Answer:
-        answer = await self._ask_worker({"op": "bans"})
-        return {"bans": answer.get("bans", [])}
+        answer = await self._ask_worker(ListBans())
+        return {"bans": [asdict(row) for row in answer.bans]}
 
     async def broadcast(self, text: str) -> Answer:
         await self.gateway.notice(text)
@@ -202,3 +217,8 @@ class GatewayOperator:
 
     async def save(self) -> Answer:
         raise AdminError(NO_SAVE)
+
+
+def _closed_on(answers: dict[str, Reply]) -> list[str]:
+    """The gateways that closed a connection, by their answers."""
+    return sorted(g for g, a in answers.items() if isinstance(a, Closed) and a.count)

@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
@@ -46,9 +47,30 @@ from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import Chat, ChatOut, Command, Info, Look, ServerMessage, Welcome
 from protocol.version import PROTOCOL_VERSION
 from server.cluster.bans import ClusterBans
-from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches, pack, unpack
+from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches
 from server.cluster.fence import Characters
 from server.cluster.lease import LEASE_S, RENEW_S, Leases, open_bucket
+from server.cluster.messages import (
+    ADMIN_REQUEST,
+    BAN_NOTICE,
+    TO_WORKER,
+    WORKER_REQUEST,
+    AdmitReply,
+    AdmitRequest,
+    Claim,
+    FromClient,
+    Heartbeat,
+    Holder,
+    JoinReply,
+    JoinRequest,
+    Leave,
+    Lost,
+    Moving,
+    Release,
+    Route,
+    decode,
+    encode,
+)
 from server.cluster.worker_metrics import WorkerFigures, WorkerMetrics
 from server.game.game import NEW_CHARS_LIMITED, look_in
 from server.game.index import Carried, TickIndex
@@ -77,11 +99,22 @@ LEAVE_WAIT_S = 1.0
 reconnect racing its own disconnect); within the forwarding timeout. A save
 still running then makes the join answer ``retry`` (the gateway asks again)
 rather than read a row that save is about to change."""
-_DRAINING: dict[str, Any] = {
-    "ok": False, "code": "retry", "detail": "draining", "retry": True, "draining": True
-}  # fmt: skip
+_DRAINING = JoinReply(ok=False, code="retry", detail="draining", retry=True, draining=True)
 """A join's answer from a draining worker: the gateway asks another
 (``draining`` is what it reads; ``detail`` is for people)."""
+_NO_ROOM = JoinReply(ok=False, code=ErrorCode.SERVER_FULL.value, detail="no room")
+"""A join's answer when the player's level has no free cell left."""
+
+
+def _name_taken(name: str) -> JoinReply:
+    """The answer to a join with a missing or wrong token (serve's words)."""
+    return JoinReply(
+        ok=False,
+        code=ErrorCode.NAME_TAKEN.value,
+        detail=f"{name!r} belongs to someone; a token is needed",
+    )
+
+
 SAVE_INTERVAL_S = 3.0
 NATS_GRACE_S = 5.0
 """Seconds a stopping worker waits on NATS for each of its last steps."""
@@ -177,13 +210,13 @@ class Worker:
         self.stats = WorkerStats()
         self.draining = False
         self._stop = asyncio.Event()
-        self._extra: dict[str, list[list[Any]]] = {}
+        self._extra: dict[str, list[tuple[int, int, bytes]]] = {}
         self._carried: Carried | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self._admit_lock = asyncio.Lock()
         self._gateway_beats: dict[str, float] = {}
         """Gateway id -> ``time.monotonic()`` of its last heartbeat."""
-        self._answers: dict[str, dict[str, Any]] = {}
+        self._answers: dict[str, JoinReply] = {}
         """Answers to recent joins by nonce (oldest first)."""
         self._saving = False
         self._spares: dict[int, None] = {}
@@ -363,7 +396,7 @@ class Worker:
         for aid, seat in list(self.seats.items()):
             if seat.name not in refused:
                 await self.nc.publish(
-                    self.subjects.gateway(seat.gateway), pack(["lost", aid, seat.epoch])
+                    self.subjects.gateway(seat.gateway), encode(Lost(aid, seat.epoch))
                 )
         log.info("worker %s drained: %d players saved", self.id, len(rows) - len(refused))
         self._report()
@@ -488,7 +521,7 @@ class Worker:
                 self._unseat(aid)
                 self._spawn(
                     self.nc.publish(
-                        self.subjects.gateway(seat.gateway), pack(["lost", aid, seat.epoch])
+                        self.subjects.gateway(seat.gateway), encode(Lost(aid, seat.epoch))
                     )
                 )
 
@@ -501,10 +534,12 @@ class Worker:
         if owner is not None:
             return owner
         try:
-            reply = await self.nc.request(self.subjects.claim, pack(depth), timeout=CLAIM_TIMEOUT_S)
-            got = unpack(reply.data)
+            reply = await self.nc.request(
+                self.subjects.claim, encode(Claim(depth)), timeout=CLAIM_TIMEOUT_S
+            )
+            got = decode(reply.data, Holder).worker
             if got:
-                return str(got)
+                return got
         except Exception:  # noqa: BLE001 - no worker answered in time
             log.info("claim queue silent for level %d: claiming it here", depth)
         if await self._claim(depth):
@@ -512,11 +547,14 @@ class Worker:
         return await self.leases.owner_of(depth)
 
     async def _on_claim(self, msg: Msg) -> None:
-        depth = int(unpack(msg.data))
+        try:
+            depth = decode(msg.data, Claim).depth
+        except ValueError:
+            return
         if await self._claim(depth):
-            await msg.respond(pack(self.id))
+            await msg.respond(encode(Holder(self.id)))
         else:
-            await msg.respond(pack(await self.leases.owner_of(depth)))
+            await msg.respond(encode(Holder(await self.leases.owner_of(depth))))
 
     # ----------------------------------------------------------- seats
 
@@ -538,7 +576,7 @@ class Worker:
         self._spawn(
             self.nc.publish(
                 self.subjects.gateway(seat.gateway),
-                pack(["route", seat.actor_id, self.id, seat.epoch]),
+                encode(Route(seat.actor_id, self.id, seat.epoch)),
             )
         )
 
@@ -568,51 +606,50 @@ class Worker:
     async def _on_join(self, msg: Msg) -> None:
         """A gateway's join (any worker takes it): find the level of the
         character and pass the join to that level's holder."""
-        req = unpack(msg.data)
+        try:
+            req = decode(msg.data, JoinRequest)
+        except ValueError:
+            log.warning("a join request that does not decode: dropped")
+            return
         try:
             reply = await self._route_join(req)
         except Exception as exc:
             self.metrics.failed("join", exc)
-            log.exception("join of %r failed", req.get("name"))
-            reply = {"ok": False, "code": "retry", "detail": str(exc), "retry": True}
-        await msg.respond(pack(reply))
+            log.exception("join of %r failed", req.name)
+            reply = JoinReply(ok=False, code="retry", detail=str(exc), retry=True)
+        await msg.respond(encode(reply))
 
-    async def _route_join(self, req: dict[str, Any]) -> dict[str, Any]:
+    async def _route_join(self, req: JoinRequest) -> JoinReply:
         if self.draining:
-            return dict(_DRAINING)
-        banned = self.bans.refusal(req["name"])
+            return _DRAINING
+        banned = self.bans.refusal(req.name)
         if banned is not None:  # as serve refuses it: the code, and the reason in the text
-            return {"ok": False, "code": banned[0], "detail": banned[1], "retry": False}
-        row = await self.chars.load(req["name"])
+            return JoinReply(ok=False, code=banned[0], detail=banned[1])
+        row = await self.chars.load(req.name)
         if row is not None:
-            token = req.get("token")
+            token = req.token
             if token is None or not hmac.compare_digest(row.token_hash, hash_token(token)):
-                return {
-                    "ok": False,
-                    "code": ErrorCode.NAME_TAKEN.value,
-                    "detail": f"{req['name']!r} belongs to someone; a token is needed",
-                    "retry": False,
-                }
+                return _name_taken(req.name)
             depth = 1 if int(row.record.get("hp", 1)) <= 0 else max(1, int(row.record["depth"]))
         else:
             depth = 1
         owner = await self._owner_or_claim(depth)
         if owner is None:
-            return {"ok": False, "code": "retry", "detail": "no holder", "retry": True}
+            return JoinReply(ok=False, code="retry", detail="no holder", retry=True)
         if owner == self.id:
             return await self._admit_join(req)
         try:
             answer = await self.nc.request(
-                self.subjects.worker(owner), pack({"op": "join", **req}), timeout=FORWARD_TIMEOUT_S
+                self.subjects.worker(owner), encode(req), timeout=FORWARD_TIMEOUT_S
             )
+            out = decode(answer.data, JoinReply)
         except Exception as exc:  # noqa: BLE001 - the holder may be dead: its lease will expire
             self.metrics.failed("request", exc)
-            return {"ok": False, "code": "retry", "detail": f"{owner} silent", "retry": True}
-        out: dict[str, Any] = unpack(answer.data)
-        out.pop("draining", None)  # the holder drains, not this worker: ask here again
-        return out
+            return JoinReply(ok=False, code="retry", detail=f"{owner} silent", retry=True)
+        # The holder drains, not this worker: ask here again.
+        return msgspec.structs.replace(out, draining=False) if out.draining else out
 
-    async def _admit_join(self, req: dict[str, Any]) -> dict[str, Any]:
+    async def _admit_join(self, req: JoinRequest) -> JoinReply:
         """Seat a joining player here (this worker holds its level).
 
         A gateway's retry of a join whose answer it did not get in time
@@ -620,47 +657,35 @@ class Worker:
         of a second take-over of the character.
         """
         async with self._admit_lock:
-            nonce = req.get("nonce")
-            if nonce is not None and nonce in self._answers:
+            nonce = req.nonce
+            if nonce in self._answers:
                 return self._answers[nonce]
             answer = await self._admit_join_now(req)
-            if nonce is not None and answer.get("ok"):
+            if answer.ok:
                 self._answers[nonce] = answer
                 while len(self._answers) > ANSWERS_KEPT:
                     del self._answers[next(iter(self._answers))]
             return answer
 
-    async def _admit_join_now(self, req: dict[str, Any]) -> dict[str, Any]:
+    async def _admit_join_now(self, req: JoinRequest) -> JoinReply:
         if self.draining:
-            return dict(_DRAINING)
-        name: str = req["name"]
-        gateway: str = req["gw"]
-        token: str | None = req.get("token")
+            return _DRAINING
+        name, gateway, token = req.name, req.gw, req.token
         leaving = self._leaving.get(name.lower())
         if leaving is not None:  # it just left here: read it as that save left it
             await asyncio.wait([leaving], timeout=LEAVE_WAIT_S)
             if not leaving.done():  # the database is slow: the gateway asks again
-                return {"ok": False, "code": "retry", "detail": "still saving", "retry": True}
+                return JoinReply(ok=False, code="retry", detail="still saving", retry=True)
         row = await self.chars.load(name)
         if row is None:
-            if req.get("create") is False:  # the gateway's new-characters cap
-                return {
-                    "ok": False,
-                    "code": ErrorCode.LIMITED.value,
-                    "detail": NEW_CHARS_LIMITED,
-                    "retry": False,
-                }
-            return await self._create(name, req.get("cls"), gateway)
+            if not req.create:  # the gateway's new-characters cap
+                return JoinReply(ok=False, code=ErrorCode.LIMITED.value, detail=NEW_CHARS_LIMITED)
+            return await self._create(name, req.cls, gateway)
         if token is None or not hmac.compare_digest(row.token_hash, hash_token(token)):
-            return {
-                "ok": False,
-                "code": ErrorCode.NAME_TAKEN.value,
-                "detail": f"{name!r} belongs to someone; a token is needed",
-                "retry": False,
-            }
+            return _name_taken(name)
         taken = await self.chars.take_charge(row.name, row.epoch)
         if taken is None or taken.actor_id is None:
-            return {"ok": False, "code": "retry", "detail": "raced", "retry": True}
+            return JoinReply(ok=False, code="retry", detail="raced", retry=True)
         held = self.by_name.get(row.name.lower())  # looked up after the await
         if held is not None:  # here already (a reconnect): keep its live state
             held.epoch, held.gateway = taken.epoch, gateway
@@ -670,83 +695,76 @@ class Worker:
             try:
                 self.world.join(taken.name, record=taken.record, actor_id=taken.actor_id)
             except LookupError:
-                return {"ok": False, "code": "server_full", "detail": "no room", "retry": False}
+                return _NO_ROOM
             seat = self._seat(taken.name, taken.actor_id, taken.epoch, gateway)
         # Whoever else still holds it (under an older epoch) drops it.
-        await self.nc.publish(self.subjects.release, pack([taken.name, taken.epoch]))
+        await self.nc.publish(self.subjects.release, encode(Release(taken.name, taken.epoch)))
         return self._joined(seat, token, resumed=True)
 
-    async def _create(self, name: str, cls: str | None, gateway: str) -> dict[str, Any]:
+    async def _create(self, name: str, cls: str | None, gateway: str) -> JoinReply:
         key = cls or "warrior"
         klass = self.world.content.classes.get(key)
         if klass is None or klass.hidden:
             known = ", ".join(k for k, c in self.world.content.classes.items() if not c.hidden)
-            return {
-                "ok": False,
-                "code": ErrorCode.BAD_CLASS.value,
-                "detail": f"no class {key!r} (classes: {known})",
-                "retry": False,
-            }
+            detail = f"no class {key!r} (classes: {known})"
+            return JoinReply(ok=False, code=ErrorCode.BAD_CLASS.value, detail=detail)
         aid = await self.chars.new_actor_id()
         try:
             actor = self.world.join(name, key, actor_id=aid)
         except LookupError:
-            return {"ok": False, "code": "server_full", "detail": "no room", "retry": False}
+            return _NO_ROOM
         token = secrets.token_urlsafe(24)
         if not await self.chars.create(
             name, hash_token(token), actor.to_record(), self.world.tick, aid
         ):
             self.world.leave(aid)
-            return {
-                "ok": False,
-                "code": ErrorCode.NAME_TAKEN.value,
-                "detail": f"{name!r} belongs to someone; a token is needed",
-                "retry": False,
-            }
+            return _name_taken(name)
         seat = self._seat(name, aid, 1, gateway)
         return self._joined(seat, token, resumed=False)
 
-    def _joined(self, seat: WorkerSeat, token: str | None, resumed: bool) -> dict[str, Any]:
+    def _joined(self, seat: WorkerSeat, token: str | None, resumed: bool) -> JoinReply:
         self._route(seat)
         welcome = encode_server(self._welcome(seat, token or "", resumed))
         (self.metrics.joins_resumed if resumed else self.metrics.joins_new).inc()
         log.info("%s joined on %s (epoch %d)", seat.name, self.id, seat.epoch)
-        return {
-            "ok": True,
-            "welcome": welcome,
-            "worker": self.id,
-            "epoch": seat.epoch,
-            "actor": seat.actor_id,
-        }
+        return JoinReply(
+            ok=True, welcome=welcome, worker=self.id, epoch=seat.epoch, actor=seat.actor_id
+        )
 
     async def _on_request(self, msg: Msg) -> None:
-        req = unpack(msg.data)
-        op = req.get("op")
         try:
-            if op == "join":
+            req = WORKER_REQUEST.decode(msg.data)
+        except ValueError:
+            log.warning("a request that does not decode: dropped")
+            return
+        reply: JoinReply | AdmitReply
+        try:
+            if isinstance(req, JoinRequest):
                 reply = await self._admit_join(req)
-            elif op == "admit":
-                reply = await self._admit_hand_off(req)
             else:
-                reply = {"ok": False, "code": "bad_op", "retry": False}
+                reply = await self._admit_hand_off(req)
         except Exception as exc:
-            self.metrics.failed("admit" if op == "admit" else "join", exc)
-            log.exception("request %r failed", op)
-            reply = {"ok": False, "code": "retry", "detail": str(exc), "retry": True}
-        await msg.respond(pack(reply))
+            admitting = isinstance(req, AdmitRequest)
+            self.metrics.failed("admit" if admitting else "join", exc)
+            log.exception("request %r failed", type(req).__name__)
+            reply = (
+                AdmitReply(ok=False, code=str(exc))
+                if admitting
+                else JoinReply(ok=False, code="retry", detail=str(exc), retry=True)
+            )
+        await msg.respond(encode(reply))
 
-    async def _admit_hand_off(self, req: dict[str, Any]) -> dict[str, Any]:
+    async def _admit_hand_off(self, req: AdmitRequest) -> AdmitReply:
         """Admit a player handed off to a level of ours, keyed on (name,
         epoch): asking twice admits once and answers yes twice."""
         started = time.perf_counter()
-        name: str = req["name"]
-        epoch = int(req["epoch"])
+        name, epoch = req.name, req.epoch
         async with self._admit_lock:
             held = self.by_name.get(name.lower())
             if held is not None and held.epoch == epoch:
-                return {"ok": True}  # asked again: admitted (and counted) once
+                return AdmitReply(ok=True)  # asked again: admitted (and counted) once
             answer = await self._admit_hand_off_now(req, name, epoch, held)
-        if answer["ok"]:
+        if answer.ok:
             self.metrics.in_admitted.inc()
             self.metrics.in_seconds.observe(time.perf_counter() - started)
         else:
@@ -754,31 +772,35 @@ class Worker:
         return answer
 
     async def _admit_hand_off_now(
-        self, req: dict[str, Any], name: str, epoch: int, held: WorkerSeat | None
-    ) -> dict[str, Any]:
+        self, req: AdmitRequest, name: str, epoch: int, held: WorkerSeat | None
+    ) -> AdmitReply:
         """:meth:`_admit_hand_off` of a player not admitted yet (under the lock)."""
         if self.draining:
-            return {"ok": False, "code": "draining"}
+            return AdmitReply(ok=False, code="draining")
         row = await self.chars.load(name)
         if row is None or row.epoch != epoch or row.actor_id is None:
-            return {"ok": False, "code": "stale"}
+            return AdmitReply(ok=False, code="stale")
         depth = int(row.record["depth"])
         if depth not in self.leases.held:
-            return {"ok": False, "code": "not_holder"}
+            return AdmitReply(ok=False, code="not_holder")
         if held is not None:  # an older epoch of it is still here: that one is stale
             self._unseat(held.actor_id)
         try:
             self.world.join(row.name, record=row.record, actor_id=row.actor_id)
         except LookupError:
-            return {"ok": False, "code": "full"}
-        seat = self._seat(row.name, row.actor_id, epoch, str(req["gw"]))
+            return AdmitReply(ok=False, code="full")
+        seat = self._seat(row.name, row.actor_id, epoch, req.gw)
         self._route(seat)
-        return {"ok": True}
+        return AdmitReply(ok=True)
 
     async def _on_release(self, msg: Msg) -> None:
-        name, epoch = unpack(msg.data)
-        seat = self.by_name.get(str(name).lower())
-        if seat is not None and seat.epoch < int(epoch):
+        try:
+            release = decode(msg.data, Release)
+        except ValueError:
+            return
+        name, epoch = release.name, release.epoch
+        seat = self.by_name.get(name.lower())
+        if seat is not None and seat.epoch < epoch:
             log.info("%s is held elsewhere now (epoch %d): dropped", seat.name, epoch)
             self._unseat(seat.actor_id)
 
@@ -787,34 +809,34 @@ class Worker:
     async def _on_admin(self, msg: Msg) -> None:
         """An operator's ``ban``, ``unban`` or ``bans`` from a gateway (``P.admin``)."""
         try:
-            req = unpack(msg.data)
+            req = ADMIN_REQUEST.decode(msg.data)
         except ValueError:
             return
         answer = await self.bans.answer(req)
         if msg.reply:
-            await msg.respond(pack(answer))
+            await msg.respond(encode(answer))
 
     async def _on_bans(self, msg: Msg) -> None:
         """The bans changed (``P.bans``): apply it, and read the list again."""
         with contextlib.suppress(ValueError):
-            self.bans.heard(unpack(msg.data))
+            self.bans.heard(BAN_NOTICE.decode(msg.data))
 
     # ----------------------------------------------------------- players' messages
 
     async def _on_inbox(self, msg: Msg) -> None:
         try:
-            kind, aid, epoch, *rest = unpack(msg.data)
-        except (ValueError, TypeError):
+            event = TO_WORKER.decode(msg.data)
+        except ValueError:
             return
-        seat = self.seats.get(aid)
-        if seat is None or seat.epoch != epoch:
+        seat = self.seats.get(event.actor)
+        if seat is None or seat.epoch != event.epoch:
             return  # not ours (any more): a late message of a moved player
-        if kind == "leave":
+        if isinstance(event, FromClient):
+            self._client_message(seat, event.data)
+        elif isinstance(event, Leave):
             self._leave(seat)
-        elif kind == "resync":
+        else:
             seat.view.needs_snapshot = True
-        elif kind == "m":
-            self._client_message(seat, rest[0])
 
     async def _save_left(self, seat: WorkerSeat, record: dict[str, Any]) -> None:
         for _ in range(5):
@@ -851,11 +873,11 @@ class Worker:
             for aid in sorted(self.seats):
                 if self.world.actors[aid].depth == here:
                     other = self.seats[aid]
-                    self._extra.setdefault(other.gateway, []).append([aid, other.epoch, out])
+                    self._extra.setdefault(other.gateway, []).append((aid, other.epoch, out))
 
     def _extra_to(self, seat: WorkerSeat, msg: ServerMessage) -> None:
         self._extra.setdefault(seat.gateway, []).append(
-            [seat.actor_id, seat.epoch, encode_server(msg)]
+            (seat.actor_id, seat.epoch, encode_server(msg))
         )
 
     def _look(self, actor_id: int, target_id: int) -> Info:
@@ -871,7 +893,8 @@ class Worker:
         while True:
             try:
                 await self.nc.publish(
-                    self.subjects.heartbeat(self.id), pack([self.world.tick, len(self.seats)])
+                    self.subjects.heartbeat(self.id),
+                    encode(Heartbeat(self.world.tick, len(self.seats))),
                 )
             except Exception as exc:  # noqa: BLE001 - NATS is down: counted, tried again
                 self.metrics.failed("heartbeat", exc)
@@ -944,7 +967,7 @@ class Worker:
             msg = seat.view.message(index, actor)
             if msg is not None:
                 data = encode_server(msg)
-                out.setdefault(seat.gateway, []).append([aid, seat.epoch, data])
+                out.setdefault(seat.gateway, []).append((aid, seat.epoch, data))
         for gateway, frames in out.items():
             subject = self.subjects.gateway(gateway)
             for payload in batches(frames):
@@ -1044,7 +1067,7 @@ class Worker:
         gw = self.subjects.gateway(seat.gateway)
         depth = int(record["depth"])
         try:
-            await self.nc.publish(gw, pack(["moving", seat.actor_id, seat.epoch]))
+            await self.nc.publish(gw, encode(Moving(seat.actor_id, seat.epoch)))
             # step 2: save with the new depth under epoch + 1, fenced
             ok = await self.chars.hand_off(seat.name, seat.epoch, record, self.world.tick)
         except Exception as exc:
@@ -1061,25 +1084,22 @@ class Worker:
             log.warning("%s: hand-off refused (held elsewhere now): dropped", seat.name)
             return
         epoch = seat.epoch + 1
-        request = pack(
-            {"op": "admit", "name": seat.name, "epoch": epoch, "gw": seat.gateway,
-             "actor": seat.actor_id}
-        )  # fmt: skip
+        request = AdmitRequest(seat.name, epoch, seat.gateway, seat.actor_id)
         for attempt in range(ADMIT_TRIES):
             owner = await self._owner_or_claim(depth)  # step 3
             if owner is not None:
                 try:  # step 4: admission, keyed on (name, epoch)
                     if owner == self.id:
-                        answer = await self._admit_hand_off(unpack(request))
+                        answer = await self._admit_hand_off(request)
                     else:
                         reply = await self.nc.request(
-                            self.subjects.worker(owner), request, timeout=ADMIT_TIMEOUT_S
+                            self.subjects.worker(owner), encode(request), timeout=ADMIT_TIMEOUT_S
                         )
-                        answer = unpack(reply.data)
+                        answer = decode(reply.data, AdmitReply)
                 except Exception as exc:  # noqa: BLE001 - timed out: ask again
                     self.metrics.failed("handoff", exc)
-                    answer = {"ok": False, "code": repr(exc)}
-                if answer.get("ok"):  # steps 5 and 6: the holder routes and snapshots
+                    answer = AdmitReply(ok=False, code=repr(exc))
+                if answer.ok:  # steps 5 and 6: the holder routes and snapshots
                     seconds = time.perf_counter() - started
                     self.metrics.out_admitted.inc()
                     self.metrics.out_seconds.observe(seconds)
@@ -1088,17 +1108,17 @@ class Worker:
                     if len(self.stats.handoff_ms) > 100_000:
                         del self.stats.handoff_ms[:50_000]
                     return
-                if answer.get("code") == "stale":
+                if answer.code == "stale":
                     # Someone else took charge of it since. Should nobody hold
                     # it after all, its gateway (still on this epoch) seats it
                     # again; if another holds it, the gateway has moved on.
                     log.warning("%s: admission to %s refused: stale", seat.name, owner)
                     self.metrics.out_dropped.inc()
-                    await self.nc.publish(gw, pack(["lost", seat.actor_id, seat.epoch]))
+                    await self.nc.publish(gw, encode(Lost(seat.actor_id, seat.epoch)))
                     return
                 log.warning(
                     "%s: admission to %s failed (%s), attempt %d",
-                    seat.name, owner, answer.get("code"), attempt + 1,
+                    seat.name, owner, answer.code, attempt + 1,
                 )  # fmt: skip
             await asyncio.sleep(0.2 * (attempt + 1))
         await self._take_back(seat, epoch, record, came_from, fenced=True)  # step 7
@@ -1134,7 +1154,7 @@ class Worker:
             self.metrics.out_dropped.inc()
             log.exception("take-back of %s found no room", seat.name)
             await self.nc.publish(
-                self.subjects.gateway(seat.gateway), pack(["lost", seat.actor_id, new_epoch])
+                self.subjects.gateway(seat.gateway), encode(Lost(seat.actor_id, new_epoch))
             )
             return
         self.stats.takebacks += 1

@@ -15,8 +15,9 @@ from nats.aio.msg import Msg
 from client.connection import Connection
 from client.model import GameModel
 from protocol.messages import Chat, ChatOut
-from server.cluster.bus import GATEWAY_SILENT_S, SILENT_S, unpack
+from server.cluster.bus import GATEWAY_SILENT_S, SILENT_S
 from server.cluster.gateway import JOIN_TIMEOUT_S
+from server.cluster.messages import Heartbeat, decode
 from tests.cluster.procs import ClusterProcs, is_snap, plant, play_until, row_of, step
 
 LEASE_S = 2.0
@@ -66,7 +67,7 @@ async def test_sigstop_then_sigcont_never_admits_twice(
         counts: dict[str, int] = {}
 
         async def heard(msg: Msg) -> None:
-            counts[msg.subject.rsplit(".", 1)[1]] = int(unpack(msg.data)[1])
+            counts[msg.subject.rsplit(".", 1)[1]] = decode(msg.data, Heartbeat).players
 
         try:
             await play_until(conn, model, is_snap(1))
@@ -185,7 +186,7 @@ async def test_a_dead_gateways_players_are_saved_and_unseated(
         counts: list[int] = []
 
         async def heard(msg: Msg) -> None:
-            counts.append(int(unpack(msg.data)[1]))
+            counts.append(decode(msg.data, Heartbeat).players)
 
         try:
             await play_until(conn, model, is_snap(1))
