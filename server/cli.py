@@ -690,6 +690,11 @@ def _cluster_parsers(sub: Any) -> None:
     )
     p.add_argument("--nats", default="nats://127.0.0.1:4222", help="NATS server URL")
     p.add_argument("--db", required=True, help="postgresql://USER@HOST/DB of the world")
+    p.add_argument(
+        "--motd",
+        default=SERVE_DEFAULTS["motd"],
+        help="message of the day, in every player's welcome (default %(default)r)",
+    )
     p.add_argument("--id", default=None, help="worker id (default: worker-<pid>)")
     p.add_argument("--prefix", default="uh", help="subject and bucket prefix of the cluster")
     p.add_argument("--seed", type=int, default=None, help="world seed for a new world")
@@ -834,6 +839,7 @@ def worker_main(args: argparse.Namespace) -> int:
         save_interval_s=args.save_interval,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
+        motd=str(args.motd),
     )
     _use_uvloop()
 

@@ -45,7 +45,6 @@ from websockets.asyncio.server import ServerConnection, serve
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import Chat, ChatOut, Command, Info, Look, ServerMessage, Welcome
-from protocol.version import PROTOCOL_VERSION
 from server.cluster.bans import ClusterBans
 from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches
 from server.cluster.fence import Characters
@@ -75,7 +74,7 @@ from server.cluster.worker_metrics import WorkerFigures, WorkerMetrics
 from server.game.game import NEW_CHARS_LIMITED, look_in
 from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
-from server.game.wire import to_command, welcome_tables
+from server.game.wire import to_command, welcome_message, welcome_tables
 from server.net import collector
 from server.sim.actors import Actor
 from server.sim.world import World
@@ -169,6 +168,7 @@ class Worker:
             this TCP port (0 picks one: see :attr:`metrics_port` once
             ready; None, the default: no HTTP at all).
         metrics_host: The interface of ``metrics_port``.
+        motd: The message of the day in each player's ``welcome``.
 
     Attributes:
         metrics: This worker's :class:`~server.cluster.worker_metrics.WorkerMetrics`.
@@ -189,7 +189,9 @@ class Worker:
         monsters: bool = True,
         metrics_port: int | None = None,
         metrics_host: str = "127.0.0.1",
+        motd: str = "",
     ) -> None:
+        self.motd = motd
         self.monsters = monsters
         self.metrics_port = metrics_port
         self.metrics_host = metrics_host
@@ -581,24 +583,15 @@ class Worker:
         )
 
     def _welcome(self, seat: WorkerSeat, token: str, resumed: bool) -> Welcome:
-        t = self._tables
-        return Welcome(
-            v=PROTOCOL_VERSION,
-            id=seat.actor_id,
+        return welcome_message(
+            self._tables,
+            actor_id=seat.actor_id,
             name=seat.name,
             token=token,
             resumed=resumed,
             tick=self.world.tick,
             tick_rate=self.tick_rate,
-            terrain=t["terrain"],
-            kinds=t["kinds"],
-            items=t["items"],
-            classes=t["classes"],
-            motd="",
-            spells=t["spells"],
-            statuses=t["statuses"],
-            damage_types=t["damage_types"],
-            reasons=t["reasons"],
+            motd=self.motd,
         )
 
     # ----------------------------------------------------------- joining

@@ -33,12 +33,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from protocol.messages import ChatOut, Info, ServerMessage, Welcome
-from protocol.version import PROTOCOL_VERSION
 from server.game.bans import BanList
 from server.game.hooks import GameHooks
 from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
-from server.game.wire import describe_actor, to_command, welcome_tables
+from server.game.wire import describe_actor, to_command, welcome_message, welcome_tables
 from server.sim.actors import Actor, MovingState, memory_entry, moving_record_of
 from server.sim.world import World
 from server.store import Store, hash_token, join_maps, map_pairs, pack_record, pack_value
@@ -372,23 +371,15 @@ class Game:
         return self._welcome(seat, token, resumed), None
 
     def _welcome(self, seat: Seat, token: str | None, resumed: bool) -> Welcome:
-        return Welcome(
-            v=PROTOCOL_VERSION,
-            id=seat.actor_id,
+        return welcome_message(
+            self._tables,
+            actor_id=seat.actor_id,
             name=seat.name,
             token=token or "",
             resumed=resumed,
             tick=self.world.tick,
             tick_rate=self.tick_rate,
-            terrain=self._tables["terrain"],
-            kinds=self._tables["kinds"],
-            items=self._tables["items"],
-            classes=self._tables["classes"],
             motd=self.motd,
-            spells=self._tables["spells"],
-            statuses=self._tables["statuses"],
-            damage_types=self._tables["damage_types"],
-            reasons=self._tables["reasons"],
         )
 
     def leave(self, actor_id: int, session: object) -> None:

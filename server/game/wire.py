@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable
 from typing import Any
 
+from protocol.messages import Welcome
+from protocol.version import PROTOCOL_VERSION
 from server.content import DAMAGE_TYPES, Content, ItemDef
 from server.content.spells import default_spells
 from server.content.statuses import StatusKind
@@ -488,6 +490,40 @@ def welcome_tables(content: Content) -> dict[str, Any]:
         "damage_types": list(DAMAGE_TYPES),
         "reasons": list(REASONS),
     }
+
+
+def welcome_message(
+    tables: dict[str, Any],
+    *,
+    actor_id: int,
+    name: str,
+    token: str,
+    resumed: bool,
+    tick: int,
+    tick_rate: int,
+    motd: str,
+) -> Welcome:
+    """The ``welcome`` of a seated player, with the code tables of
+    :func:`welcome_tables` (built once per world) and the server's
+    ``motd`` (docs/protocol.md, ``welcome``)."""
+    return Welcome(
+        v=PROTOCOL_VERSION,
+        id=actor_id,
+        name=name,
+        token=token,
+        resumed=resumed,
+        tick=tick,
+        tick_rate=tick_rate,
+        terrain=tables["terrain"],
+        kinds=tables["kinds"],
+        items=tables["items"],
+        classes=tables["classes"],
+        motd=motd,
+        spells=tables["spells"],
+        statuses=tables["statuses"],
+        damage_types=tables["damage_types"],
+        reasons=tables["reasons"],
+    )
 
 
 def describe_actor(target: Actor, viewer: Actor, content: Content) -> dict[str, Any]:
