@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import secrets
 import shutil
@@ -48,8 +49,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.cluster
 
@@ -142,6 +145,44 @@ async def drive(
     )  # fmt: skip
 
 
+@contextlib.contextmanager
+def bench_database(pg: str) -> Iterator[str]:
+    """A new database on the PostgreSQL server that the admin URL ``pg``
+    reaches; yields its URL; drops it afterwards (cutting off whoever still
+    uses it)."""
+    name = f"underhall_bench_{os.getpid()}_{secrets.token_hex(3)}"
+    with psycopg.connect(pg, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield urlunsplit(urlsplit(pg)._replace(path=f"/{name}"))
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+Saved = dict[str, tuple[dict[str, Any], int, int]]
+"""Name -> (record, epoch, saved tick) of each character in the database."""
+
+
+def lost_or_duplicated(db: str, names: Iterable[str]) -> tuple[list[str], Saved]:
+    """The characters saved in ``db``, and what is wrong with them (empty:
+    nothing): a name of ``names`` with no row (lost), rows for other names,
+    an actor id that two rows share (duplicated)."""
+    with psycopg.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT name, record, epoch, actor_id, saved_tick FROM players"
+        ).fetchall()
+    expected = sorted(names)
+    problems: list[str] = []
+    if sorted(r[0] for r in rows) != expected:
+        problems.append(f"{len(rows)} rows for {len(expected)} characters")
+    ids = [r[3] for r in rows if r[3] is not None]  # None: never joined a cluster
+    if len(set(ids)) != len(ids):
+        problems.append("actor ids repeat")
+    saved = {r[0]: (unpack_record(bytes(r[1])), int(r[2]), int(r[4])) for r in rows}
+    problems.extend(f"{name} lost" for name in expected if name not in saved)
+    return problems, saved
+
+
 def check(db: str, results: list[TripResult], planted: dict[str, dict[str, Any]]) -> list[str]:
     """What is wrong in the database after the run (empty: nothing).
 
@@ -149,20 +190,11 @@ def check(db: str, results: list[TripResult], planted: dict[str, dict[str, Any]]
     (:func:`tests.cluster.replay.digest`: pack, scores, place, map memory)
     must equal that of its client's moves replayed in one process from the
     record it was ``planted`` with."""
-    with psycopg.connect(db) as conn:
-        rows = conn.execute("SELECT name, record, epoch, actor_id FROM players").fetchall()
-    problems: list[str] = []
-    names = [r[0] for r in rows]
-    if sorted(names) != sorted(r.name for r in results):
-        problems.append(f"{len(rows)} rows for {len(results)} characters")
-    if len({r[3] for r in rows}) != len(rows):
-        problems.append("actor ids repeat")
-    saved = {r[0]: (unpack_record(bytes(r[1])), int(r[2])) for r in rows}
+    problems, saved = lost_or_duplicated(db, (r.name for r in results))
     for r in results:
         if r.name not in saved:
-            problems.append(f"{r.name} lost")
             continue
-        record, epoch = saved[r.name]
+        record, epoch, _ = saved[r.name]
         if r.position is None or (record["depth"], record["x"], record["y"]) != (
             r.depth,
             *r.position,
@@ -211,10 +243,8 @@ def main() -> None:
         nats_proc, nats_url = start_nats(tmp)
     else:
         nats_url = args.nats
-    dbname = f"underhall_bench_{os.getpid()}_{secrets.token_hex(3)}"
-    admin = psycopg.connect(args.pg, autocommit=True)
-    admin.execute(f'CREATE DATABASE "{dbname}"')
-    db = args.pg.rsplit("/", 1)[0] + f"/{dbname}"
+    databases = contextlib.ExitStack()
+    db = databases.enter_context(bench_database(args.pg))
     prefix = f"uhb{os.getpid()}"
     try:
         with ClusterProcs(tmp, nats_url, db, prefix, args.lease, 3.0) as cluster:
@@ -253,8 +283,7 @@ def main() -> None:
         keep = True
         raise
     finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
-        admin.close()
+        databases.close()
         if nats_proc is not None:
             nats_proc.terminate()
             nats_proc.wait()

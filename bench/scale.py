@@ -68,13 +68,12 @@ SCENES = {"crowded": (1, 1), "spread": (10, 4)}
 """Scene name -> (depths, one client in K walks)."""
 
 
-@dataclass(slots=True)
-class Row:
-    """One measured window. Rates per second; times in ms; sizes in bytes."""
+@dataclass(slots=True, kw_only=True)
+class Joins:
+    """How the clients got in, as the load generator counted them: joins
+    refused by reason, failed connections, seconds until every join was
+    answered, and join latency in ms (:func:`fill_joins`)."""
 
-    scene: str
-    requested: int
-    clients: int = 0
     joins_refused: dict[str, int] = field(default_factory=dict)
     connect_failures: dict[str, int] = field(default_factory=dict)
     join_s: float = 0.0
@@ -84,6 +83,15 @@ class Row:
     join_snap_p50_ms: float | None = None
     join_snap_p99_ms: float | None = None
     join_snap_max_ms: float | None = None
+
+
+@dataclass(slots=True)
+class Row(Joins):
+    """One measured window. Rates per second; times in ms; sizes in bytes."""
+
+    scene: str
+    requested: int
+    clients: int = 0
     settled: int = 0
     window_s: float = 0.0
     cpu_user_pct: float = 0.0
@@ -273,6 +281,19 @@ def seat_spread(db: Path, url: str, n: int, depths: int, seed: int, home: Path) 
     resume tokens where the load generator
     (``UNDERHALL_HOME=home``) reads them: the *spread* scene's clients then
     resume there instead of walking down the stairs first (issue 10)."""
+    seat_groups(db, [(url, "s", n)], depths, seed, home)
+
+
+def seat_groups(
+    db: Path | str, groups: list[tuple[str, str, int]], depths: int, seed: int, home: Path
+) -> None:
+    """:func:`seat_spread` for several load generators at once: for each
+    ``(url, prefix, n)`` of ``groups``, characters ``prefix0`` ..
+    ``prefix{n-1}``, character ``prefix{i}`` at depth ``1 + i % depths`` (as
+    that generator's client ``i`` expects), their tokens filed under ``url``.
+    One world and one stream of random rooms serve every group, so no two
+    groups' characters are put on the same cells. ``db``: a SQLite file or
+    a ``postgresql://`` URL."""
     import secrets
 
     import numpy as np
@@ -283,23 +304,25 @@ def seat_spread(db: Path, url: str, n: int, depths: int, seed: int, home: Path) 
     world = World(seed, populate=False)
     rng = np.random.default_rng(seed)
     rows = []
-    tokens: dict[str, str] = {}
+    tokens: dict[str, dict[str, str]] = {}
     classes = ("warrior", "mage", "monk")
-    for i in range(n):
-        name = f"s{i}"
-        depth = 1 + i % depths
-        record = world.leave(world.join(name, classes[i % 3]).id)
-        rooms = world.level(depth).rooms
-        room = rooms[int(rng.integers(len(rooms)))]
-        record["depth"] = depth
-        # Seasoned enough for their depth, so that the window measures play
-        # there, not respawns at the entrance: health and defence scale with depth.
-        record["max_hp"] = record["hp"] = int(record["max_hp"]) * 10 * depth
-        record["defence"] = int(record["defence"]) + 2 * depth
-        record["x"] = room.x + int(rng.integers(room.w))
-        record["y"] = room.y + int(rng.integers(room.h))
-        tokens[name] = secrets.token_urlsafe(24)
-        rows.append((name, hash_token(tokens[name]), pack_record(record), 0))
+    for url, prefix, n in groups:
+        mine = tokens.setdefault(url, {})
+        for i in range(n):
+            name = f"{prefix}{i}"
+            depth = 1 + i % depths
+            record = world.leave(world.join(name, classes[i % 3]).id)
+            rooms = world.level(depth).rooms
+            room = rooms[int(rng.integers(len(rooms)))]
+            record["depth"] = depth
+            # Seasoned enough for their depth, so that the window measures play
+            # there, not respawns at the entrance: health and defence scale with depth.
+            record["max_hp"] = record["hp"] = int(record["max_hp"]) * 10 * depth
+            record["defence"] = int(record["defence"]) + 2 * depth
+            record["x"] = room.x + int(rng.integers(room.w))
+            record["y"] = room.y + int(rng.integers(room.h))
+            mine[name] = secrets.token_urlsafe(24)
+            rows.append((name, hash_token(mine[name]), pack_record(record), 0))
     store = open_store(db)
     try:
         store.save(rows, [], [("seed", str(seed))])
@@ -307,7 +330,7 @@ def seat_spread(db: Path, url: str, n: int, depths: int, seed: int, home: Path) 
         store.close()
     home.mkdir(parents=True, exist_ok=True)
     path = home / "tokens.json"
-    path.write_text(json.dumps({url: tokens}), encoding="utf-8")
+    path.write_text(json.dumps(tokens), encoding="utf-8")
     path.chmod(0o600)
 
 
@@ -452,7 +475,7 @@ def _fill(
     fill_joins(row, s1)
 
 
-def fill_joins(row: Row, snap: dict[str, Any]) -> None:
+def fill_joins(row: Joins, snap: dict[str, Any]) -> None:
     """Join latency p50 / p99 / max (ms, from the start of the TCP connect) to
     ``welcome`` and to the first ``snap``, over every join up to ``snap``."""
     for what in ("welcome", "snap"):
