@@ -719,7 +719,9 @@ class Killing:
             ).fetchall()
         tick = self.beats.tick_at(victim, self.killed_t)
         if tick is not None and rows:
-            lost = [(tick - int(r[1])) / TICK_RATE for r in rows]
+            # The tick at the kill is estimated from the heartbeats (to about a
+            # tick): a character saved in the kill's own tick may come out below 0.
+            lost = [max(0.0, (tick - int(r[1])) / TICK_RATE) for r in rows]
             self.report.lost_max_s = round(max(lost), 2)
             # A checkpoint takes the tick's state and is written just after it.
             limit = self.args.save_interval + 2 / TICK_RATE
