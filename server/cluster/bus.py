@@ -20,8 +20,9 @@ the messages each carries:
 - ``P.w.W`` (requests to one worker): a ``JoinRequest`` forwarded to the
   level's holder (reply ``JoinReply``), or a hand-off's ``AdmitRequest``,
   keyed on name and epoch (reply ``AdmitReply``).
-- ``P.w.W.in`` (published by gateways): ``FromClient`` (a raw client
-  message), ``Leave``, ``Resync``.
+- ``P.w.W.in`` (published by gateways): ``Inbound``, what one turn of a
+  gateway's event loop queued for the worker, in order: ``FromClient`` (a
+  raw client message), ``Leave``, ``Resync``.
 - ``P.g.G`` (published by workers, one subscription so their order holds):
   ``Frames`` (a tick's frames for this gateway's players, each already
   encoded for the client), ``Route`` (the player is now held there),

@@ -169,7 +169,14 @@ class Resync(_Message, frozen=True, tag="resync"):
 
 
 ToWorker = FromClient | Leave | Resync
-"""What ``P.w.W.in`` carries."""
+"""A gateway's message about one of a worker's players."""
+
+
+class Inbound(_Message, frozen=True, tag="in"):
+    """What ``P.w.W.in`` carries: a gateway's messages for the worker, in
+    the order the gateway queued them (one event-loop turn's)."""
+
+    events: list[FromClient | Leave | Resync]
 
 
 # --------------------------------------------------------------- every process
@@ -308,7 +315,6 @@ _encoder = msgspec.msgpack.Encoder()
 _decoders: dict[type[Any], msgspec.msgpack.Decoder[Any]] = {}
 
 TO_GATEWAY: msgspec.msgpack.Decoder[ToGateway] = msgspec.msgpack.Decoder(ToGateway)
-TO_WORKER: msgspec.msgpack.Decoder[ToWorker] = msgspec.msgpack.Decoder(ToWorker)
 WORKER_REQUEST: msgspec.msgpack.Decoder[WorkerRequest] = msgspec.msgpack.Decoder(WorkerRequest)
 ADMIN_REQUEST: msgspec.msgpack.Decoder[AdminRequest] = msgspec.msgpack.Decoder(AdminRequest)
 BAN_NOTICE: msgspec.msgpack.Decoder[BanNotice] = msgspec.msgpack.Decoder(BanNotice)

@@ -126,8 +126,9 @@ class Front:
         refused (see :meth:`_join_refused`) and the connection closed."""
         raise NotImplementedError
 
-    async def _serve(self, seated: Any) -> None:
-        """Handle a seated player's messages until its connection ends."""
+    def _message_now(self, seated: Any, raw: bytes | str) -> bool:
+        """Handle one message of a seated player at once (never waiting);
+        False when its connection must end (:meth:`_end` it)."""
         raise NotImplementedError
 
     async def _unseat(self, seated: Any) -> None:
@@ -142,6 +143,29 @@ class Front:
         """Count a handshake the address book refused (HTTP ``status``)."""
 
     # ----------------------------------------------------------- a connection
+
+    async def _serve(self, seated: Any) -> None:
+        """Handle a seated player's messages until its connection ends.
+
+        From now on each whole message is handled as its frame is parsed
+        (:attr:`GuardedConnection.on_message <server.net.guard.GuardedConnection.on_message>`:
+        no assembler, no task switch, issue 10's lean receive path); the
+        loop below only empties what arrived with the ``hello``, then waits
+        for the close.
+        """
+        ws: ServerConnection = seated.ws
+        if isinstance(ws, GuardedConnection):
+            ws.on_message = lambda raw: self._message_now(seated, raw)
+        async for raw in ws:
+            if not self._message_now(seated, raw):
+                break
+
+    def _end(self, seated: Any, code: str) -> None:
+        """Stop handling a seated player's messages and close its connection."""
+        ws: ServerConnection = seated.ws
+        if isinstance(ws, GuardedConnection):
+            ws.on_message = None
+        self._close_soon(ws, 1008, code)
 
     async def _handle(self, ws: ServerConnection) -> None:
         """One connection from its opening handshake to its close."""

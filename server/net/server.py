@@ -648,18 +648,6 @@ class GameServer(Front):
         )
         return client
 
-    async def _serve(self, client: Client) -> None:
-        ws = client.ws
-        if isinstance(ws, GuardedConnection):
-            # From now on each whole message is handled as its frame is
-            # parsed (no assembler, no task switch: issue 10's lean receive
-            # path); the loop below only empties what arrived with the
-            # hello, then waits for the close.
-            ws.on_message = lambda raw: self._message_now(client, raw)
-        async for raw in ws:
-            if not self._message_now(client, raw):
-                break
-
     async def _unseat(self, client: Client) -> None:
         if self.clients.get(client.actor_id) is client:
             del self.clients[client.actor_id]
@@ -727,13 +715,6 @@ class GameServer(Front):
         elif isinstance(msg, Look):
             self._reply(ws, self.game.look(client.actor_id, msg.id))
         return True
-
-    def _end(self, client: Client, code: str) -> None:
-        """Stop handling a client's messages and close its connection."""
-        ws = client.ws
-        if isinstance(ws, GuardedConnection):
-            ws.on_message = None
-        self._close_soon(ws, 1008, code)
 
     def _chat(self, client: Client, msg: Chat) -> None:
         """Send a chat line to its scope, under the player's chat rates; the
