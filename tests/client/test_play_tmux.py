@@ -671,17 +671,28 @@ def test_explore_and_history_in_tmux(tmux: Tmux, server_url: str) -> None:
     tmux.keys("Escape")
     tmux.wait(lambda s: "Message history" not in s, "the history to close")
 
-    # narrower terminals: the status line keeps depth and turn; the look prompt fits
-    for width, depth, turn in ((80, "Depth 1", "Tick "), (50, "D1", "T")):
+    # narrower terminals: the status line keeps depth and turn, shortened to
+    # D1 and T<n> when the line needs it (at 50 columns it needs it only with
+    # more fields, such as a death's: seed 7's walker died here until issue
+    # 46's content changed its game); the class field goes first, so its
+    # absence shows the line was fitted to 50 columns; the look prompt fits
+    for width, depth in ((80, r"Depth 1"), (50, r"Depth 1|D1")):
         tmux.run("resize-window", "-t", tmux.target, "-x", str(width), "-y", "24")
 
-        def fitted(s: str, d: str = depth, t: str = turn) -> bool:
+        def fitted(s: str, w: int = width, d: str = depth) -> bool:
             line = s.split("\n")[0]
-            return "HP " in line and d in line and re.search(rf"\b{t}\d+", line) is not None
+            turn = re.search(r"\b(Tick \d+|T\d+)\b", line)
+            return (
+                "HP " in line
+                and re.search(rf"\b({d})\b", line) is not None
+                and bool(turn)
+                and len(line) <= w
+                and (w > 50 or "L1" not in line)
+            )
 
-        status = tmux.wait(fitted, f"a {width}-column status line with depth and turn")
-        assert len(status.split("\n")[0]) <= width
+        tmux.wait(fitted, f"a {width}-column status line with depth and turn")
     tmux.run("resize-window", "-t", tmux.target, "-x", "80", "-y", "24")
+    tmux.wait(lambda s: "L1" in s.split("\n")[0], "the 80-column status line again")
     tmux.keys("x")
     look = tmux.wait_for("Look where?")
     prompt = next(row for row in look.split("\n") if "Look where?" in row)
