@@ -9,7 +9,6 @@ import math
 from server.content import default_content
 from server.sim import projectiles
 from server.sim.actors import Actor, Mind
-from server.sim.ballistics import bolt_path
 from server.sim.combat import AttackOutcome
 from server.sim.commands import Move, Throw
 from server.sim.events import Event, Flew, Harmed, Landed, Rejected, RejectReason, Thrown
@@ -67,8 +66,13 @@ def test_a_dart_flies_two_cells_a_tick_along_the_bolt_path_and_lands() -> None:
     p = world.join("ann")
     letter = give(world, p, Item("dart"))
     target = (7, 4)
-    expected = bolt_path((p.x, p.y), target, world.flight_blocked(1), past_target=True)
-    expected = expected[: CONTENT.items["dart"].throw_range or 4]
+    assert (p.x, p.y) == (1, 1)
+    # Seed 002's Cell(i) worked out for (1, 1) -> (7, 4): x steps every cell,
+    # y = 1 + ((A - 1) // 2 + i (B - 1)) // (A - 1) with A - 1 = 6, B - 1 = 3;
+    # a dart flies its range of 6 cells, the last one the target
+    assert CONTENT.items["dart"].throw_range == 6
+    expected = [(1 + i, 1 + (3 + 3 * i) // 6) for i in range(1, 7)]
+    assert expected == [(2, 2), (3, 2), (4, 3), (5, 3), (6, 4), (7, 4)]
     ticks = throw_and_fly(world, p, letter, target, ticks=1)
     assert Thrown(1, p.x, p.y, p.id, "dart", target) in ticks[0]
     assert len(world.projectiles) == 1, "the dart is in the air after the first tick"
