@@ -49,12 +49,16 @@ class JoinRequest(_Message, frozen=True, tag="join"):
 
 class AdmitRequest(_Message, frozen=True, tag="admit"):
     """A hand-off's admission to the holder of the player's new level, keyed
-    on ``(name, epoch)``: asking twice admits once."""
+    on ``(name, epoch)``: asking twice admits once. ``pending``: the commands
+    the player still had queued, as its client sent them, in order; ``ack``:
+    the ``seq`` of its last command carried out or refused."""
 
     name: str
     epoch: int
     gw: str
     actor: int
+    pending: list[bytes] = []
+    ack: int = -1
 
 
 WorkerRequest = JoinRequest | AdmitRequest

@@ -33,6 +33,7 @@ import logging
 import secrets
 import signal
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,7 +79,7 @@ from server.game.views import PlayerView
 from server.game.wire import to_command, welcome_message, welcome_tables
 from server.net import collector
 from server.sim.actors import Actor
-from server.sim.world import World
+from server.sim.world import COMMAND_QUEUE_LIMIT, World
 from server.store import hash_token, open_store
 
 log = logging.getLogger("underhall.worker")
@@ -86,6 +87,9 @@ log = logging.getLogger("underhall.worker")
 MONSTER_IDS = 1 << 30
 """First id of a worker's own actors (monsters); players' lasting ids come
 from the database's sequence and stay below it."""
+SENT_KEPT = 2 * COMMAND_QUEUE_LIMIT
+"""Commands kept per player as sent (:attr:`WorkerSeat.sent`): more than can
+wait in the world's queue."""
 ADMIT_TIMEOUT_S = 1.0
 """Seconds a hand-off waits for one admission answer."""
 ADMIT_TRIES = 5
@@ -134,6 +138,10 @@ class WorkerSeat:
     epoch: int
     gateway: str
     view: PlayerView
+    sent: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=SENT_KEPT))
+    """The player's latest commands as its client sent them, by ``seq``: those
+    still queued in the world when it leaves for another worker's level go
+    with it (:meth:`Worker.queued_commands`)."""
 
 
 @dataclass
@@ -806,8 +814,10 @@ class Worker:
             self.world.join(row.name, record=row.record, actor_id=row.actor_id)
         except LookupError:
             return AdmitReply(ok=False, code="full")
+        self.world.actors[row.actor_id].last_tag = req.ack
         seat = self._seat(row.name, row.actor_id, epoch, req.gw)
         self._route(seat)
+        self._resubmit(seat, req.pending)
         return AdmitReply(ok=True)
 
     async def _on_release(self, msg: Msg) -> None:
@@ -874,13 +884,11 @@ class Worker:
             return  # the gateway checked it: nothing to do
         if isinstance(msg, Command):
             with contextlib.suppress(ValueError, KeyError):
-                self.world.submit(
-                    seat.actor_id,
-                    to_command(
-                        msg.c.value, msg.d, item=msg.item, at=msg.at, spell=msg.spell, opt=msg.opt
-                    ),
-                    msg.seq,
+                command = to_command(
+                    msg.c.value, msg.d, item=msg.item, at=msg.at, spell=msg.spell, opt=msg.opt
                 )
+                if self.world.submit(seat.actor_id, command, msg.seq):
+                    seat.sent.append((msg.seq, raw))
         elif isinstance(msg, Look):
             self._extra_to(seat, self._look(seat.actor_id, msg.id))
         elif isinstance(msg, Chat):  # level chat (the gateway carries global and private)
@@ -892,6 +900,11 @@ class Worker:
                 if self.world.actors[aid].depth == here:
                     other = self.seats[aid]
                     self._extra.setdefault(other.gateway, []).append((aid, other.epoch, out))
+
+    def _resubmit(self, seat: WorkerSeat, pending: list[bytes]) -> None:
+        """Queue the commands a player brought from another level, in order."""
+        for raw in pending:
+            self._client_message(seat, raw)
 
     def _extra_to(self, seat: WorkerSeat, msg: ServerMessage) -> None:
         self._extra.setdefault(seat.gateway, []).append(
@@ -967,10 +980,12 @@ class Worker:
         for aid in [a for a in self.seats if world.actors[a].depth not in held]:
             seat = self.seats[aid]
             came_from = seat.view.depth
+            pending = self.queued_commands(seat)
+            ack = world.actors[aid].last_tag
             record = self._unseat(aid)
             saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._saving_left(seat.name, saved)
-            self._spawn(self._hand_off(seat, record, came_from, saved))
+            self._spawn(self._hand_off(seat, record, came_from, saved, pending, ack))
         self._keep_spares([d for d in world.levels if d not in held and world.players_on(d) == 0])
         out = self._extra
         self._extra = {}
@@ -1071,15 +1086,32 @@ class Worker:
 
     # ----------------------------------------------------------- hand-off
 
+    def queued_commands(self, seat: WorkerSeat) -> list[bytes]:
+        """The commands of ``seat`` still waiting in the world's queue, as its
+        client sent them, in order: what a player who leaves for another
+        worker's level asked for and has not had carried out (``serve``
+        carries them out on the new level; docs/protocol.md, "The keys of a
+        ``cmd``")."""
+        actor = self.world.actors.get(seat.actor_id)
+        if actor is None:
+            return []
+        waiting = {tag for tag, _ in actor.queue}
+        return [raw for seq, raw in seat.sent if seq in waiting]
+
     async def _hand_off(
         self,
         seat: WorkerSeat,
         record: dict[str, Any],
         came_from: int,
         saved: asyncio.Future[None],
+        pending: list[bytes],
+        ack: int,
     ) -> None:
         """Pass a player who left our levels to the holder of its new level
-        (issue 14's steps 1-7; step 1, taking it out of the world, is done).
+        (issue 14's steps 1-7; step 1, taking it out of the world, is done),
+        with the commands it still had queued (``pending``, as sent) and the
+        ``seq`` of the last one carried out (``ack``: the new level's
+        snapshot acknowledges it, as ``serve``'s does).
         ``saved`` is done once step 2's write is (see :meth:`_saving_left`)."""
         started = time.perf_counter()
         gw = self.subjects.gateway(seat.gateway)
@@ -1092,7 +1124,7 @@ class Worker:
             self.metrics.failed("handoff", exc)
             log.exception("hand-off save of %s failed", seat.name)
             # The row may be as it was: keep the player, on its old level.
-            await self._take_back(seat, seat.epoch, record, came_from, fenced=False)
+            await self._take_back(seat, seat.epoch, record, came_from, pending, ack, fenced=False)
             return
         finally:
             saved.set_result(None)
@@ -1102,7 +1134,7 @@ class Worker:
             log.warning("%s: hand-off refused (held elsewhere now): dropped", seat.name)
             return
         epoch = seat.epoch + 1
-        request = AdmitRequest(seat.name, epoch, seat.gateway, seat.actor_id)
+        request = AdmitRequest(seat.name, epoch, seat.gateway, seat.actor_id, pending, ack)
         for attempt in range(ADMIT_TRIES):
             owner = await self._owner_or_claim(depth)  # step 3
             if owner is not None:
@@ -1139,7 +1171,7 @@ class Worker:
                     seat.name, owner, answer.code, attempt + 1,
                 )  # fmt: skip
             await asyncio.sleep(0.2 * (attempt + 1))
-        await self._take_back(seat, epoch, record, came_from, fenced=True)  # step 7
+        await self._take_back(seat, epoch, record, came_from, pending, ack, fenced=True)  # step 7
 
     async def _take_back(
         self,
@@ -1147,6 +1179,8 @@ class Worker:
         epoch: int,
         record: dict[str, Any],
         came_from: int,
+        pending: list[bytes],
+        ack: int,
         *,
         fenced: bool,
     ) -> None:
@@ -1177,8 +1211,10 @@ class Worker:
             return
         self.stats.takebacks += 1
         self.metrics.out_taken_back.inc()
+        self.world.actors[seat.actor_id].last_tag = ack
         again = self._seat(seat.name, seat.actor_id, new_epoch, seat.gateway)
         self._route(again)
+        self._resubmit(again, pending)
 
 
 async def _no_websocket(conn: ServerConnection) -> None:
