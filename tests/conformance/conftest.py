@@ -50,7 +50,7 @@ def serve_running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
 def cluster_running(
     tmp_path_factory: pytest.TempPathFactory, pg_database: str
 ) -> Iterator[tuple[Front, Cluster]]:
-    """Two workers and a gateway on NATS and PostgreSQL, for the whole
+    """Two workers and two gateways on NATS and PostgreSQL, for the whole
     session (skipped, saying why, without NATS or PostgreSQL)."""
     nats_url = require_nats()
     db = empty_pg(pg_database)
@@ -60,12 +60,14 @@ def cluster_running(
 
 @dataclass
 class Server:
-    """What one test reaches of a front: the front itself (URL, operator
+    """What one test reaches of a front: the front itself (URLs, operator
     hooks), and the test's own source address.
 
     Attributes:
         front: The running front.
         source: The loopback address this test's clients connect from.
+        tmp: The test's own directory (a spare ``serve`` keeps its world there).
+        cluster: The running cluster, for a spare gateway (None for ``serve``).
     """
 
     front: Front
@@ -92,10 +94,13 @@ class Server:
         return unique(stem)
 
     async def join(
-        self, name: str, token: str | None = None, cls: str | None = None
+        self, name: str, token: str | None = None, cls: str | None = None, door: int = 0
     ) -> tuple[Player, Msg]:
-        """Join as ``name`` from this test's address: the player and its first ``snap``."""
-        player, snap = await join(self.url, self.source, name, token, cls, self.opened)
+        """Join as ``name`` from this test's address: the player and its
+        first ``snap``. ``door`` 1 comes in through the front's other door
+        (:attr:`Front.other_door`)."""
+        url = self.front.other_door if door else self.url
+        player, snap = await join(url, self.source, name, token, cls, self.opened)
         return player, snap
 
     async def hello(
@@ -141,7 +146,7 @@ async def close_all(players: list[Player]) -> None:
 
 @pytest.fixture(params=FRONTS)
 async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Server]:
-    """The front under test: ``serve`` or a cluster (two workers, one gateway)."""
+    """The front under test: ``serve``, or a cluster (two workers, two gateways)."""
     if request.param == "serve":
         front: Front = request.getfixturevalue("serve_running")
         cluster = None

@@ -1,19 +1,20 @@
 """The two ways of running Underhall, started for the conformance suite.
 
 A :class:`Front` is what a player and an operator can reach of a running
-server: the ``ws://`` URL and the admin socket. ``serve`` is the real
+server: its ``ws://`` URLs and its admin socket. ``serve`` is the real
 ``underhall serve`` (:func:`tests.serverproc.server_process`) with its
-world in SQLite; ``cluster`` is two real workers (levels 1 and 2) and a
-gateway on NATS and PostgreSQL (:class:`tests.cluster.procs.ClusterProcs`).
-Both run the same world (seed :data:`SEED`, monsters included) with the
-per-address limits of ``serve``'s defaults, and both hold the same
-characters planted before they start (:data:`PLANTED`), so a test can put
-a player on a staircase or on another level without walking there.
+world in SQLite; ``cluster`` is two real workers (levels 1 and 2) and two
+gateways on NATS and PostgreSQL (:class:`tests.cluster.procs.ClusterProcs`),
+the operator's admin socket on the first. Both run the same world (seed
+:data:`SEED`, monsters included) with the network limits of their
+defaults, and both hold the same characters planted before they start
+(:data:`PLANTED`), so a test can put a player on a staircase or on another
+level without walking there.
 
-Every test client connects from a loopback address of its own
-(:func:`next_address`): the per-address limits (connections, new
-characters, failed tokens) then count one test's clients only, and a test
-of those limits meets the defaults the documentation gives.
+Every test's clients connect from a loopback address of the test's own
+(:func:`next_address`), so the per-address limits (failed tokens, above
+all) count one test's clients only. Limits that spare loopback addresses
+are tested from this machine's other address (:func:`outside_address`).
 """
 
 from __future__ import annotations
@@ -95,12 +96,15 @@ class Front:
     Args:
         kind: ``"serve"`` or ``"cluster"``.
         url: The ``ws://`` URL players connect to.
+        other_door: Another URL to the same world: ``serve``'s own again; a
+            cluster's second gateway (players come back through any one).
         admin_socket: Its admin Unix socket (``underhall admin``'s channel).
         planted: The planted characters: name -> their saved record.
     """
 
     kind: str
     url: str
+    other_door: str
     admin_socket: Path
     planted_records: dict[str, dict[str, Any]]
     used: set[str] = field(default_factory=set)
@@ -114,8 +118,12 @@ class Front:
         return name, TOKEN, self.planted_records[name]
 
     async def admin(self, **request: Any) -> dict[str, Any]:
-        """One admin request (``{"cmd": ...}``), answered."""
-        return await admin_request(self.admin_socket, **request)
+        """One admin request (``{"cmd": ...}``), answered.
+
+        Raises:
+            TimeoutError: No answer within 20 s.
+        """
+        return await asyncio.wait_for(admin_request(self.admin_socket, **request), 20)
 
     async def kick(self, name: str) -> dict[str, Any]:
         """``underhall admin kick NAME``."""
@@ -156,7 +164,7 @@ def serve_front(tmp: Path, args: Sequence[str] = ()) -> Iterator[Front]:
     sock = sock_dir / "admin.sock"
     try:
         with server_process(tmp, seed=SEED, args=["--admin-socket", str(sock), *args]) as (url, _):
-            yield Front("serve", url, sock, records)
+            yield Front("serve", url, url, sock, records)
     finally:
         shutil.rmtree(sock_dir, ignore_errors=True)
 
@@ -167,7 +175,7 @@ class Cluster:
 
     procs: ClusterProcs
     records: dict[str, dict[str, Any]]
-    gateways: itertools.count[int] = field(default_factory=lambda: itertools.count(2))
+    gateways: itertools.count[int] = field(default_factory=lambda: itertools.count(3))
 
     def gateway(self, sock: Path) -> str:
         """Start one more gateway with its admin socket at ``sock``; its URL."""
@@ -180,8 +188,8 @@ class Cluster:
 def cluster_front(
     tmp: Path, nats_url: str, db: str, prefix: str
 ) -> Iterator[tuple[Front, Cluster]]:
-    """Two workers (levels 1 and 2, with monsters) and a gateway on the
-    database ``db`` (emptied first); stopped after."""
+    """Two workers (levels 1 and 2, with monsters) and two gateways (the
+    first with an admin socket) on the database ``db``; stopped after."""
     procs = ClusterProcs(tmp, nats_url, db, prefix)  # sets the world's seed
     cluster = Cluster(procs, _plant_all(db))
     sock_dir = _short_dir()
@@ -191,7 +199,8 @@ def cluster_front(
             procs.worker("wa", "1", monsters=True)
             procs.worker("wb", "2", monsters=True)
             url = procs.gateway("g1", max_conns_per_addr=MAX_CONNS_PER_ADDR, admin_socket=sock)
-            yield Front("cluster", url, sock, cluster.records), cluster
+            other = procs.gateway("g2", max_conns_per_addr=MAX_CONNS_PER_ADDR)
+            yield Front("cluster", url, other, sock, cluster.records), cluster
     finally:
         shutil.rmtree(sock_dir, ignore_errors=True)
 
@@ -219,7 +228,7 @@ def spare_front(
     sock_dir = _short_dir()
     try:
         url = cluster.gateway(sock_dir / "admin.sock")
-        yield Front("cluster", url, sock_dir / "admin.sock", cluster.records)
+        yield Front("cluster", url, url, sock_dir / "admin.sock", cluster.records)
     finally:
         shutil.rmtree(sock_dir, ignore_errors=True)
 

@@ -56,10 +56,14 @@ class Player:
 
     async def send(self, msg: ClientMessage | bytes | str) -> None:
         """Send a client message, or a raw binary (bytes) or text (str) frame."""
-        if isinstance(msg, bytes | str):
-            await self.ws.send(msg)
-        else:
-            await self.ws.send(encode_client(msg))
+        data = msg if isinstance(msg, bytes | str) else encode_client(msg)
+        try:  # a server that stops reading must not hang the test
+            await asyncio.wait_for(self.ws.send(data), RECV_TIMEOUT_S)
+        except ConnectionClosed as exc:
+            rcvd = exc.rcvd
+            raise Closed(
+                None if rcvd is None else rcvd.code, "" if rcvd is None else rcvd.reason
+            ) from exc
 
     async def command(self, c: CommandName, d: tuple[int, int] | None = None) -> int:
         """Send command ``c`` with the next ``seq``; that ``seq``."""
@@ -163,8 +167,13 @@ class Player:
         raise AssertionError("unreachable")
 
     async def close(self) -> None:
-        """Close the connection (from the client's side)."""
-        await self.ws.close()
+        """Close the connection (from the client's side); drop it if the
+        closing handshake does not finish in time."""
+        try:
+            await asyncio.wait_for(self.ws.close(), RECV_TIMEOUT_S)
+        except TimeoutError:
+            if self.ws.transport is not None:
+                self.ws.transport.abort()
 
 
 async def connect(url: str, source: str, opened: list[Player] | None = None) -> Player:

@@ -35,7 +35,7 @@ def errors(msgs: list[Msg]) -> list[tuple[str, bool]]:
 async def test_level_global_and_private_scopes(server: Server) -> None:
     ann_name, bob_name = server.name("Ann"), server.name("bob")
     ann, _ = await server.join(ann_name)
-    bob, _ = await server.join(bob_name)
+    bob, _ = await server.join(bob_name, door=1)  # through the other door
     deep_name, token, record = server.front.planted("Deep")
     deep, snap = await server.join(deep_name, token)
     assert (snap["depth"], record["depth"]) == (2, 2)

@@ -90,7 +90,7 @@ async def test_joins_and_leaves_reach_every_other_player(server: Server) -> None
     below, snap = await server.join(deep_name, token)
     assert snap["depth"] == 2
     comer_name = server.name("Comer")
-    comer, _ = await server.join(comer_name)
+    comer, _ = await server.join(comer_name, door=1)
     await comer.quiet(0.3)
     await comer.close()
     await asyncio.gather(here.quiet(1.0), below.quiet(1.0))

@@ -36,7 +36,7 @@ async def refused(
 
 async def test_a_kick_disconnects_and_holds_the_name_out(server: Server) -> None:
     name = server.name("Kicked")
-    player, _ = await server.join(name)
+    player, _ = await server.join(name, door=1)  # the operator's door is the other one
     other, _ = await server.join(server.name("Stays"))
     assert (await server.front.kick(name))["ok"]
     await fatal(player, "kicked")
@@ -48,7 +48,7 @@ async def test_a_kick_disconnects_and_holds_the_name_out(server: Server) -> None
 
 async def test_a_ban_disconnects_with_the_reason_and_refuses_the_name(server: Server) -> None:
     name = server.name("Banned")
-    player, _ = await server.join(name)
+    player, _ = await server.join(name, door=1)
     other, _ = await server.join(server.name("Behaves"))
     assert (await server.front.ban(name, "griefing"))["ok"]
     error = await fatal(player, "banned")
@@ -76,7 +76,7 @@ async def test_a_name_banned_while_away_is_refused(server: Server) -> None:
 
 
 async def test_a_notice_reaches_every_player(server: Server) -> None:
-    players = [(await server.join(server.name("Hears")))[0] for _ in range(2)]
+    players = [(await server.join(server.name("Hears"), door=door))[0] for door in (0, 1)]
     deep_name, token, _ = server.front.planted("Notice")
     deep, snap = await server.join(deep_name, token)
     assert snap["depth"] == 2  # on another level (and, in a cluster, worker)

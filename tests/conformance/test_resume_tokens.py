@@ -56,7 +56,7 @@ async def test_a_token_resumes_the_character_where_it_was(server: Server) -> Non
     assert welcome["resumed"] is False and welcome["name"] == name and welcome["token"]
     cell = await walk_one_step(first, snap)
     await leave(first)
-    again, snap2 = await server.join(name.lower(), welcome["token"])
+    again, snap2 = await server.join(name.lower(), welcome["token"], door=1)
     back = again.welcome
     assert back["resumed"] is True and back["name"] == name
     assert own_cell(snap2) == cell and snap2["depth"] == snap["depth"]
@@ -90,6 +90,20 @@ async def test_a_second_connection_replaces_the_first(server: Server) -> None:
     assert (error["code"], error["fatal"]) == ("replaced", True), error
     assert await first.closed() == 1008
     await second.pong(1)  # the new connection plays on
+    seq = await second.command(CommandName.WAIT)
+    await second.acked(seq)
+    await second.close()
+
+
+async def test_a_connection_through_the_other_door_replaces_the_first(server: Server) -> None:
+    name = server.name("Elsewhere")
+    first, snap = await server.join(name)
+    second, snap2 = await server.join(name, first.welcome["token"], door=1)
+    assert second.welcome["resumed"] is True
+    assert own_cell(snap2) == own_cell(snap)
+    error = await first.error()
+    assert (error["code"], error["fatal"]) == ("replaced", True), error
+    assert await first.closed() == 1008
     seq = await second.command(CommandName.WAIT)
     await second.acked(seq)
     await second.close()
