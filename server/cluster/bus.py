@@ -32,6 +32,9 @@ the messages each carries:
   operators' notices.
 - ``P.release`` (every worker): ``Release``: whoever holds the character
   under an older epoch drops it without writing.
+- ``P.presence`` (every worker): ``Presence``: a player entered or left the
+  dungeon on a worker (not a move between workers); every other worker
+  tells its players, as ``serve`` tells everyone.
 - ``P.admin`` (queue group ``workers``): an operator's ``Ban`` (with the
   inbox where the gateways answer its notice), ``Unban`` or ``ListBans``
   from a gateway's admin socket; the worker that takes it writes the bans in
@@ -87,6 +90,7 @@ class Subjects:
         self.kick = f"{prefix}.kick"
         self.who = f"{prefix}.who"
         self.seek = f"{prefix}.seek"
+        self.presence = f"{prefix}.presence"
         self.heartbeats = f"{prefix}.hb.*"
         self.gateway_heartbeats = f"{prefix}.ghb.*"
         self.leases = f"{prefix}_leases"

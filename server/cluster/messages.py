@@ -204,6 +204,17 @@ class Release(_Message, frozen=True):
     epoch: int
 
 
+class Presence(_Message, frozen=True):
+    """``P.presence``: a player entered (``joined``) or left the dungeon on a
+    worker; every other worker tells its players (``serve`` tells everyone)."""
+
+    joined: bool
+    actor: int
+    name: str
+    worker: str
+    """The worker it happened on (which told its own players already)."""
+
+
 class Heartbeat(_Message, frozen=True):
     """``P.hb.W``: a worker lives, at ``tick``, holding ``players``."""
 

@@ -67,6 +67,7 @@ from server.cluster.messages import (
     Leave,
     Lost,
     Moving,
+    Presence,
     Release,
     Route,
     decode,
@@ -79,6 +80,7 @@ from server.game.views import PlayerView
 from server.game.wire import to_command, welcome_message, welcome_tables
 from server.net import collector
 from server.sim.actors import Actor
+from server.sim.events import Event, Joined, Left
 from server.sim.world import COMMAND_QUEUE_LIMIT, World
 from server.store import hash_token, open_store
 
@@ -224,6 +226,12 @@ class Worker:
         self._extra: dict[str, list[tuple[int, int, bytes]]] = {}
         self._carried: Carried | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._quiet: set[int] = set()
+        """Players whose next join or leave event in this world is a move
+        between workers (a hand-off, a take-back, a stale copy released),
+        not a player entering or leaving the dungeon: not announced."""
+        self._heard: list[Event] = []
+        """Joins and leaves on other workers, announced with the next tick's events."""
         self._admit_locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
         """Lower-cased name -> the lock its joins and admissions take, and how
         many hold or wait for it (see :meth:`_admitting`)."""
@@ -310,6 +318,7 @@ class Worker:
             await self.nc.subscribe(self.subjects.worker(self.id), cb=self._on_request),
             await self.nc.subscribe(self.subjects.inbox(self.id), cb=self._on_inbox),
             await self.nc.subscribe(self.subjects.release, cb=self._on_release),
+            await self.nc.subscribe(self.subjects.presence, cb=self._on_presence),
             await self.nc.subscribe(self.subjects.gateway_heartbeats, cb=self._on_gateway_beat),
             await self.nc.subscribe(self.subjects.admin, "workers", cb=self._on_admin),
             await self.nc.subscribe(self.subjects.bans, cb=self._on_bans),
@@ -461,7 +470,9 @@ class Worker:
             log.warning("worker %s: background step failed: %r", self.id, exc)
 
     def _leave(self, seat: WorkerSeat) -> None:
-        """Take a player out and save it (fenced) off the tick."""
+        """Take a player out and save it (fenced) off the tick; every worker
+        tells its players it left (as ``serve`` tells everyone)."""
+        self._announce(Presence(False, seat.actor_id, seat.name, self.id))
         record = self._unseat(seat.actor_id)
         self._saving_left(seat.name, self._spawn(self._save_left(seat, record)))
 
@@ -722,6 +733,7 @@ class Worker:
             except LookupError:
                 return _NO_ROOM
             seat = self._seat(taken.name, taken.actor_id, taken.epoch, gateway)
+            self._announce(Presence(True, taken.actor_id, taken.name, self.id))
         # Whoever else still holds it (under an older epoch) drops it.
         await self.nc.publish(self.subjects.release, encode(Release(taken.name, taken.epoch)))
         return self._joined(seat, token, resumed=True)
@@ -745,6 +757,7 @@ class Worker:
             self.world.leave(aid)
             return _name_taken(name)
         seat = self._seat(name, aid, 1, gateway)
+        self._announce(Presence(True, aid, name, self.id))
         return self._joined(seat, token, resumed=False)
 
     def _joined(self, seat: WorkerSeat, token: str | None, resumed: bool) -> JoinReply:
@@ -815,6 +828,7 @@ class Worker:
         except LookupError:
             return AdmitReply(ok=False, code="full")
         self.world.actors[row.actor_id].last_tag = req.ack
+        self._quiet.add(row.actor_id)
         seat = self._seat(row.name, row.actor_id, epoch, req.gw)
         self._route(seat)
         self._resubmit(seat, req.pending)
@@ -829,6 +843,7 @@ class Worker:
         seat = self.by_name.get(name.lower())
         if seat is not None and seat.epoch < epoch:
             log.info("%s is held elsewhere now (epoch %d): dropped", seat.name, epoch)
+            self._quiet.add(seat.actor_id)
             self._unseat(seat.actor_id)
 
     # ----------------------------------------------------------- bans
@@ -900,6 +915,44 @@ class Worker:
                 if self.world.actors[aid].depth == here:
                     other = self.seats[aid]
                     self._extra.setdefault(other.gateway, []).append((aid, other.epoch, out))
+
+    def _announce(self, presence: Presence) -> None:
+        """Tell the other workers a player entered or left the dungeon here
+        (this world's own event tells this worker's players)."""
+        self._spawn(self._publish(self.subjects.presence, encode(presence)))
+
+    async def _publish(self, subject: str, data: bytes) -> None:
+        with contextlib.suppress(Exception):  # NATS gone: the heartbeats tell
+            await self.nc.publish(subject, data)
+
+    async def _on_presence(self, msg: Msg) -> None:
+        """A player entered or left the dungeon on some worker: this worker's
+        players are told with the next tick, as ``serve`` tells everyone."""
+        try:
+            presence = decode(msg.data, Presence)
+        except ValueError:
+            return
+        if presence.worker == self.id or presence.actor in self.seats:
+            return  # told already by our world's own event; or stale
+        kind = Joined if presence.joined else Left
+        self._heard.append(kind(presence.actor, presence.name))
+
+    def _presence(self, events: list[Event]) -> list[Event]:
+        """The tick's ``events``, less the joins and leaves that are moves
+        between workers, plus those heard from the other workers."""
+        quiet = self._quiet
+        if quiet:
+            kept: list[Event] = []
+            for e in events:
+                if isinstance(e, Joined | Left) and e.actor in quiet:
+                    quiet.discard(e.actor)
+                    continue
+                kept.append(e)
+            events = kept
+        if self._heard:  # heard before this tick's own: told first
+            events = [*self._heard, *events]
+            self._heard = []
+        return events
 
     def _resubmit(self, seat: WorkerSeat, pending: list[bytes]) -> None:
         """Queue the commands a player brought from another level, in order."""
@@ -974,7 +1027,7 @@ class Worker:
         checkpoint now and then."""
         self._drop_levels(self.leases.expired())  # a stalled loop must not act on old leases
         world = self.world
-        index = TickIndex(world, world.step(), self._carried)
+        index = TickIndex(world, self._presence(world.step()), self._carried)
         self._carried = index.carried()
         held = self.leases.held
         for aid in [a for a in self.seats if world.actors[a].depth not in held]:
@@ -982,6 +1035,7 @@ class Worker:
             came_from = seat.view.depth
             pending = self.queued_commands(seat)
             ack = world.actors[aid].last_tag
+            self._quiet.add(aid)
             record = self._unseat(aid)
             saved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._saving_left(seat.name, saved)
@@ -1212,6 +1266,7 @@ class Worker:
         self.stats.takebacks += 1
         self.metrics.out_taken_back.inc()
         self.world.actors[seat.actor_id].last_tag = ack
+        self._quiet.add(seat.actor_id)
         again = self._seat(seat.name, seat.actor_id, new_epoch, seat.gateway)
         self._route(again)
         self._resubmit(again, pending)
