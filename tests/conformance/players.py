@@ -21,7 +21,7 @@ from protocol.messages import Chat, ClientMessage, Command, CommandName, Hello, 
 from protocol.version import PROTOCOL_VERSION
 from tests.rawwire import read_frame
 
-RECV_TIMEOUT_S = 10.0
+RECV_TIMEOUT_S = 5.0
 """Seconds a test waits for a message it expects (a cluster's join may
 take a few hundred milliseconds on a loaded machine)."""
 

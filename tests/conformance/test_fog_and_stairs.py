@@ -12,6 +12,9 @@ from protocol.messages import CommandName, unpack_ids, unpack_moves, unpack_step
 from tests.conformance.conftest import Server
 from tests.conformance.players import Msg, Player, own_cell
 
+STAIRS_DOWN = 12
+"""The terrain code of a down staircase (docs/protocol.md, `welcome` `terrain`)."""
+
 SIGHT_RADIUS = 8
 """Cells a player sees at most, in each axis (docs/protocol.md, `snap` `fov`)."""
 
@@ -104,15 +107,29 @@ async def test_joins_and_leaves_reach_every_other_player(server: Server) -> None
 async def take_the_stairs(server: Server, planted: str, waits: int = 0) -> tuple[Player, Msg]:
     """Join as ``planted`` (a character saved on level 1's down staircase),
     send ``down`` and then ``waits`` waits at once, and read up to the
-    snapshot of level 2; the player and that snapshot."""
+    snapshot of level 2; the player and that snapshot.
+
+    Raises:
+        AssertionError: The player does not stand on the staircase, or
+            ``down`` was refused (the reason is in the message).
+    """
     name, token, record = server.front.planted(planted)
     player, snap = await server.join(name, token)
+    x, y = own_cell(snap)
     assert (snap["depth"], record["depth"]) == (1, 1)
-    await player.command(CommandName.DOWN)
+    assert snap["map"][y * snap["w"] + x] == STAIRS_DOWN, f"{name} is not on the stairs"
+    down = await player.command(CommandName.DOWN)
     for _ in range(waits):
         await player.command(CommandName.WAIT)
-    arrived = await player.recv_until(lambda m: m["t"] == "snap")
-    assert arrived["depth"] == 2, arrived
+    reasons = player.welcome["reasons"]
+
+    def arrived_or_refused(msg: Msg) -> bool:
+        rej = msg.get("rej") or []
+        refused = [reasons[code] for seq, code in zip(rej[::2], rej[1::2]) if seq == down]
+        assert not refused, f"down was refused: {refused}"
+        return msg["t"] == "snap" and msg["depth"] == 2
+
+    arrived = await player.recv_until(arrived_or_refused)
     return player, arrived
 
 
@@ -131,7 +148,7 @@ async def test_commands_sent_while_changing_level_are_carried_out(server: Server
     sent right after ``down`` are carried out on the new level, each
     answered (``ack``), none lost."""
     player, _ = await take_the_stairs(server, "Stairs2", waits=3)
-    last = await player.acked(3, timeout=5.0)
+    last = await player.acked(3)
     assert last["ack"] == 3
     assert [m["rej"] for m in player.seen if m.get("rej")] == []
 
