@@ -127,7 +127,7 @@ async def take_the_stairs(server: Server, planted: str, waits: int = 0) -> tuple
         rej = msg.get("rej") or []
         refused = [reasons[code] for seq, code in zip(rej[::2], rej[1::2]) if seq == down]
         assert not refused, f"down was refused: {refused}"
-        return msg["t"] == "snap" and msg["depth"] == 2
+        return bool(msg["t"] == "snap" and msg["depth"] == 2)
 
     arrived = await player.recv_until(arrived_or_refused)
     return player, arrived
