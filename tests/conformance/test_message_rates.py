@@ -79,7 +79,8 @@ async def test_one_rate_limited_per_second_of_drops(server: Server) -> None:
     errors = [(m["code"], m["fatal"]) for m in seen if m["t"] == "error"]
     assert errors == [("rate_limited", False)], errors
     pongs = [m["id"] for m in seen if m["t"] == "pong"]
-    assert pongs[:RATE_BURST] == list(range(RATE_BURST))
+    burst = RATE_BURST - 1  # the hello took a token
+    assert pongs[:burst] == list(range(burst)) and len(pongs) < RATE_BURST + 20, pongs
     await player.pong(10_000)  # tokens came back: answered again
     await player.close()
 
