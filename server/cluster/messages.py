@@ -51,7 +51,8 @@ class AdmitRequest(_Message, frozen=True, tag="admit"):
     """A hand-off's admission to the holder of the player's new level, keyed
     on ``(name, epoch)``: asking twice admits once. ``pending``: the commands
     the player still had queued, as its client sent them, in order; ``ack``:
-    the ``seq`` of its last command carried out or refused."""
+    the ``seq`` of its last command carried out or refused; ``tick``: the
+    sending worker's world tick."""
 
     name: str
     epoch: int
@@ -59,6 +60,7 @@ class AdmitRequest(_Message, frozen=True, tag="admit"):
     actor: int
     pending: list[bytes] = []
     ack: int = -1
+    tick: int = 0
 
 
 WorkerRequest = JoinRequest | AdmitRequest

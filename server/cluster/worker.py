@@ -89,6 +89,13 @@ log = logging.getLogger("underhall.worker")
 MONSTER_IDS = 1 << 30
 """First id of a worker's own actors (monsters); players' lasting ids come
 from the database's sequence and stay below it."""
+ALIGN_WAIT_S = 1.1
+"""Seconds a starting worker waits for another worker's heartbeat (one a
+second), to start its world at the cluster's tick (:meth:`Worker._align_tick`)."""
+HOLD_TICKS = 10
+"""Ticks at most that a worker holds back the frames of a player handed to
+it by a worker whose world was ahead, so that the player's ``tick`` never
+goes back (docs/cluster.md, "The hand-off on the stairs")."""
 SENT_KEPT = 2 * COMMAND_QUEUE_LIMIT
 """Commands kept per player as sent (:attr:`WorkerSeat.sent`): more than can
 wait in the world's queue."""
@@ -140,6 +147,9 @@ class WorkerSeat:
     epoch: int
     gateway: str
     view: PlayerView
+    hold_until: int = -1
+    """No frame for the player while the world's tick is at or below this
+    (the tick its last worker had reached), at most :data:`HOLD_TICKS`."""
     sent: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=SENT_KEPT))
     """The player's latest commands as its client sent them, by ``seq``: those
     still queued in the world when it leaves for another worker's level go
@@ -226,6 +236,8 @@ class Worker:
         self._extra: dict[str, list[tuple[int, int, bytes]]] = {}
         self._carried: Carried | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._cluster_tick: tuple[int, float] | None = None
+        """The highest tick another worker's heartbeat said, and when it was heard."""
         self._quiet: set[int] = set()
         """Players whose next join or leave event in this world is a move
         between workers (a hand-off, a take-back, a stale copy released),
@@ -303,15 +315,18 @@ class Worker:
             error_cb=self._nats_error,
             disconnected_cb=self._nats_disconnected,
         )
+        beats = await self.nc.subscribe(self.subjects.heartbeats, cb=self._on_worker_beat)
         self.bans = ClusterBans(self.db_url, self.nc, self.subjects)
         await self.bans.load()
         js = self.nc.jetstream()
         self.leases = Leases(
             await open_bucket(js, self.subjects.leases, self.lease_s), self.id, self.lease_s
         )
+        await self._align_tick()  # before any lease: its time runs from the claim
         for depth in self.pinned:
             await self._claim(depth)
         subs = [
+            beats,
             await self.nc.subscribe(self.subjects.join, "workers", cb=self._on_join),
             await self.nc.subscribe(self.subjects.join_at(self.id), cb=self._on_join),
             await self.nc.subscribe(self.subjects.claim, "workers", cb=self._on_claim),
@@ -830,6 +845,8 @@ class Worker:
         self.world.actors[row.actor_id].last_tag = req.ack
         self._quiet.add(row.actor_id)
         seat = self._seat(row.name, row.actor_id, epoch, req.gw)
+        if 0 < req.tick - self.world.tick <= HOLD_TICKS:
+            seat.hold_until = req.tick
         self._route(seat)
         self._resubmit(seat, req.pending)
         return AdmitReply(ok=True)
@@ -969,6 +986,30 @@ class Worker:
 
     # ----------------------------------------------------------- ticking
 
+    async def _on_worker_beat(self, msg: Msg) -> None:
+        if msg.subject.rsplit(".", 1)[1] == self.id:
+            return
+        with contextlib.suppress(ValueError):
+            tick = decode(msg.data, Heartbeat).tick
+            if self._cluster_tick is None or tick > self._cluster_tick[0]:
+                self._cluster_tick = (tick, time.monotonic())
+
+    async def _align_tick(self) -> None:
+        """Start this world at the cluster's tick: the highest another worker
+        beat with, plus the ticks since (waiting up to :data:`ALIGN_WAIT_S`
+        for one). Workers then tick at one rate, so a player handed from one
+        to another sees its ``tick`` go on (each world had started at 0: a
+        player's tick jumped back or ahead at the stairs)."""
+        deadline = time.monotonic() + ALIGN_WAIT_S
+        while self._cluster_tick is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if self._cluster_tick is not None:
+            tick, heard = self._cluster_tick
+            now = tick + int((time.monotonic() - heard) * self.tick_rate)
+            if now > self.world.tick:
+                log.info("worker %s starts at the cluster's tick %d", self.id, now)
+                self.world.tick = now
+
     async def _on_gateway_beat(self, msg: Msg) -> None:
         self._gateway_beats[msg.subject.rsplit(".", 1)[1]] = time.monotonic()
 
@@ -1047,7 +1088,10 @@ class Worker:
         # them (GameServer._tick): the gateway writes a batch in order.
         first: list[tuple[int, WorkerSeat, Actor]] = []
         later: list[tuple[int, WorkerSeat, Actor]] = []
+        tick = world.tick
         for aid, seat in self.seats.items():
+            if tick <= seat.hold_until:
+                continue  # its last worker was ahead: no tick of ours it has passed
             actor = world.actors[aid]
             (first if seat.view.answers(index, actor) else later).append((aid, seat, actor))
         for aid, seat, actor in first + later:
@@ -1188,7 +1232,9 @@ class Worker:
             log.warning("%s: hand-off refused (held elsewhere now): dropped", seat.name)
             return
         epoch = seat.epoch + 1
-        request = AdmitRequest(seat.name, epoch, seat.gateway, seat.actor_id, pending, ack)
+        request = AdmitRequest(
+            seat.name, epoch, seat.gateway, seat.actor_id, pending, ack, self.world.tick
+        )
         for attempt in range(ADMIT_TRIES):
             owner = await self._owner_or_claim(depth)  # step 3
             if owner is not None:
