@@ -740,6 +740,13 @@ def _cluster_parsers(sub: Any) -> None:
     p.add_argument("--prefix", default="uh", help="subject prefix of the cluster")
     add_limit_options(p)
     p.add_argument(
+        "--max-players",
+        type=int,
+        metavar="N",
+        default=None,
+        help="players this gateway seats at most; more are refused server_full (default: no cap)",
+    )
+    p.add_argument(
         "--admin-socket",
         type=Path,
         default=None,
@@ -876,6 +883,8 @@ def gateway_main(args: argparse.Namespace) -> int:
         if getattr(args, key) is None:
             setattr(args, key, SERVE_DEFAULTS[key])
     check_limit_options(args, "gateway")
+    if args.max_players is not None and args.max_players < 1:
+        raise SystemExit("underhall gateway: max_players must be at least 1")
     gateway = Gateway(
         args.nats,
         gateway_id=args.id or f"gateway-{os.getpid()}",
@@ -884,6 +893,7 @@ def gateway_main(args: argparse.Namespace) -> int:
         prefix=args.prefix,
         limits=net_limits(args),
         admin_socket=args.admin_socket,
+        max_players=args.max_players,
     )
     _use_uvloop()
 

@@ -79,6 +79,7 @@ from server.cluster.messages import (
     Moving,
     PlayerRow,
     Present,
+    Replaced,
     Resync,
     Route,
     Seek,
@@ -169,6 +170,10 @@ class Gateway(Front):
             are the workers' business.
         admin_socket: Path of the admin Unix socket (None: no admin socket;
             :class:`~server.cluster.gateway_admin.GatewayOperator`).
+        max_players: Players this gateway seats at most (None: no cap); a
+            join beyond is refused ``server_full``, as by ``serve
+            --max-players``, unless it replaces a connection of the same
+            character here.
 
     Besides websockets, the port answers ``GET /healthz`` (``ok`` while the
     process runs), ``GET /readyz`` (``ready`` while a worker has been heard
@@ -190,7 +195,9 @@ class Gateway(Front):
         prefix: str = "uh",
         limits: NetLimits | None = None,
         admin_socket: Path | None = None,
+        max_players: int | None = None,
     ) -> None:
+        self.max_players = max_players
         self.limits = limits or NetLimits()
         self.admin_socket = admin_socket
         self.book = AddressBook(self.limits, 1 << 20)
@@ -595,6 +602,11 @@ class Gateway(Front):
             p = self.players.get(event.actor)
             if p is not None and p.epoch == event.epoch:
                 p.moving = True
+        elif isinstance(event, Replaced):
+            p = self.players.get(event.actor)
+            if p is not None and p.epoch == event.epoch:
+                del self.players[event.actor]  # its close must not tell the worker it left
+                self._replace(p.ws)
         else:
             p = self.players.get(event.actor)
             if p is not None and p.epoch == event.epoch and not p.rejoining:
@@ -836,6 +848,11 @@ class Gateway(Front):
         held = self.holds.refusal(hello.name)  # kicked through some gateway
         if held is not None:
             await self._refuse(ws, hello.name, *held)
+            return None
+        cap = self.max_players
+        if cap is not None and len(self.players) >= cap and self._spelling(hello.name) is None:
+            text = f"the gateway holds {cap} players"
+            await self._refuse(ws, hello.name, ErrorCode.SERVER_FULL.value, text)
             return None
         return joining
 

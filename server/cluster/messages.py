@@ -145,7 +145,15 @@ class Lost(_Message, frozen=True, tag="lost"):
     epoch: int
 
 
-ToGateway = Frames | Route | Moving | Lost
+class Replaced(_Message, frozen=True, tag="replaced"):
+    """The character connected again through another connection: close this
+    one (``replaced``), as ``serve`` does."""
+
+    actor: int
+    epoch: int
+
+
+ToGateway = Frames | Route | Moving | Lost | Replaced
 """What ``P.g.G`` carries."""
 
 

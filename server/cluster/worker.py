@@ -69,6 +69,7 @@ from server.cluster.messages import (
     Moving,
     Presence,
     Release,
+    Replaced,
     Route,
     decode,
     encode,
@@ -739,6 +740,8 @@ class Worker:
             return JoinReply(ok=False, code="retry", detail="raced", retry=True)
         held = self.by_name.get(row.name.lower())  # looked up after the await
         if held is not None:  # here already (a reconnect): keep its live state
+            if held.gateway != gateway:  # through another gateway: close the old connection
+                self._replaced(held)
             held.epoch, held.gateway = taken.epoch, gateway
             held.view = PlayerView(held.actor_id)
             seat = held
@@ -860,6 +863,7 @@ class Worker:
         seat = self.by_name.get(name.lower())
         if seat is not None and seat.epoch < epoch:
             log.info("%s is held elsewhere now (epoch %d): dropped", seat.name, epoch)
+            self._replaced(seat)
             self._quiet.add(seat.actor_id)
             self._unseat(seat.actor_id)
 
@@ -932,6 +936,12 @@ class Worker:
                 if self.world.actors[aid].depth == here:
                     other = self.seats[aid]
                     self._extra.setdefault(other.gateway, []).append((aid, other.epoch, out))
+
+    def _replaced(self, seat: WorkerSeat) -> None:
+        """Tell ``seat``'s gateway its connection is replaced by a newer one
+        of the character (a gateway whose player has a newer epoch ignores it)."""
+        notice = encode(Replaced(seat.actor_id, seat.epoch))
+        self._spawn(self._publish(self.subjects.gateway(seat.gateway), notice))
 
     def _announce(self, presence: Presence) -> None:
         """Tell the other workers a player entered or left the dungeon here

@@ -15,7 +15,7 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -106,20 +106,21 @@ class ClusterProcs:
         max_conns_per_addr: int = 0,
         admin_socket: Path | None = None,
         trusted_proxy: str | None = None,
+        args: Sequence[str] = (),
     ) -> str:
         """Start gateway ``name`` on a free port; return its ``ws://`` URL.
         The per-address cap is off unless ``max_conns_per_addr`` is given
         (test clients come from loopback, which no cap applies to anyway:
         with ``trusted_proxy="127.0.0.1"`` they name their address in an
         ``X-Forwarded-For`` header); an admin socket is opened at
-        ``admin_socket`` if given."""
+        ``admin_socket`` if given; ``args`` are more options."""
         admin = [] if admin_socket is None else ["--admin-socket", str(admin_socket)]
         proxy = [] if trusted_proxy is None else ["--trusted-proxy", trusted_proxy]
         match = self._start(
             name,
             ["gateway", "--nats", self.nats_url, "--port", "0", "--id", name,
              "--prefix", self.prefix, "--max-conns-per-addr", str(max_conns_per_addr),
-             *admin, *proxy],
+             *admin, *proxy, *args],
             rb"listening on (ws://\S+)",
         )  # fmt: skip
         return match.group(1).decode()

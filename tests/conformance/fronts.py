@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from server.net.guard import NetLimits
 from server.store import open_store
 from tests.cluster.procs import SEED, ClusterProcs, admin_request, plant
@@ -177,10 +175,14 @@ class Cluster:
     records: dict[str, dict[str, Any]]
     gateways: itertools.count[int] = field(default_factory=lambda: itertools.count(3))
 
-    def gateway(self, sock: Path) -> str:
-        """Start one more gateway with its admin socket at ``sock``; its URL."""
+    def gateway(self, sock: Path, args: Sequence[str] = ()) -> str:
+        """Start one more gateway with its admin socket at ``sock`` and more
+        options ``args``; its URL."""
         return self.procs.gateway(
-            f"g{next(self.gateways)}", max_conns_per_addr=MAX_CONNS_PER_ADDR, admin_socket=sock
+            f"g{next(self.gateways)}",
+            max_conns_per_addr=MAX_CONNS_PER_ADDR,
+            admin_socket=sock,
+            args=args,
         )
 
 
@@ -214,20 +216,18 @@ def spare_front(
     of the running cluster.
 
     Args:
-        max_players: A cap on the players (``serve --max-players``); a
-            cluster has no such option, and fails the test saying so.
+        max_players: A cap on the players (``--max-players`` of ``serve``,
+            or of the new gateway).
     """
+    args = [] if max_players is None else ["--max-players", str(max_players)]
     if kind == "serve":
-        args = [] if max_players is None else ["--max-players", str(max_players)]
         with serve_front(tmp, args) as front:
             yield front
         return
     assert cluster is not None
-    if max_players is not None:
-        pytest.fail("a cluster takes no cap on its players (serve's --max-players)")
     sock_dir = _short_dir()
     try:
-        url = cluster.gateway(sock_dir / "admin.sock")
+        url = cluster.gateway(sock_dir / "admin.sock", args)
         yield Front("cluster", url, url, sock_dir / "admin.sock", cluster.records)
     finally:
         shutil.rmtree(sock_dir, ignore_errors=True)

@@ -64,10 +64,13 @@ async def test_a_token_resumes_the_character_where_it_was(server: Server) -> Non
     await again.close()
 
 
-async def test_a_resumed_character_enters_as_a_new_actor(server: Server) -> None:
-    """docs/protocol.md (`welcome`): "A resumed character enters the world as
-    a new actor: `welcome.id` differs from the last session's, and its `ack`
-    starts again at -1"."""
+async def test_a_resumed_character_is_the_welcomes_actor_and_acks_afresh(
+    server: Server,
+) -> None:
+    """docs/protocol.md (`welcome`): a resumed character's ``welcome.id`` is
+    its id for the session (the actor the snapshot shows at its place), and
+    "its `ack` starts again at -1". ``serve`` gives it a new id and a cluster
+    keeps one per character: both documented, each checked below."""
     name = server.name("Again")
     first, _ = await server.join(name)
     seq = await first.command(CommandName.WAIT)
@@ -76,7 +79,13 @@ async def test_a_resumed_character_enters_as_a_new_actor(server: Server) -> None
     again, snap = await server.join(name, first.welcome["token"])
     assert again.welcome["resumed"] is True
     assert snap["ack"] == -1
-    assert again.welcome["id"] != first.welcome["id"]
+    me = snap["me"]
+    here = [a for a in snap["actors"] if a[0] == again.welcome["id"]]
+    assert len(here) == 1 and (here[0][3], here[0][4]) == (me["x"], me["y"]), (here, me)
+    if server.front.kind == "serve":  # a new actor in the one world
+        assert again.welcome["id"] != first.welcome["id"]
+    else:  # docs/cluster.md: "each character also keeps one actor_id for life"
+        assert again.welcome["id"] == first.welcome["id"]
     await again.close()
 
 
