@@ -1,15 +1,24 @@
 """The load-test bots' decisions: pure, I/O-free, one :class:`Policy` per bot.
 
-The policy is explore-and-fight: attack an adjacent monster, else sometimes
-(:data:`RANGED_CHANCE`) throw a thrown weapon at, or zap a wand or horn
-toward, a monster a few cells away with a clear line (the seed-002 path of
-:mod:`client.aim`), else step toward the nearest visible monster, else toward
-the nearest reachable unknown cell (the frontier), else toward known down
-stairs, else a random step. A bot standing on a thrown weapon, wand or horn
-picks it up, so darts thrown are thrown again. Path
-finding is python-tcod's Dijkstra over the remembered map (``[y, x]``,
-8-directional), run only when the bot is about to act; a frontier path is
-reused until its goal is seen or its next cell is blocked.
+The policy plays like an explorer. In order: below :data:`PANIC_HP` of its max
+hp in a fight, quaff a healing potion; sometimes (:data:`CAST_CHANCE`)
+cast a known spell at a monster in view or on itself (:mod:`client.botuse`);
+attack an adjacent monster; sometimes (:data:`RANGED_CHANCE`) throw a thrown
+weapon at, or zap a wand or horn toward, a monster a few cells away with a
+clear line (the seed-002 path of :mod:`client.aim`); pick up a useful item it
+stands on (:data:`PICK_UP`); take a level-up reward owed; with no monster in
+view, eat when hungry, wear a spellbook, read scrolls and spellbooks and
+quaff potions; take the down stairs it stands on (at once after
+:data:`LEVEL_TURNS` decisions on the level, else with
+:data:`STAIRS_CHANCE`), never below :data:`DESCEND_HP` of its max hp; rest
+when hurt; then step toward the nearest visible monster, else (after
+:data:`LEVEL_TURNS`) toward known down stairs, else toward a remembered item,
+else toward the nearest reachable unknown cell (the frontier), else toward
+known down stairs, else a random step. Path finding is python-tcod's
+Dijkstra over the remembered map (``[y, x]``, 8-directional), run only when
+the bot is about to act; a frontier path is reused until its goal is seen or
+its next cell is blocked. Given a :class:`client.botmap.PartyMap`, a bot
+plans on what all bots of its run saw of the level.
 
 Nothing here touches a socket, a clock or the global RNG: :meth:`Policy.decide`
 reads a model (:class:`ModelLike`, in play a :class:`client.model.GameModel`)
@@ -27,14 +36,48 @@ import tcod.path
 from numpy.typing import NDArray
 
 from client.aim import bolt_path
-from client.records import InvItem
+from client.botmap import PartyMap
+from client.botuse import (
+    UsedMark,
+    castable,
+    healing_potion,
+    item_use,
+    self_spell,
+    spell_shots,
+    straight_direction,
+)
+from client.records import InvItem, KnownSpell
 from protocol.messages import STEP_DIRECTIONS
 
 STAIRS_CHANCE = 0.25
 """Chance that a bot standing on down stairs takes them when it acts."""
 
 REST_BELOW = 0.3
-"""A bot with no monster in view rests while its hp is below this share of max."""
+"""A bot with no monster in view starts resting when its hp is below this share of max."""
+
+REST_UNTIL = 0.9
+"""A resting bot goes on resting until its hp reaches this share of max."""
+
+REST_MAX = 200
+"""Most rests in a row (a starving character does not regenerate)."""
+
+DESCEND_HP = 0.6
+"""A bot takes the down stairs only with at least this share of its max hp."""
+
+LEVEL_TURNS = 50
+"""Decisions on a level after which a bot heads for known down stairs."""
+
+PANIC_HP = 0.3
+"""Share of max hp below which a bot in a fight quaffs a healing potion."""
+
+CAST_CHANCE = 0.5
+"""Chance that a bot with a castable spell worth casting casts it."""
+
+CAST_PAUSE = 20
+"""Decisions without casting after a cast refused for another reason than reach."""
+
+ITEM_RADIUS = 12
+"""Cells around the bot searched for a remembered item to pick up."""
 
 CHASE_RADIUS = 10
 """Cells around the bot searched when stepping toward a visible monster."""
@@ -56,6 +99,9 @@ MISSILES = frozenset({"thrown"})
 
 ZAPPABLE = frozenset({"wand", "horn"})
 """Item categories a bot zaps."""
+
+PICK_UP = MISSILES | ZAPPABLE | frozenset({"food", "potion", "scroll", "spellbook"})
+"""Item categories a bot picks up (heavy weapons and armour would hamper casting)."""
 
 UNKNOWN = 255
 DOOR_CLOSED = 3
@@ -104,20 +150,28 @@ class ModelLike(Protocol):
     def position(self) -> Cell | None: ...
     @property
     def objs(self) -> Mapping[Cell, str]: ...
+    @property
+    def depth(self) -> int: ...
     def passable(self) -> BoolGrid: ...
     def inventory(self) -> list[InvItem]: ...
     def item_entry(self, key: str) -> tuple[str, str, str, str, dict[str, Any]]: ...
+    def known_spells(self) -> list[KnownSpell]: ...
+    def food(self) -> tuple[int, int] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
     """A command to send: ``c`` plus its keys (direction ``d = (dx, dy)``, pack
-    letter ``item``, target cell ``at``)."""
+    letter ``item``, target cell ``at``, spell key ``spell``, reward key
+    ``opt``). ``dist`` is not sent: a cast's Chebyshev distance to its target."""
 
     c: str
     d: Cell | None = None
     item: str | None = None
     at: Cell | None = None
+    spell: str | None = None
+    opt: str | None = None
+    dist: int = 0
 
 
 def walkable_cells(known: NDArray[np.uint8], passable: BoolGrid) -> BoolGrid:
@@ -254,14 +308,6 @@ def clear_shots(pos: Cell, monsters: Iterable[ActorLike], blocked: BoolGrid) -> 
     return shots
 
 
-def straight_direction(pos: Cell, cell: Cell) -> Cell | None:
-    """The direction from ``pos`` to ``cell`` if it lies on one of the eight lines."""
-    dx, dy = cell[0] - pos[0], cell[1] - pos[1]
-    if (dx, dy) == (0, 0) or not (dx == 0 or dy == 0 or abs(dx) == abs(dy)):
-        return None
-    return ((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))
-
-
 def random_step(cost: NDArray[np.int8], pos: Cell, rng: np.random.Generator) -> Cell | None:
     """A uniformly chosen direction to a free neighbour of ``pos`` (cost 1), or None."""
     h, w = cost.shape
@@ -276,28 +322,82 @@ def random_step(cost: NDArray[np.int8], pos: Cell, rng: np.random.Generator) -> 
     return options[int(rng.integers(len(options)))]
 
 
+def _owed_choice(me: Mapping[str, Any]) -> list[str]:
+    """The reward keys on offer while ``me.choice`` > 0, else ``[]``."""
+    choice, options = me.get("choice"), me.get("options")
+    if not (isinstance(choice, int) and choice > 0 and isinstance(options, list)):
+        return []
+    return [o for o in options if isinstance(o, str)]
+
+
 class Policy:
-    """One bot's decisions. Holds its RNG and its current frontier path.
+    """One bot's decisions. Holds its RNG, its current frontier path and what
+    it learnt of this level (turns spent, items tried) and of its spells.
 
     Args:
         rng: the bot's own generator (seeded per bot; never the global one).
+        party: the map shared with the other bots of the run, if any; the bot
+            then plans on it (see :mod:`client.botmap`).
     """
 
-    __slots__ = ("_goal", "_path", "_wander", "rng")
+    __slots__ = (
+        "_cast_pause",
+        "_depth",
+        "_goal",
+        "_last",
+        "_party",
+        "_path",
+        "_picked",
+        "_reach",
+        "_resting",
+        "_tried",
+        "_turns",
+        "_wander",
+        "rng",
+    )
 
-    def __init__(self, rng: np.random.Generator) -> None:
+    def __init__(self, rng: np.random.Generator, party: PartyMap | None = None) -> None:
         self.rng = rng
+        self._party = party
         self._path: list[Cell] = []  # reversed: the next cell is the last item
         self._goal: Cell | None = None
         self._wander = False
+        self._depth: int | None = None
+        self._turns = 0  # decisions made on this level
+        self._picked: set[tuple[Cell, str]] = set()  # pickups tried on this level
+        self._tried: set[UsedMark] = set()
+        self._reach: dict[str, int] = {}  # spell key -> reach after a no_target
+        self._cast_pause = 0  # decisions left without casting after a refused cast
+        self._resting = 0  # rests in a row
+        self._last: Action | None = None
+
+    @property
+    def turns_on_level(self) -> int:
+        """Decisions made since the bot arrived on its current level."""
+        return self._turns
 
     def reset(self) -> None:
         """Forget the plan (the level was replaced by a snapshot)."""
         self._path.clear()
         self._goal = None
 
-    def on_reject(self) -> None:
-        """The last command was refused: drop the plan, take a random step next."""
+    def on_reject(self, reason: str = "") -> None:
+        """The last command was refused (``reason`` from ``welcome.reasons``).
+
+        A refused move drops the plan and makes the next step random; a
+        refused cast shortens that spell's reach (``no_target``) or pauses
+        casting for :data:`CAST_PAUSE` decisions; a refused item use is not
+        retried (its mark is kept), nor is a refused pickup.
+        """
+        last = self._last
+        if last is not None and last.c == "cast" and last.spell is not None:
+            if reason == "no_target" and last.dist > 1:
+                self._reach[last.spell] = last.dist - 1
+            else:
+                self._cast_pause = CAST_PAUSE
+            return
+        if last is not None and last.c in ("eat", "read", "quaff", "wear", "pickup", "choose"):
+            return
         self._path.clear()
         self._goal = None
         self._wander = True
@@ -307,13 +407,42 @@ class Policy:
 
         Nothing is chosen while the character is dead or not yet placed.
         """
+        action = self._decide(model)
+        self._last = action
+        return action
+
+    def _decide(self, model: ModelLike) -> Action | None:
         me = model.me
         pos = model.position
         if pos is None or me.get("dead", False):
             return None
-        known = model.known
+        if model.depth != self._depth:
+            self._depth = model.depth
+            self._turns = 0
+            self._picked.clear()
+            self._path.clear()
+            self._goal = None
+        self._turns += 1
+        self._cast_pause = max(0, self._cast_pause - 1)
+        known, passable = model.known, model.passable()
+        if self._party is not None:
+            known, passable = self._party.merge(model.depth, known, passable)
         actors = model.actors
         monsters = [a for a in actors.values() if not a.is_player and not a.is_self]
+        max_hp = int(me.get("max_hp", 0))
+        hp = int(me.get("hp", max_hp))
+        late = self._turns > LEVEL_TURNS
+
+        if monsters and max_hp > 0 and hp < PANIC_HP * max_hp:
+            potion = healing_potion(model, self._tried)
+            if potion is not None:
+                self._tried.add(potion.mark)
+                return Action(potion.c, item=potion.item)
+
+        if monsters:
+            spell = self._cast(model, pos, monsters)
+            if spell is not None:
+                return spell
 
         target = adjacent_monster(pos, monsters)
         if target is not None:
@@ -325,20 +454,41 @@ class Policy:
                 return ranged
 
         here = model.objs.get(pos)
-        if here is not None and model.item_entry(here)[3] in MISSILES | ZAPPABLE:
+        if (
+            here is not None
+            and (pos, here) not in self._picked
+            and model.item_entry(here)[3] in PICK_UP
+        ):
+            self._picked.add((pos, here))
             return Action("pickup")
 
-        if known[pos[1], pos[0]] == STAIRS_DOWN and self.rng.random() < STAIRS_CHANCE:
+        choice = _owed_choice(me)
+        if choice:
+            return Action("choose", opt=choice[int(self.rng.integers(len(choice)))])
+
+        if not monsters:
+            use = item_use(model, self._tried)
+            if use is not None:
+                self._tried.add(use.mark)
+                return Action(use.c, item=use.item)
+
+        on_stairs = known[pos[1], pos[0]] == STAIRS_DOWN
+        fit = max_hp <= 0 or hp >= DESCEND_HP * max_hp
+        if on_stairs and fit and (late or self.rng.random() < STAIRS_CHANCE):
             self._path.clear()
             self._goal = None
             return Action("down")
 
-        max_hp = int(me.get("max_hp", 0))
-        if not monsters and max_hp > 0 and int(me.get("hp", max_hp)) < REST_BELOW * max_hp:
-            return Action("rest")
+        if not monsters and max_hp > 0 and self._resting < REST_MAX:
+            want = REST_UNTIL if self._resting else REST_BELOW
+            if hp < want * max_hp or (late and on_stairs and not fit):
+                self._resting += 1
+                return Action("rest")
+        if self._resting and (monsters or hp >= REST_UNTIL * max_hp):
+            self._resting = 0
 
         others = [(a.x, a.y) for a in actors.values() if a.is_player and not a.is_self]
-        cost = step_costs(walkable_cells(known, model.passable()), others)
+        cost = step_costs(walkable_cells(known, passable), others)
 
         if self._wander:
             self._wander = False
@@ -348,7 +498,21 @@ class Policy:
             goals = np.zeros(cost.shape, dtype=np.bool_)
             for a in monsters:
                 goals[a.y, a.x] = True
-            path = path_to_nearest(cost, goals, pos, CHASE_RADIUS)
+            path = path_to_nearest(cost, goals, pos, 3 if late else CHASE_RADIUS)
+            if path:
+                return self._step_to(path[0], cost, pos)
+
+        if late:  # long enough here: to the nearest known down stairs
+            path = path_to_nearest(cost, known == STAIRS_DOWN, pos)
+            if path:
+                return self._step_to(path[0], cost, pos)
+
+        if not monsters:
+            goals = np.zeros(cost.shape, dtype=np.bool_)
+            for cell, key in model.objs.items():
+                if (cell, key) not in self._picked and model.item_entry(key)[3] in PICK_UP:
+                    goals[cell[1], cell[0]] = True
+            path = path_to_nearest(cost, goals, pos, ITEM_RADIUS)
             if path:
                 return self._step_to(path[0], cost, pos)
 
@@ -358,8 +522,29 @@ class Policy:
 
         path = path_to_nearest(cost, known == STAIRS_DOWN, pos)
         if path is not None:  # all explored: go down
-            return self._step_to(path[0], cost, pos) if path else Action("down")
+            if path:
+                return self._step_to(path[0], cost, pos)
+            return Action("down") if fit or monsters else Action("rest")
         return self._random(cost, pos)
+
+    def _cast(self, model: ModelLike, pos: Cell, monsters: list[ActorLike]) -> Action | None:
+        """A spell at a monster or on oneself, with :data:`CAST_CHANCE`.
+
+        Draws from the bot's generator only when some spell is castable and
+        worth casting now, so bots without spells decide exactly as before.
+        """
+        if self._cast_pause:
+            return None
+        spells = castable(model)
+        if not spells:
+            return None
+        own = self_spell(model, spells, in_fight=True)
+        shots = spell_shots(pos, spells, monsters, ~model.passable(), self._reach)
+        options = ([own] if own is not None else []) + shots
+        if not options or self.rng.random() >= CAST_CHANCE:
+            return None
+        pick = options[int(self.rng.integers(len(options)))]
+        return Action("cast", pick.d, at=pick.at, spell=pick.spell, dist=pick.dist)
 
     def _ranged(self, model: ModelLike, pos: Cell, monsters: list[ActorLike]) -> Action | None:
         """A throw or zap at a monster in line, with :data:`RANGED_CHANCE`.

@@ -53,6 +53,21 @@ class BotReport:
     monsters_killed_witnessed: int = 0
     deaths: int = 0
     ranged_commands: int = 0
+    deepest_depth: int = 0
+    depths_reached: dict[str, int] = field(default_factory=dict)
+    descents: int = 0
+    monster_kinds_seen: int = 0
+    monster_kinds: list[str] = field(default_factory=list)
+    spells_learned: int = 0
+    spell_kinds_learned: list[str] = field(default_factory=list)
+    casts: int = 0
+    casts_succeeded: int = 0
+    spell_kinds_cast: list[str] = field(default_factory=list)
+    pickups_sent: int = 0
+    commands_by_kind: dict[str, int] = field(default_factory=dict)
+    reject_reasons: dict[str, int] = field(default_factory=dict)
+    items_used: dict[str, int] = field(default_factory=dict)
+    item_kinds_used: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -90,6 +105,19 @@ class BotReport:
             f"p50 {ms(self.latency_p50_ms)}  p99 {ms(self.latency_p99_ms)}  "
             f"max {ms(self.latency_max_ms)}  (n={self.latency_samples})"
         )
+        reached = ", ".join(f"{n} at {d}" for d, n in self.depths_reached.items())
+        depths = f"deepest {self.deepest_depth} ({reached or 'none'}), {self.descents} descents"
+        kinds = f"{self.monster_kinds_seen} seen ({', '.join(self.monster_kinds) or '-'})"
+        spells = (
+            f"{self.spells_learned} learned ({', '.join(self.spell_kinds_learned) or '-'}); "
+            f"{self.casts} cast, {self.casts_succeeded} succeeded "
+            f"({', '.join(self.spell_kinds_cast) or '-'})"
+        )
+        used = ", ".join(f"{n} {verb}" for verb, n in self.items_used.items())
+        items = (
+            f"{self.pickups_sent} pickups sent; used: {used or 'none'} "
+            f"({', '.join(self.item_kinds_used) or '-'})"
+        )
         rows = [
             ("clients", clients),
             ("connect failures", counted(self.connect_failures, self.connect_failure_messages)),
@@ -105,6 +133,12 @@ class BotReport:
             ("saw a player", f"{self.bots_saw_player} of {connected}"),
             ("monsters killed", f"{self.monsters_killed_witnessed} (witnessed)"),
             ("deaths", f"{self.deaths}"),
+            ("depths", depths),
+            ("monster kinds", kinds),
+            ("spells", spells),
+            ("items", items),
+            ("by command", ", ".join(f"{n} {c}" for c, n in self.commands_by_kind.items())),
+            ("rejected as", ", ".join(f"{n} {r}" for r, n in self.reject_reasons.items())),
         ]
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
@@ -130,6 +164,37 @@ class Totals:
         self.player_ids: set[int] = set()
         self.kills: set[tuple[int, int]] = set()  # (depth, monster id)
         self.deaths = 0
+        self.descents = 0
+        self.pickups = 0
+        self.by_kind: dict[str, int] = {}
+        self.reasons: dict[str, int] = {}
+        self.monster_kinds: set[str] = set()
+        self.learned = 0
+        self.spells_learned: set[str] = set()
+        self.casts = 0
+        self.casts_ok = 0
+        self.spells_cast: set[str] = set()
+        self.uses: dict[str, int] = {}
+        self.items_used: set[str] = set()
+
+    def own_event(self, ev: Sequence[object], own_id: int | None) -> None:
+        """Count one delta event of a bot's own doing (docs/protocol.md):
+        ``["learn", spell]``, ``["cast", actor, spell, success]`` and
+        ``["use", actor, verb, item]`` with ``actor`` the bot's id; others are
+        ignored."""
+        name = ev[0] if ev else None
+        if name == "learn" and len(ev) > 1 and isinstance(ev[1], str):
+            self.learned += 1
+            self.spells_learned.add(ev[1])
+        elif len(ev) < 4 or own_id is None or ev[1] != own_id or not isinstance(ev[2], str):
+            return
+        elif name == "cast":
+            self.casts += 1
+            self.casts_ok += ev[3] is True
+            self.spells_cast.add(ev[2])
+        elif name == "use" and isinstance(ev[3], str):
+            self.uses[ev[2]] = self.uses.get(ev[2], 0) + 1
+            self.items_used.add(ev[3])
 
     def protocol_error(self, text: str) -> None:
         self.errors += 1
@@ -170,6 +235,8 @@ class BotFigures(Protocol):
     def moved(self) -> bool: ...
     @property
     def saw_player(self) -> bool: ...
+    @property
+    def deepest(self) -> int: ...
 
 
 def build_report(
@@ -210,6 +277,24 @@ def build_report(
         monsters_killed_witnessed=len(totals.kills),
         deaths=totals.deaths,
         ranged_commands=totals.ranged,
+        deepest_depth=max((b.deepest for b in connected), default=0),
+        depths_reached={
+            str(d): sum(1 for b in connected if b.deepest == d)
+            for d in sorted({b.deepest for b in connected if b.deepest > 0})
+        },
+        descents=totals.descents,
+        monster_kinds_seen=len(totals.monster_kinds),
+        monster_kinds=sorted(totals.monster_kinds),
+        spells_learned=totals.learned,
+        spell_kinds_learned=sorted(totals.spells_learned),
+        casts=totals.casts,
+        casts_succeeded=totals.casts_ok,
+        spell_kinds_cast=sorted(totals.spells_cast),
+        pickups_sent=totals.pickups,
+        commands_by_kind=dict(sorted(totals.by_kind.items())),
+        reject_reasons=dict(sorted(totals.reasons.items())),
+        items_used=dict(sorted(totals.uses.items())),
+        item_kinds_used=sorted(totals.items_used),
     )
     if totals.latencies:
         lat_ms = np.frombuffer(totals.latencies, dtype=np.float64) * 1000.0

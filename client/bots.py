@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from client.botmap import PartyMap
 from client.botpolicy import Policy
 from client.botreport import BotReport, Totals, build_report, keep_message
 from client.connection import Connection, ConnectionClosed, load_token, save_token
@@ -52,11 +53,17 @@ class _Bot:
     """A connection, its model, its policy and its pacing state."""
 
     def __init__(
-        self, index: int, name: str, seed: int, totals: Totals, cls_key: str | None = None
+        self,
+        index: int,
+        name: str,
+        seed: int,
+        totals: Totals,
+        cls_key: str | None = None,
+        party: PartyMap | None = None,
     ) -> None:
         self.name = name
         self.cls_key = cls_key
-        self.policy = Policy(np.random.default_rng([seed, index]))
+        self.policy = Policy(np.random.default_rng([seed, index]), party)
         self.pace_rng = np.random.default_rng([seed, index, 1])
         self.ready_at = 0.0
         self.totals = totals
@@ -73,6 +80,8 @@ class _Bot:
         self.moved = False
         self.saw_player = False
         self.was_dead = False
+        self.depth: int | None = None
+        self.deepest = 0
 
     def crash(self, exc: Exception) -> None:
         """Record a bug in this bot (an exception from its own code); it stops."""
@@ -99,7 +108,10 @@ class _Bot:
             return
         self.busy = True
         try:
-            seq = await conn.command(action.c, action.d, item=action.item, at=action.at)
+            seq = await conn.command(
+                action.c, action.d, item=action.item, at=action.at, spell=action.spell,
+                opt=action.opt,
+            )  # fmt: skip
         except ConnectionClosed:
             return
         finally:
@@ -111,6 +123,10 @@ class _Bot:
         self.totals.commands += 1
         if action.c in ("throw", "zap"):
             self.totals.ranged += 1
+        elif action.c == "pickup":
+            self.totals.pickups += 1
+        by_kind = self.totals.by_kind
+        by_kind[action.c] = by_kind.get(action.c, 0) + 1
 
     def handle(self, msg: object, now: float) -> None:
         """Apply one server message to the model and the run's counters."""
@@ -128,6 +144,7 @@ class _Bot:
             else:
                 totals.snapshots += 1
                 self.policy.reset()
+                self._arrive(model.depth)
             self._settle_acks(model.ack, now)
             if not self.saw_player:
                 for a in model.actors.values():
@@ -138,6 +155,9 @@ class _Bot:
             if dead and not self.was_dead:
                 totals.deaths += 1
             self.was_dead = dead
+            for a in model.actors.values():
+                if not a.is_player:
+                    totals.monster_kinds.add(a.kind)
             for ev in events:
                 if (
                     ev
@@ -147,15 +167,25 @@ class _Bot:
                     and ev[1] not in totals.player_ids
                 ):
                     totals.kills.add((model.depth, int(ev[1])))
+                else:
+                    totals.own_event(ev, model.player_id)
         elif isinstance(msg, Reject):
             totals.rejects += 1
+            totals.reasons[msg.reason] = totals.reasons.get(msg.reason, 0) + 1
             if msg.seq == self.last_seq:
                 self.answered = True
-                self.policy.on_reject()
+                self.policy.on_reject(msg.reason)
         elif isinstance(msg, Error):
             totals.protocol_error(f"error {msg.code}: {msg.msg}")
             if msg.fatal:
                 self.fatal = True
+
+    def _arrive(self, depth: int) -> None:
+        """Count a snapshot's depth: the deepest reached, and a descent."""
+        if self.depth is not None and depth > self.depth:
+            self.totals.descents += 1
+        self.depth = depth
+        self.deepest = max(self.deepest, depth)
 
     def _settle_acks(self, ack: int, now: float) -> None:
         pending = self.pending
@@ -298,9 +328,15 @@ async def run_bots_async(
     ramp_s = min(2.0, duration / 4) if ramp is None else max(0.0, ramp)
     totals = Totals()
     rotation = BOT_CLASSES if classes is None else classes
+    party = PartyMap()
     bots = [
         _Bot(
-            i, f"{name_prefix}{i}", seed, totals, rotation[i % len(rotation)] if rotation else None
+            i,
+            f"{name_prefix}{i}",
+            seed,
+            totals,
+            rotation[i % len(rotation)] if rotation else None,
+            party,
         )
         for i in range(n)
     ]

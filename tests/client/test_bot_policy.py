@@ -333,11 +333,11 @@ def test_without_missiles_the_decisions_do_not_change() -> None:
         assert [a.decide(plain) for _ in range(3)] == [b.decide(fed) for _ in range(3)]
 
 
-def test_picks_up_missiles_it_stands_on() -> None:
+def test_picks_up_missiles_and_food_it_stands_on() -> None:
     model = armed(["#####", "#@..#", "#...?", "#####"], [], {(1, 1): "dart"})
     assert decide_model(model) == Action("pickup")
     model = armed(["#####", "#@..#", "#...?", "#####"], [], {(1, 1): "apple"})
-    assert decide_model(model) != Action("pickup")
+    assert decide_model(model) == Action("pickup")
 
 
 def decide_model(model: GameModel) -> Action | None:
