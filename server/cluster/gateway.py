@@ -49,12 +49,12 @@ from nats.aio.msg import Msg
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.http11 import Request, Response
 
-from protocol.codec import decode_client, encode_server
-from protocol.errors import ErrorCode, ProtocolError
+from protocol.codec import encode_server
+from protocol.errors import ErrorCode
 from protocol.limits import (
     MAX_FRAME_BYTES,
 )
-from protocol.messages import Chat, ChatOut, Command, Error, Hello, Look, Ping, Pong
+from protocol.messages import Chat, ChatOut, Command, Error, Hello, Look
 from protocol.session import ServerSession
 from server.cluster.bus import HEARTBEAT_S, SILENT_S, Subjects
 from server.cluster.gateway_metrics import GatewayMetrics
@@ -900,41 +900,23 @@ class Gateway(Front):
             self.metrics.leaves.inc()
             self._to_worker(player.worker, Leave(player.actor_id, player.epoch))
 
-    def _message_now(self, p: Player, raw: bytes | str) -> bool:
-        """Handle one message of a seated client at once; False when the
-        connection must end (its closing is then under way)."""
-        ws = p.ws
-        admitted = self._admit_now(ws, p.bucket)
-        if not admitted:
-            if admitted is None:
-                self._end(p, ErrorCode.FLOOD.value)
-                return False
-            return True
-        try:
-            msg = p.session.receive(decode_client(raw))
-        except ProtocolError as exc:
-            if self._error_now(ws, exc):
-                self._end(p, exc.code.value)
-                return False
-            return True
-        if isinstance(msg, Ping):
-            self._reply(ws, Pong(id=msg.id, tick=self.tick))
-            return True
+    def _route(self, p: Player, msg: Command | Look | Chat, raw: bytes | str) -> None:
+        """Send a seated client's command, look or level chat line to its
+        worker (held while it moves); global and private lines go to every
+        gateway."""
         if isinstance(msg, Chat):
-            if not self._chat_allowed(ws, p.chat, p.global_chat, msg):
-                return True
             if msg.to is not None:
                 self._spawn(self._private(p, msg.text, msg.to))
-                return True
+                return
             if msg.scope == "global":
                 line = ChatLine(p.name, msg.text, "global", None, self.tick)
                 self._spawn(self._publish(self.subjects.chat, encode(line)))
-                return True
+                return
             self.metrics.route("chat")
         elif isinstance(msg, Command):
             self.metrics.route("cmd")
             self.metrics.command(msg.c.value)
-        elif isinstance(msg, Look):
+        else:
             self.metrics.route("look")
         data = raw if isinstance(raw, bytes) else raw.encode()
         if p.moving:
@@ -943,7 +925,6 @@ class Gateway(Front):
             p.buffer.append(data)
         else:
             self._to_worker(p.worker, FromClient(p.actor_id, p.epoch, data))
-        return True
 
 
 REFUSAL_REASONS = {

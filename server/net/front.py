@@ -45,7 +45,7 @@ from protocol.limits import (
     HELLO_TIMEOUT_S,
     RATE_PER_S,
 )
-from protocol.messages import Chat, Error, Hello, Ping, Pong, ServerMessage
+from protocol.messages import Chat, Command, Error, Hello, Look, Ping, Pong, ServerMessage
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.net.guard import AddressBook, GuardedConnection, NetLimits, send_binary
@@ -126,9 +126,9 @@ class Front:
         refused (see :meth:`_join_refused`) and the connection closed."""
         raise NotImplementedError
 
-    def _message_now(self, seated: Any, raw: bytes | str) -> bool:
-        """Handle one message of a seated player at once (never waiting);
-        False when its connection must end (:meth:`_end` it)."""
+    def _route(self, seated: Any, msg: Command | Look | Chat, raw: bytes | str) -> None:
+        """Pass a seated player's command, look or chat line (within its chat
+        rates) to the host, never waiting; ``raw`` is the message as sent."""
         raise NotImplementedError
 
     async def _unseat(self, seated: Any) -> None:
@@ -159,6 +159,35 @@ class Front:
         async for raw in ws:
             if not self._message_now(seated, raw):
                 break
+
+    def _message_now(self, seated: Any, raw: bytes | str) -> bool:
+        """Handle one message of a seated player at once (never waiting):
+        its rate, its decoding and the session's table, pings, chat rates;
+        the rest goes to :meth:`_route`. False when the connection must end
+        (its closing is then under way)."""
+        ws: ServerConnection = seated.ws
+        admitted = self._admit_now(ws, seated.bucket)
+        if not admitted:
+            if admitted is None:
+                self._end(seated, ErrorCode.FLOOD.value)
+                return False
+            return True
+        try:
+            msg = seated.session.receive(decode_client(raw))
+        except ProtocolError as exc:
+            if self._error_now(ws, exc):
+                self._end(seated, exc.code.value)
+                return False
+            return True
+        if isinstance(msg, Ping):
+            self._reply(ws, Pong(id=msg.id, tick=self.current_tick()))
+        elif (
+            isinstance(msg, Command | Look)
+            or isinstance(msg, Chat)
+            and self._chat_allowed(ws, seated.chat, seated.global_chat, msg)
+        ):
+            self._route(seated, msg, raw)
+        return True
 
     def _end(self, seated: Any, code: str) -> None:
         """Stop handling a seated player's messages and close its connection."""

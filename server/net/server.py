@@ -38,7 +38,7 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.http11 import Request, Response
 from websockets.server import ServerProtocol
 
-from protocol.codec import decode_client, encode_server
+from protocol.codec import encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.limits import MAX_FRAME_BYTES
 from protocol.messages import (
@@ -47,8 +47,6 @@ from protocol.messages import (
     Command,
     Error,
     Look,
-    Ping,
-    Pong,
     ServerMessage,
 )
 from protocol.session import ServerSession
@@ -676,23 +674,8 @@ class GameServer(Front):
         actor = self.game.world.actors.get(actor_id)
         return None if actor is None else int(actor.depth)
 
-    def _message_now(self, client: Client, raw: bytes | str) -> bool:
-        """Handle one message of a playing client at once; return False when
-        the connection must end (its closing is then under way)."""
-        ws = client.ws
-        admitted = self._admit_now(ws, client.bucket)
-        if not admitted:
-            if admitted is None:
-                self._end(client, ErrorCode.FLOOD.value)
-                return False
-            return True
-        try:
-            msg = client.session.receive(decode_client(raw))
-        except ProtocolError as exc:
-            if self._error_now(ws, exc):
-                self._end(client, exc.code.value)
-                return False
-            return True
+    def _route(self, client: Client, msg: Command | Look | Chat, raw: bytes | str) -> None:
+        """Carry out a playing client's command, look or chat line in the game."""
         if isinstance(msg, Command):
             try:
                 self.game.command(
@@ -707,20 +690,15 @@ class GameServer(Front):
                 )
                 self.metrics.command(msg.c.value)
             except (ValueError, KeyError) as exc:
-                self._error_now(ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
+                self._error_now(client.ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
         elif isinstance(msg, Chat):
             self._chat(client, msg)
-        elif isinstance(msg, Ping):
-            self._reply(ws, Pong(id=msg.id, tick=self.game.world.tick))
-        elif isinstance(msg, Look):
-            self._reply(ws, self.game.look(client.actor_id, msg.id))
-        return True
+        else:
+            self._reply(client.ws, self.game.look(client.actor_id, msg.id))
 
     def _chat(self, client: Client, msg: Chat) -> None:
-        """Send a chat line to its scope, under the player's chat rates; the
-        line is encoded once for all its recipients."""
-        if not self._chat_allowed(client.ws, client.chat, client.global_chat, msg):
-            return
+        """Send a chat line to its scope (within the player's chat rates);
+        the line is encoded once for all its recipients."""
         hearers, out = self.game.chat(client.actor_id, msg.text, msg.scope, msg.to)
         data = encode_server(out)
         targets = [
