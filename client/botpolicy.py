@@ -9,7 +9,8 @@ clear line (the seed-002 path of :mod:`client.aim`); pick up a useful item it
 stands on (:data:`PICK_UP`); take a level-up reward owed; with no monster in
 view, eat when hungry, wear a spellbook, read scrolls and spellbooks and
 quaff potions; take the down stairs it stands on (at once after
-:data:`LEVEL_TURNS` decisions on the level, else with
+:data:`LEVEL_TURNS` decisions on the level or on a level it was on before,
+else with
 :data:`STAIRS_CHANCE`), never below :data:`DESCEND_HP` of its max hp; rest
 when hurt; then step toward the nearest visible monster, else (after
 :data:`LEVEL_TURNS`) toward known down stairs, else toward a remembered item,
@@ -65,7 +66,8 @@ DESCEND_HP = 0.6
 """A bot takes the down stairs only with at least this share of its max hp."""
 
 LEVEL_TURNS = 50
-"""Decisions on a level after which a bot heads for known down stairs."""
+"""Decisions on a level after which a bot heads for known down stairs (at once
+on a level it was on before, e.g. walking down again after dying)."""
 
 PANIC_HP = 0.3
 """Share of max hp below which a bot in a fight quaffs a healing potion."""
@@ -352,6 +354,7 @@ class Policy:
         "_resting",
         "_tried",
         "_turns",
+        "_visited",
         "_wander",
         "rng",
     )
@@ -364,6 +367,7 @@ class Policy:
         self._wander = False
         self._depth: int | None = None
         self._turns = 0  # decisions made on this level
+        self._visited: set[int] = set()  # depths left before (by the stairs or by dying)
         self._picked: set[tuple[Cell, str]] = set()  # pickups tried on this level
         self._tried: set[UsedMark] = set()
         self._reach: dict[str, int] = {}  # spell key -> reach after a no_target
@@ -417,6 +421,8 @@ class Policy:
         if pos is None or me.get("dead", False):
             return None
         if model.depth != self._depth:
+            if self._depth is not None:
+                self._visited.add(self._depth)
             self._depth = model.depth
             self._turns = 0
             self._picked.clear()
@@ -431,7 +437,7 @@ class Policy:
         monsters = [a for a in actors.values() if not a.is_player and not a.is_self]
         max_hp = int(me.get("max_hp", 0))
         hp = int(me.get("hp", max_hp))
-        late = self._turns > LEVEL_TURNS
+        late = self._turns > LEVEL_TURNS or model.depth in self._visited
 
         if monsters and max_hp > 0 and hp < PANIC_HP * max_hp:
             potion = healing_potion(model, self._tried)

@@ -9,7 +9,8 @@ random part of one tick, as a player pressing a key when ready would): so it
 plays at its character's own speed instead of filling the server's command
 queue, and the latency it reports is from a key press to its effect, not time
 spent waiting in the queue. What it does is
-decided by :class:`client.botpolicy.Policy`; what the run measured is a
+decided by :class:`client.botpolicy.Policy`, the bots of a run sharing one
+:class:`client.botmap.PartyMap`; what the run measured is a
 :class:`client.botreport.BotReport`.
 
 Entry points: :func:`run_bots` (blocking, for the ``underhall bots`` command;

@@ -82,6 +82,16 @@ def test_after_its_level_turns_a_bot_walks_to_known_stairs_not_the_frontier() ->
     assert policy.decide(model) == Action("move", (1, 0))
 
 
+def test_on_a_level_it_was_on_before_a_bot_heads_for_the_stairs_at_once() -> None:
+    model = model_from_ascii(["#########", "?..@...>#", "#########"])
+    policy = Policy(np.random.default_rng(0))
+    assert policy.decide(model) == Action("move", (-1, 0))  # explores first
+    model.depth = 2
+    policy.decide(model)  # down there (say it died) ...
+    model.depth = 1  # ... and back on depth 1
+    assert policy.decide(model) == Action("move", (1, 0))
+
+
 def test_a_hurt_bot_rests_on_the_stairs_instead_of_descending() -> None:
     model = on_stairs(model_from_ascii(EXPLORED, hp=5), 2, 1)
     assert all(Policy(np.random.default_rng(s)).decide(model) == Action("rest") for s in range(10))
