@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from client.aim import bolt_path
 from client.botmap import PartyMap
 from client.botuse import (
+    Placed,
     UsedMark,
     castable,
     healing_potion,
@@ -122,15 +123,10 @@ BoolGrid = NDArray[np.bool_]
 _UNREACHED = int(np.iinfo(np.int32).max)
 
 
-class ActorLike(Protocol):
-    """What the policy reads of an actor record (:class:`client.model.ActorView`)."""
+class ActorLike(Placed, Protocol):
+    """What the policy reads of an actor record (:class:`client.model.ActorView`):
+    its id and cell, and these."""
 
-    @property
-    def id(self) -> int: ...
-    @property
-    def x(self) -> int: ...
-    @property
-    def y(self) -> int: ...
     @property
     def hp(self) -> int: ...
     @property

@@ -48,8 +48,8 @@ stack is not tried again until the stack changes."""
 Cell = tuple[int, int]
 
 
-class ActorLike(Protocol):
-    """What the spell choice reads of an actor record."""
+class Placed(Protocol):
+    """An actor record's id and cell, as the spell choice reads it."""
 
     @property
     def id(self) -> int: ...
@@ -177,7 +177,7 @@ def self_spell(model: UseModel, spells: list[KnownSpell], in_fight: bool) -> Cas
 def spell_shots(
     pos: Cell,
     spells: list[KnownSpell],
-    monsters: Iterable[ActorLike],
+    monsters: Iterable[Placed],
     blocked: NDArray[np.bool_],
     reach: Mapping[str, int],
 ) -> list[Cast]:
