@@ -30,7 +30,7 @@ import logging
 import time
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -81,6 +81,26 @@ class Joining:
     may_create: bool
 
 
+class Seated(Protocol):
+    """A seated player's connection as the front uses it (``serve``'s
+    ``Client``, a gateway's ``Player``)."""
+
+    @property
+    def ws(self) -> ServerConnection: ...
+
+    @property
+    def session(self) -> ServerSession: ...
+
+    @property
+    def bucket(self) -> TokenBucket: ...
+
+    @property
+    def chat(self) -> TokenBucket: ...
+
+    @property
+    def global_chat(self) -> TokenBucket: ...
+
+
 def client_of(ws: ServerConnection) -> str:
     """The client's address for logs and ``admin who``: ``host:port`` of the
     TCP peer, or the address a trusted proxy named (no port)."""
@@ -100,7 +120,7 @@ class Front:
     A subclass sets :attr:`limits`, :attr:`book` (before serving),
     :attr:`metrics` and :attr:`draining`, and implements the link to its host:
     :meth:`current_tick`, :meth:`players_online`, :meth:`_seat`,
-    :meth:`_serve` and :meth:`_unseat`.
+    :meth:`_route` and :meth:`_unseat`.
     """
 
     limits: NetLimits
@@ -120,7 +140,7 @@ class Front:
         """Players seated through this front."""
         raise NotImplementedError
 
-    async def _seat(self, ws: ServerConnection, joining: Joining) -> Any:
+    async def _seat(self, ws: ServerConnection, joining: Joining) -> Seated | None:
         """Seat the joining player with the host and send its ``welcome``;
         return the seated connection's record, or None when the join was
         refused (see :meth:`_join_refused`) and the connection closed."""
@@ -144,7 +164,7 @@ class Front:
 
     # ----------------------------------------------------------- a connection
 
-    async def _serve(self, seated: Any) -> None:
+    async def _serve(self, seated: Seated) -> None:
         """Handle a seated player's messages until its connection ends.
 
         From now on each whole message is handled as its frame is parsed
@@ -153,19 +173,19 @@ class Front:
         loop below only empties what arrived with the ``hello``, then waits
         for the close.
         """
-        ws: ServerConnection = seated.ws
+        ws = seated.ws
         if isinstance(ws, GuardedConnection):
             ws.on_message = lambda raw: self._message_now(seated, raw)
         async for raw in ws:
             if not self._message_now(seated, raw):
                 break
 
-    def _message_now(self, seated: Any, raw: bytes | str) -> bool:
+    def _message_now(self, seated: Seated, raw: bytes | str) -> bool:
         """Handle one message of a seated player at once (never waiting):
         its rate, its decoding and the session's table, pings, chat rates;
         the rest goes to :meth:`_route`. False when the connection must end
         (its closing is then under way)."""
-        ws: ServerConnection = seated.ws
+        ws = seated.ws
         admitted = self._admit_now(ws, seated.bucket)
         if not admitted:
             if admitted is None:
@@ -189,9 +209,9 @@ class Front:
             self._route(seated, msg, raw)
         return True
 
-    def _end(self, seated: Any, code: str) -> None:
+    def _end(self, seated: Seated, code: str) -> None:
         """Stop handling a seated player's messages and close its connection."""
-        ws: ServerConnection = seated.ws
+        ws = seated.ws
         if isinstance(ws, GuardedConnection):
             ws.on_message = None
         self._close_soon(ws, 1008, code)
@@ -199,7 +219,7 @@ class Front:
     async def _handle(self, ws: ServerConnection) -> None:
         """One connection from its opening handshake to its close."""
         session = ServerSession()
-        seated: Any = None
+        seated: Seated | None = None
         where = client_of(ws)
         self.metrics.connections.inc()
         log.debug("connection open from %s", where, extra={"event": "open", "address": where})

@@ -211,6 +211,11 @@ def _prune(stamps: deque[float], since: float) -> None:
         stamps.popleft()
 
 
+def _prune_tries(tries: deque[tuple[float, str]], since: float) -> None:
+    while tries and tries[0][0] <= since:
+        tries.popleft()
+
+
 class AddressBook:
     """Connections and recent events by remote address, and the caps on them.
 
@@ -345,8 +350,7 @@ class AddressBook:
         cap = self.limits.token_failures_per_name
         tries = self.failed_name.get(name.lower())
         if tries is not None:
-            while tries and tries[0][0] <= since:
-                tries.popleft()
+            _prune_tries(tries, since)
             if cap and len(tries) >= cap and any(a == addr for _, a in tries):
                 return "name"
         return None
@@ -371,8 +375,7 @@ class AddressBook:
         since = now - self.limits.token_window_s
         for key in list(self.failed_name):
             tries = self.failed_name[key]
-            while tries and tries[0][0] <= since:
-                tries.popleft()
+            _prune_tries(tries, since)
             if not tries:
                 del self.failed_name[key]
         self._logged = {k: t for k, t in self._logged.items() if now - t < 60.0}
