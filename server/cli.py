@@ -228,6 +228,7 @@ def serve_main(args: argparse.Namespace) -> int:
         limits=net_limits(args),
         admin_socket=args.admin_socket or default_admin_socket(args.db),
     )
+    server.web = web_site(_classes(game.world.content))
     _use_uvloop()
     collector.tune()  # process-wide: start-up data frozen, the server collects between ticks
 
@@ -814,6 +815,14 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
         "then the one the per-address caps, the logs and `admin who` use "
         "(default: none)",
     )
+    p.add_argument(
+        "--allow-origin",
+        metavar="ORIGIN[,ORIGIN...]",
+        help="web pages (such as https://example.org) besides this port's own "
+        "whose browsers may open game connections here; a browser's connection "
+        "from any other origin is refused, other clients are not concerned "
+        "(default: none)",
+    )
 
 
 def worker_main(args: argparse.Namespace) -> int:
@@ -895,6 +904,9 @@ def gateway_main(args: argparse.Namespace) -> int:
         admin_socket=args.admin_socket,
         max_players=args.max_players,
     )
+    from server.content.loader import default_content
+
+    gateway.web = web_site(_classes(default_content()))
     _use_uvloop()
 
     async def main() -> None:
@@ -955,6 +967,7 @@ CONFIG_KEYS = {
     "keepalive_interval": float,
     "keepalive_timeout": float,
     "trusted_proxy": str,
+    "allow_origin": str,
 }
 PATH_KEYS = ("tls_cert", "tls_key", "admin_socket")
 
@@ -1011,6 +1024,7 @@ SERVE_DEFAULTS: dict[str, object] = {
     "keepalive_interval": 5.0,
     "keepalive_timeout": 10.0,
     "trusted_proxy": "",
+    "allow_origin": "",
 }
 
 
@@ -1051,6 +1065,7 @@ LIMIT_KEYS = (
     "keepalive_interval",
     "keepalive_timeout",
     "trusted_proxy",
+    "allow_origin",
 )
 """The options of :func:`add_limit_options` (their ``SERVE_DEFAULTS`` keys)."""
 
@@ -1075,6 +1090,12 @@ def check_limit_options(args: argparse.Namespace, command: str) -> None:
         parse_networks(_proxies(args))
     except ValueError as exc:
         raise SystemExit(f"underhall {command}: trusted_proxy: {exc}") from None
+    from server.net.web import parse_origins
+
+    try:
+        parse_origins(str(args.allow_origin or ""))
+    except ValueError as exc:
+        raise SystemExit(f"underhall {command}: allow_origin: {exc}") from None
 
 
 def _proxies(args: argparse.Namespace) -> tuple[str, ...]:
@@ -1084,6 +1105,7 @@ def _proxies(args: argparse.Namespace) -> tuple[str, ...]:
 def net_limits(args: argparse.Namespace) -> Any:
     """The :class:`server.net.guard.NetLimits` of resolved ``serve`` options."""
     from server.net.guard import NetLimits
+    from server.net.web import parse_origins
 
     return NetLimits(
         max_conns_per_addr=int(args.max_conns_per_addr),
@@ -1093,7 +1115,22 @@ def net_limits(args: argparse.Namespace) -> Any:
         keepalive_interval_s=float(args.keepalive_interval),
         keepalive_timeout_s=float(args.keepalive_timeout),
         trusted_proxies=_proxies(args),
+        allowed_origins=parse_origins(str(args.allow_origin or "")),
     )
+
+
+def web_site(classes: Any) -> Any:
+    """The :class:`server.net.web.WebSite` of the packaged browser client
+    (``client/web/static``), offering ``classes`` (``[key, name]``) in its lobby."""
+    from client.web import STATIC
+    from server.net.web import WebSite
+
+    return WebSite(STATIC, classes)
+
+
+def _classes(content: Any) -> list[tuple[str, str]]:
+    """The ``[key, name]`` of the classes a new character may take."""
+    return [(c.key, c.name) for c in content.classes.values() if not c.hidden]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -126,6 +126,7 @@ def test_bad_arguments_get_one_line_and_status_2(
         ("port = 70000\n", ["70000", "0-65535", "u.toml"]),
         ("max_players = 0\n", ["max_players", "u.toml"]),
         ('trusted_proxy = "10.0.0.0/8, proxy.lan"\n', ["trusted_proxy", "'proxy.lan'"]),
+        ('allow_origin = "https://ok.example, example.org"\n', ["allow_origin", "'example.org'"]),
     ],
 )
 def test_bad_config_values_get_one_line(tmp_path: Path, text: str, words: list[str]) -> None:
@@ -142,6 +143,12 @@ def test_a_gateway_refuses_a_trusted_proxy_that_is_no_address() -> None:
     out = _run("gateway", "--port", "0", "--trusted-proxy", "127.0.0.1,proxy.lan")
     assert out.returncode == 1
     _one_clear_line(out, "underhall gateway:", "trusted_proxy", "'proxy.lan'")
+
+
+def test_a_gateway_refuses_an_allowed_origin_that_is_no_origin() -> None:
+    out = _run("gateway", "--port", "0", "--allow-origin", "https://a.example/path")
+    assert out.returncode == 1
+    _one_clear_line(out, "underhall gateway:", "allow_origin", "'https://a.example/path'")
 
 
 def _free_port() -> int:

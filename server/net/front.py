@@ -52,6 +52,7 @@ from server.net.guard import AddressBook, GuardedConnection, NetLimits, send_bin
 from server.net.logs import address
 from server.net.metrics import FrontMetrics
 from server.net.ratelimit import TokenBucket, message_bucket
+from server.net.web import LobbyRow, WebSite, is_upgrade, origin_refused
 
 log = logging.getLogger("underhall.net")
 
@@ -129,6 +130,9 @@ class Front:
     draining: bool
     stopping_text = "the server is stopping"
     """The ``shutdown`` refusal's text while draining."""
+    web: WebSite | None = None
+    """The web client and lobby answered on this port (set by the composition
+    root before serving; None: no page, only the game and the operators' paths)."""
 
     # ----------------------------------------------------------- the link
 
@@ -161,6 +165,11 @@ class Front:
 
     def _refused_connection(self, status: HTTPStatus) -> None:
         """Count a handshake the address book refused (HTTP ``status``)."""
+
+    def lobby_players(self) -> tuple[int, list[LobbyRow]] | None:
+        """The players seated through this front and their lobby rows, for
+        ``/lobby.json``; None where the host cannot list them."""
+        return None
 
     # ----------------------------------------------------------- a connection
 
@@ -249,7 +258,10 @@ class Front:
     def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
         """The opening handshake's hook: read a trusted proxy's forwarded
         address; answer HTTP paths; answer a connection the address book
-        refused with its HTTP error; let the others through."""
+        refused with its HTTP error; refuse a browser's websocket from an
+        origin not allowed (HTTP 403, :func:`~server.net.web.origin_refused`);
+        answer the web client's paths (:class:`~server.net.web.WebSite`);
+        let the others through."""
         if isinstance(ws, GuardedConnection):
             ws.forwarded(request.headers)
         answer = self._answer_http(ws, request)
@@ -259,6 +271,13 @@ class Front:
             status, text = ws.refusal
             self._refused_connection(status)
             return ws.respond(status, text)
+        if is_upgrade(request.headers):
+            why = origin_refused(request.headers, self.limits.allowed_origins)
+            if why is not None:
+                log.info("refused %s: %s", client_of(ws), why, extra={"event": "origin"})
+                return ws.respond(HTTPStatus.FORBIDDEN, why + "\n")
+        elif self.web is not None:
+            return self.web.answer(ws, request, self.lobby_players)
         return None
 
     # ----------------------------------------------------------- sending

@@ -78,6 +78,9 @@ class NetLimits:
         trusted_proxies: Addresses or networks (``"10.0.0.0/8"``, ``"::1"``)
             of reverse proxies whose ``X-Forwarded-For``/``Forwarded``
             header names the client (:func:`client_address`).
+        allowed_origins: Origins (``https://example.org``) besides the game
+            port's own whose pages may open a game connection from a browser
+            (:func:`server.net.web.origin_refused`).
     """
 
     max_conns_per_addr: int = 32
@@ -92,6 +95,7 @@ class NetLimits:
     output_cap_bytes: int = 1024 * 1024
     fd_margin: int = 64
     trusted_proxies: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

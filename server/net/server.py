@@ -51,6 +51,7 @@ from protocol.messages import (
 )
 from protocol.session import ServerSession
 from server.game.game import Game, GameError
+from server.game.keeper import LevelKeeper
 from server.game.wire import REASONS
 from server.net import collector
 from server.net.acceptor import BulkAcceptor
@@ -66,6 +67,7 @@ from server.net.guard import (
 )
 from server.net.metrics import Metrics
 from server.net.ratelimit import TokenBucket, chat_buckets
+from server.net.web import LobbyRow
 
 log = logging.getLogger("underhall.net")
 
@@ -125,6 +127,8 @@ class Client:
     global_chat: TokenBucket
     behind_since: float | None = None
     sent_bytes: int = 0
+    actions: int = 0
+    """Commands this connection sent (the lobby's ``turns``)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -195,6 +199,8 @@ class GameServer(Front):
         self._pauses: collector.PauseWatch | None = None
         self.pacer = collector.Pacer()
         """Runs the collector between ticks (:mod:`server.net.collector`)."""
+        self.keeper = LevelKeeper(game.world, game.saver)
+        """Puts away the levels nobody has been on for a while (issue 48)."""
         tick_log = os.environ.get(TICK_LOG_ENV)
         self._tick_log = open(tick_log, "a", encoding="ascii") if tick_log else None  # noqa: SIM115
 
@@ -518,6 +524,7 @@ class GameServer(Front):
 
         started = clock()
         self.game.step(skip, send)
+        self.keeper.after_tick()
         skipped = len(skip) + held
         if skipped:
             self.metrics.skipped(skipped)
@@ -677,6 +684,7 @@ class GameServer(Front):
     def _route(self, client: Client, msg: Command | Look | Chat, raw: bytes | str) -> None:
         """Carry out a playing client's command, look or chat line in the game."""
         if isinstance(msg, Command):
+            client.actions += 1
             try:
                 self.game.command(
                     client.actor_id,
@@ -695,6 +703,18 @@ class GameServer(Front):
             self._chat(client, msg)
         else:
             self._reply(client.ws, self.game.look(client.actor_id, msg.id))
+
+    def lobby_players(self) -> tuple[int, list[LobbyRow]]:
+        """Every seated player's lobby row (``/lobby.json``)."""
+        rows = []
+        actors = self.game.world.actors
+        for actor_id, client in self.clients.items():
+            actor = actors.get(actor_id)
+            if actor is not None:
+                rows.append(
+                    LobbyRow(actor.name, actor.cls or "", actor.level, actor.depth, client.actions)
+                )
+        return len(self.clients), rows
 
     def _chat(self, client: Client, msg: Chat) -> None:
         """Send a chat line to its scope (within the player's chat rates);

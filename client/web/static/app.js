@@ -1,0 +1,1060 @@
+// The browser client of Underhall: the lobby, the connection, the keys and
+// the drawing. It speaks docs/protocol.md (msgpack over a websocket to the
+// port that served this page) through the vendored @msgpack/msgpack
+// (msgpack.min.js, the global MessagePack). Every string from the server is
+// placed with textContent, never as markup.
+
+import { Model, UNKNOWN, FLAG, boltPath } from "./model.js";
+import { describeEvent, refusalText, HELP_LINES } from "./text.js";
+
+const PROTOCOL_VERSION = 11;
+const VIEW_W = 80;
+const VIEW_H = 21;
+const LOG_LINES = 6;
+const LOG_KEEP = 500;
+const LOBBY_POLL_MS = 3000;
+const NAME_RE = /^[A-Za-z0-9_-]{1,16}$/;
+const CHAT_MAX = 200;
+const FAR = 8;
+const DEFAULT_RANGE = 4;
+const NO_RETRY = new Set(["name_taken", "bad_class", "banned", "kicked", "replaced", "version", "limited"]);
+
+const DIRS = {
+  h: [-1, 0], j: [0, 1], k: [0, -1], l: [1, 0], y: [-1, -1], u: [1, -1], b: [-1, 1], n: [1, 1],
+  1: [-1, 1], 2: [0, 1], 3: [1, 1], 4: [-1, 0], 6: [1, 0], 7: [-1, -1], 8: [0, -1], 9: [1, -1],
+};
+const NAMED_DIRS = {
+  ArrowUp: [0, -1], ArrowDown: [0, 1], ArrowLeft: [-1, 0], ArrowRight: [1, 0],
+  Home: [-1, -1], PageUp: [1, -1], End: [-1, 1], PageDown: [1, 1],
+};
+const SIMPLE = { R: "rest", g: "pickup", ",": "pickup", ">": "down", "<": "up" };
+const ITEM_VERBS = {
+  d: ["drop", "What do you want to drop?", "You have nothing to drop."],
+  w: ["wield", "What do you want to wield?", "You have nothing to wield."],
+  W: ["wear", "What do you want to wear?", "You have nothing to wear."],
+  T: ["remove", "What do you want to take off?", "You are not wearing or wielding anything."],
+  E: ["eat", "What do you want to eat?", "You have nothing to eat."],
+  q: ["quaff", "What do you want to drink?", "You have nothing to drink."],
+  r: ["read", "What do you want to read?", "You have nothing to read."],
+  t: ["throw", "What do you want to throw?", "You have nothing to throw."],
+  z: ["zap", "What do you want to zap?", "You have nothing to zap."],
+};
+// Which item categories each verb's menu offers (the server still judges).
+const FITS = {
+  wield: ["weapon", "thrown", "misc"], wear: ["armour", "shield", "robe", "helmet", "gloves", "boots", "spellbook"],
+  eat: ["food"], quaff: ["potion"], read: ["scroll", "spellbook"], zap: ["wand", "horn"],
+  throw: ["thrown", "weapon", "potion", "misc"],
+};
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, text, cls) => {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (cls) node.className = cls;
+  return node;
+};
+
+// --- saved tokens -----------------------------------------------------------
+
+const store = {
+  tokens() {
+    try {
+      return JSON.parse(localStorage.getItem("underhall.tokens") || "{}") || {};
+    } catch (e) {
+      return {};
+    }
+  },
+  token(name) {
+    return this.tokens()[name.toLowerCase()];
+  },
+  saveToken(name, token) {
+    const all = this.tokens();
+    all[name.toLowerCase()] = token;
+    localStorage.setItem("underhall.tokens", JSON.stringify(all));
+  },
+  last() {
+    try {
+      return JSON.parse(localStorage.getItem("underhall.last") || "{}") || {};
+    } catch (e) {
+      return {};
+    }
+  },
+  saveLast(name, cls) {
+    localStorage.setItem("underhall.last", JSON.stringify({ name, cls }));
+  },
+};
+
+// --- the lobby --------------------------------------------------------------
+
+const lobby = {
+  timer: null,
+  classesShown: false,
+
+  show(message) {
+    $("game").hidden = true;
+    $("lobby").hidden = false;
+    $("lobby-error").textContent = message || "";
+    const last = store.last();
+    if (last.name && !$("name").value) $("name").value = last.name;
+    this.poll();
+    if (this.timer === null) this.timer = setInterval(() => this.poll(), LOBBY_POLL_MS);
+  },
+
+  hide() {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    $("lobby").hidden = true;
+    $("game").hidden = false;
+  },
+
+  async poll() {
+    let data;
+    try {
+      const answer = await fetch("lobby.json", { cache: "no-store" });
+      data = await answer.json();
+    } catch (e) {
+      $("online").textContent = "server not answering";
+      return;
+    }
+    if (!this.classesShown && Array.isArray(data.classes)) {
+      const select = $("class");
+      select.replaceChildren();
+      const last = store.last();
+      for (const [key, name] of data.classes) {
+        const option = el("option", String(name));
+        option.value = String(key);
+        if (key === last.cls) option.selected = true;
+        select.append(option);
+      }
+      this.classesShown = true;
+    }
+    const body = $("players").tBodies[0];
+    body.replaceChildren();
+    if (!Array.isArray(data.players)) {
+      $("online").textContent = "this server does not list its players";
+      return;
+    }
+    $("online").textContent = `${data.online} playing`;
+    for (const p of data.players) {
+      const row = el("tr");
+      for (const value of [p.name, p.cls, p.level, p.depth, p.turns]) row.append(el("td", String(value)));
+      body.append(row);
+    }
+    if (!data.players.length) {
+      const row = el("tr");
+      const cell = el("td", "Nobody is playing yet.");
+      cell.colSpan = 5;
+      row.append(cell);
+      body.append(row);
+    }
+  },
+};
+
+// --- the game screen ----------------------------------------------------------
+
+const model = new Model();
+const stats = { frames: 0, totalMs: 0, maxMs: 0, lastMs: 0 };
+let mode = { kind: "normal" };
+let log = [];
+let lastLine = "";
+let repeat = 0;
+let note = "";
+let marks = new Map(); // cell index -> [glyph, colour] (animations)
+let lookInfo = new Map(); // actor id -> info message
+let auto = null; // run, travel or explore under way
+
+const grid = { cells: [], glyphs: [], classes: [], x0: 0, y0: 0 };
+
+function buildGrid() {
+  const map = $("map");
+  map.replaceChildren();
+  grid.cells = [];
+  for (let j = 0; j < VIEW_H; j++) {
+    const row = el("div", undefined, "row");
+    for (let i = 0; i < VIEW_W; i++) {
+      const span = el("span", " ");
+      span.dataset.i = String(j * VIEW_W + i);
+      row.append(span);
+      grid.cells.push(span);
+    }
+    map.append(row);
+  }
+  invalidate();
+}
+
+function invalidate() {
+  grid.glyphs = new Array(VIEW_W * VIEW_H).fill(null);
+  grid.classes = new Array(VIEW_W * VIEW_H).fill(null);
+}
+
+function addLine(line) {
+  if (!line) return;
+  line = line.replace(/[\u0000-\u001f\u007f-\u009f]/g, "");
+  if (repeat && log.length && line === lastLine) {
+    repeat += 1;
+    log[log.length - 1] = `${line} (x${repeat})`;
+  } else {
+    lastLine = line;
+    repeat = 1;
+    log.push(line);
+    if (log.length > LOG_KEEP) log = log.slice(-LOG_KEEP);
+  }
+  scheduleDraw();
+}
+
+let drawPending = false;
+function scheduleDraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(() => {
+    drawPending = false;
+    draw();
+  });
+}
+
+function offset(centre, view, size) {
+  if (size <= view) return 0;
+  return Math.min(Math.max(0, centre - Math.floor(view / 2)), size - view);
+}
+
+function throwRange(letter) {
+  const it = model.inventory().find((i) => i.letter === letter);
+  const entry = it && model.items[it.key];
+  const range = entry && entry[4] && entry[4].range;
+  return Number.isInteger(range) && range > 0 ? range : DEFAULT_RANGE;
+}
+
+function overlay() {
+  const out = new Map();
+  if (mode.kind !== "target" || !mode.cursor) return out;
+  const pos = model.position();
+  const w = model.w;
+  if ((mode.verb === "throw" || mode.verb === "cast") && pos) {
+    const path = boltPath(pos, mode.cursor, (x, y) => !model.passable(x, y), model.w, model.h);
+    const reach = mode.verb === "throw" ? throwRange(mode.item) : path.length;
+    path.forEach(([x, y], i) => out.set(y * w + x, ["*", i < reach ? "bright_yellow" : "bright_black", false]));
+  }
+  const at = mode.cursor[1] * w + mode.cursor[0];
+  const under = out.get(at);
+  out.set(at, [under ? under[0] : null, "bright_white", true]);
+  return out;
+}
+
+function drawMap() {
+  const pos = model.position() || [0, 0];
+  let x0 = offset(pos[0], VIEW_W, model.w);
+  let y0 = offset(pos[1], VIEW_H, model.h);
+  const cursor = mode.kind === "target" ? mode.cursor : null;
+  if (cursor && !(cursor[0] >= x0 && cursor[0] < x0 + VIEW_W && cursor[1] >= y0 && cursor[1] < y0 + VIEW_H)) {
+    x0 = offset(cursor[0], VIEW_W, model.w);
+    y0 = offset(cursor[1], VIEW_H, model.h);
+  }
+  grid.x0 = x0;
+  grid.y0 = y0;
+  const w = model.w;
+  const actors = new Map();
+  for (const a of model.actors.values()) {
+    const at = a.y * w + a.x;
+    const there = actors.get(at);
+    if (!there || a.id === model.id || (a.flags & FLAG.player && !(there.flags & FLAG.player))) actors.set(at, a);
+  }
+  const marksNow = overlay();
+  for (const [at, mark] of marks) marksNow.set(at, [mark[0], mark[1], false]);
+  const terrain = model.terrain;
+  for (let j = 0; j < VIEW_H; j++) {
+    const y = y0 + j;
+    for (let i = 0; i < VIEW_W; i++) {
+      const x = x0 + i;
+      let glyph = " ";
+      let cls = "";
+      if (x < w && y < model.h) {
+        const at = y * w + x;
+        const code = model.known[at];
+        const entry = code === UNKNOWN ? null : terrain[code];
+        if (entry) {
+          const inView = model.visible[at] === 1;
+          glyph = entry[2];
+          let colour = entry[3];
+          const key = model.objs.get(at);
+          const itemEntry = key ? model.items[key] : null;
+          if (itemEntry) {
+            glyph = itemEntry[1];
+            colour = itemEntry[2];
+          }
+          const actor = inView ? actors.get(at) : undefined;
+          if (actor) {
+            const kind = model.kindEntry(actor.kind);
+            glyph = actor.flags & FLAG.player ? "@" : kind ? kind[2] : "?";
+            colour = kind ? kind[3] : "white";
+          }
+          cls = actor && actor.id === model.id ? `r-${colour}` : `c-${inView ? colour : "bright_black"}`;
+        }
+        const mark = marksNow.get(at);
+        if (mark) {
+          glyph = mark[0] || glyph;
+          cls = `${mark[2] ? "r" : "c"}-${mark[1]}`;
+        }
+      }
+      const k = j * VIEW_W + i;
+      if (grid.glyphs[k] !== glyph) {
+        grid.cells[k].textContent = glyph;
+        grid.glyphs[k] = glyph;
+      }
+      if (grid.classes[k] !== cls) {
+        grid.cells[k].className = cls;
+        grid.classes[k] = cls;
+      }
+    }
+  }
+}
+
+function statusFields() {
+  const me = model.me;
+  if (!me || me.hp === undefined) return [["Waiting for the server…", "b"]];
+  const out = [];
+  out.push([String(me.name || model.name), "b"]);
+  out.push([`${me.class || ""} L${me.level}`, ""]);
+  const low = me.max_hp && me.hp * 4 <= me.max_hp;
+  out.push([`HP ${me.hp}/${me.max_hp}`, low ? "c-bright_red" : "c-bright_green"]);
+  out.push([`EN ${me.en}/${me.max_en}`, ""]);
+  if (Array.isArray(me.food)) {
+    const [n, rating] = me.food;
+    let tag = "";
+    let cls = "";
+    if (n >= 500) [tag, cls] = [" Full", "c-green"];
+    else if (n <= 0) [tag, cls] = [" Starving", "c-bright_red"];
+    else if (n < 25) [tag, cls] = [" Weak", "c-red"];
+    else if (n < 150) [tag, cls] = [" Hungry", "c-yellow"];
+    out.push([`Nourishment ${n}, hunger rating ${rating}${tag}`, cls]);
+  }
+  const statuses = (me.sts || []).map(([code]) => model.statusName(code));
+  if (statuses.length) out.push([statuses.join(", "), "c-yellow"]);
+  if ((me.choice || 0) > 0) out.push(["C: reward", "c-bright_cyan"]);
+  out.push([`Depth ${me.depth}`, ""]);
+  out.push([`Tick ${model.tick}`, ""]);
+  if (me.dead) {
+    const left = Math.max(0, (me.respawn || 0) - model.tick);
+    out.push([`DEAD — respawn in ${Math.ceil(left / Math.max(1, model.tickRate))}s`, "c-bright_red b"]);
+  }
+  return out;
+}
+
+function drawStatus() {
+  const status = $("status");
+  status.replaceChildren();
+  statusFields().forEach(([text, cls], i) => {
+    if (i) status.append(el("span", "  "));
+    status.append(el("span", text, cls));
+  });
+}
+
+function itemLabel(it) {
+  const entry = model.items[it.key];
+  const name = entry ? entry[0] : it.key;
+  let label = `${it.letter} - ${it.count > 1 ? `${it.count} ${name}` : name}`;
+  if (it.charges >= 0) label += ` (${it.charges} charges)`;
+  if (it.flags & 1) label += " (cursed)";
+  if (it.slot) label += ` (${it.slot === "weapon" ? "wielded" : it.slot === "book" ? "held" : "worn"})`;
+  return label;
+}
+
+function menuItems(verb) {
+  const all = model.inventory();
+  if (verb === "remove") return all.filter((i) => i.slot);
+  const fits = FITS[verb];
+  if (!fits) return all;
+  const some = all.filter((i) => fits.includes((model.items[i.key] || [])[3]));
+  return some.length ? some : all;
+}
+
+function pageLines() {
+  switch (mode.kind) {
+    case "help":
+      return HELP_LINES;
+    case "inventory": {
+      const items = model.inventory();
+      return ["Inventory", "", ...(items.length ? items.map(itemLabel) : ["Your pack is empty."])];
+    }
+    case "equipment": {
+      const worn = model.inventory().filter((i) => i.slot);
+      const me = model.me;
+      const resist = Object.entries(me.resist || {}).map(([k, v]) => `${k.replace(/_/g, " ")} ${v > 0 ? "+" : ""}${v}`);
+      return ["Equipment", "", ...(worn.length ? worn.map((i) => `  ${i.slot.padEnd(8)} ${itemLabel(i)}`) : ["  (nothing)"]),
+        "", `  Power ${me.power}, defence ${me.defence}; resistances: ${resist.join(", ") || "none"}`];
+    }
+    case "item_menu":
+      return [ITEM_VERBS[mode.key][1], "", ...menuItems(mode.verb).map(itemLabel), "", "(a letter, or Escape)"];
+    case "spell_menu": {
+      const head = mode.verb === "upgrade" ? "Upgrade which spell?" : "Spells";
+      const rows = model.knownSpells().map((s) =>
+        `${s.letter} - ${s.name.padEnd(20)} ${String(s.level).padStart(5)}  ${s.school.padEnd(14)} ${String(s.fail).padStart(3)}%  ${String(s.cost).padStart(4)}${s.forgotten ? "  (forgotten)" : ""}`);
+      return [head, "", `    ${"Name".padEnd(20)} Level  ${"School".padEnd(14)} Fail  Cost`, ...rows];
+    }
+    case "choose":
+      return ["Level-up reward", "", ...(model.me.options || []).map((o, i) => `  ${String.fromCharCode(97 + i)} - ${o.replace(/_/g, " ")}`)];
+    case "history": {
+      const shown = mode.scroll ? log.slice(0, log.length - mode.scroll) : log;
+      return [`Message history${mode.scroll ? ` (${mode.scroll} lines back)` : ""}`, "", ...shown.slice(-(VIEW_H - 2))];
+    }
+    case "info":
+      return infoLines(mode.looked);
+    default:
+      return null;
+  }
+}
+
+function pct(p) {
+  return typeof p === "number" ? `${Math.round(p * 100)}%` : "?";
+}
+
+function infoLines(id) {
+  const info = lookInfo.get(id);
+  if (!info) return ["Looking..."];
+  if (!info.found) return ["You cannot see that any more."];
+  const a = info.about;
+  const kind = model.kindByKey(a.kind);
+  const kindName = kind ? kind[1] : String(a.kind);
+  let title = String(a.name || kindName);
+  if (kindName && title.toLowerCase() !== kindName.toLowerCase()) title += ` (${kindName})`;
+  const resist = Object.entries(a.resist || {}).map(([k, v]) => `${k.replace(/_/g, " ")} ${v > 0 ? "+" : ""}${v}`);
+  const rows = [title, "", `  Level ${a.level}   Health ${a.hp}/${a.max_hp}   Energy ${a.en}/${a.max_en}`,
+    `  Power ${a.power}   Defence ${a.defence}`];
+  if (typeof a.courage === "number" && id !== model.id) rows.push(`  Courage ${pct(a.courage)} (flees below that share of health)`);
+  rows.push(`  Resistances: ${resist.join(", ") || "none"}`);
+  rows.push(`  Abilities: ${(a.abilities || []).map((x) => String(x).replace(/_/g, " ")).join(", ") || "none"}`);
+  if (a.spells && a.spells.length) rows.push(`  Casts: ${a.spells.map((k) => model.spellName(k)).join(", ")}`);
+  if (a.breath) rows.push(`  Breathes ${String(a.breath).replace(/_/g, " ")}`);
+  rows.push(`  Statuses: ${(a.sts || []).map(([c, r]) => `${model.statusName(c)} (${r})`).join(", ") || "none"}`);
+  if (id !== model.id) {
+    rows.push(`  You miss it ${pct(a.you_miss)}, critical ${pct(a.you_crit)};  it misses you ${pct(a.it_miss)}, critical ${pct(a.it_crit)}`);
+  }
+  return rows;
+}
+
+function promptText() {
+  switch (mode.kind) {
+    case "direction":
+      return "In which direction? (a movement key, Escape cancels)";
+    case "open":
+      return "Open in which direction?";
+    case "close":
+      return "Close in which direction?";
+    case "target":
+      return {
+        throw: "Throw: aim with the movement keys, Tab: next monster, Enter: throw, Escape: cancel",
+        cast: "Cast: aim with the movement keys, Tab: next monster, Enter: cast, Escape: cancel",
+        look: "Look: move the cursor, Tab: next monster, Enter: look, Escape: cancel",
+        travel: "Travel: move the cursor (< > stairs), Enter: go, Escape: cancel",
+      }[mode.verb];
+    case "quit":
+      return "Leave the game and return to the lobby? (y/n)";
+    case "normal":
+      return auto ? `${auto.kind}… (any key stops)` : "? help   Q leave   click: travel / look";
+    default:
+      return "Escape returns";
+  }
+}
+
+function draw() {
+  const start = performance.now();
+  const lines = pageLines();
+  const page = $("page");
+  if (lines) {
+    page.hidden = false;
+    $("map").hidden = true;
+    page.replaceChildren(...lines.map((line, i) => el("div", line || " ", i === 0 ? "b" : "")));
+  } else {
+    page.hidden = true;
+    $("map").hidden = false;
+    drawMap();
+  }
+  drawStatus();
+  const logBox = $("log");
+  logBox.replaceChildren(...log.slice(-LOG_LINES).map((line) => el("div", line)));
+  $("prompt").textContent = note || promptText();
+  $("prompt").className = note ? "c-bright_yellow b" : "";
+  const ms = performance.now() - start;
+  stats.frames += 1;
+  stats.totalMs += ms;
+  stats.lastMs = ms;
+  stats.maxMs = Math.max(stats.maxMs, ms);
+}
+
+// --- the connection ---------------------------------------------------------------
+
+const conn = {
+  ws: null,
+  name: "",
+  cls: "",
+  seq: 0,
+  retries: 0,
+  stopped: true,
+  timer: null,
+
+  url() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${location.host}/`;
+  },
+
+  start(name, cls) {
+    this.name = name;
+    this.cls = cls;
+    this.stopped = false;
+    this.retries = 0;
+    sessionStorage.setItem("underhall.playing", name);
+    this.open();
+  },
+
+  open() {
+    clearTimeout(this.timer);
+    const ws = new WebSocket(this.url());
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    this.seq = 0;
+    ws.onopen = () => {
+      const hello = { t: "hello", v: PROTOCOL_VERSION, name: this.name };
+      const token = store.token(this.name);
+      if (token) hello.token = token;
+      if (this.cls) hello.class = this.cls;
+      this.send(hello);
+    };
+    ws.onmessage = (event) => {
+      if (typeof event.data === "string") return;
+      let msg;
+      try {
+        msg = MessagePack.decode(new Uint8Array(event.data));
+      } catch (e) {
+        return;
+      }
+      if (msg && typeof msg === "object") receive(msg);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      stopAuto();
+      if (this.stopped) return;
+      const wait = Math.min(5000, 500 * 2 ** this.retries);
+      this.retries += 1;
+      note = `Connection lost; reconnecting in ${(wait / 1000).toFixed(1)} s…`;
+      scheduleDraw();
+      this.timer = setTimeout(() => this.open(), wait);
+    };
+  },
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    sessionStorage.removeItem("underhall.playing");
+    if (this.ws) this.ws.close(1000);
+    this.ws = null;
+  },
+
+  send(msg) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(MessagePack.encode(msg));
+  },
+
+  command(c, extra) {
+    const seq = this.seq;
+    this.seq += 1;
+    this.send(Object.assign({ t: "cmd", seq, c }, extra || {}));
+    return seq;
+  },
+};
+
+function receive(msg) {
+  if (msg.t === undefined) {
+    const refused = model.applyDelta(msg);
+    afterFrame(refused, model.events(msg));
+    return;
+  }
+  switch (msg.t) {
+    case "welcome":
+      model.applyWelcome(msg);
+      store.saveToken(msg.name, msg.token);
+      store.saveLast(msg.name, conn.cls);
+      conn.name = msg.name;
+      conn.retries = 0;
+      note = "";
+      lookInfo = new Map();
+      if (msg.motd) addLine(msg.motd);
+      addLine(msg.resumed ? `Welcome back, ${msg.name}.` : `Welcome, ${msg.name}.`);
+      break;
+    case "snap":
+      afterFrame(model.applySnap(msg), msg.ev || []);
+      invalidate();
+      break;
+    case "chat": {
+      const line = msg.from ? `<${msg.from}> ${msg.text}` : `* ${msg.text}`;
+      if (msg.scope === "global") addLine(`[global] ${line}`);
+      else if (msg.scope === "private") addLine(msg.to ? `[to ${msg.to}] ${line}` : `[private] ${line}`);
+      else addLine(line);
+      break;
+    }
+    case "info":
+      lookInfo.set(msg.id, msg);
+      break;
+    case "error":
+      if (msg.fatal) {
+        if (NO_RETRY.has(msg.code)) {
+          conn.stop();
+          lobby.show(`${msg.msg} (${msg.code})`);
+          return;
+        }
+        note = `${msg.msg} — reconnecting…`;
+      } else if (msg.code !== "rate_limited") {
+        addLine(`(${msg.msg})`);
+      }
+      break;
+    default:
+      break;
+  }
+  scheduleDraw();
+}
+
+function afterFrame(refused, events) {
+  for (const [, reason] of refused) addLine(refusalText(reason));
+  for (const ev of events) {
+    if (ev[0] === "fly" && Array.isArray(ev[3])) animate(ev[3], "*", "bright_white");
+    else if (ev[0] === "ray" && Array.isArray(ev[3])) animate(ev[3], "*", "bright_yellow");
+    else if (ev[0] === "boom") animate([[ev[3], ev[4]]], "#", "bright_red");
+    addLine(describeEvent(model, ev));
+  }
+  if (model.me.dead) {
+    if (mode.kind !== "normal") mode = { kind: "normal" };
+    stopAuto();
+  }
+  if (auto) stepAuto(refused);
+  scheduleDraw();
+}
+
+function animate(cells, glyph, colour) {
+  const placed = [];
+  for (const cell of cells) {
+    if (!Array.isArray(cell)) continue;
+    const at = cell[1] * model.w + cell[0];
+    marks.set(at, [glyph, colour]);
+    placed.push(at);
+  }
+  setTimeout(() => {
+    for (const at of placed) marks.delete(at);
+    scheduleDraw();
+  }, 250);
+}
+
+// --- run, travel, explore (each step one ordinary move) ---------------------------
+
+function monstersInView() {
+  return new Set([...model.actors.values()].filter((a) => !(a.flags & FLAG.player)).map((a) => a.id));
+}
+
+function startAuto(kind, extra) {
+  auto = Object.assign({ kind, seq: -1, hp: model.me.hp, seen: monstersInView(), steps: 0 }, extra);
+  stepAuto([]);
+}
+
+function stopAuto(why) {
+  if (auto && why) addLine(why);
+  auto = null;
+  scheduleDraw();
+}
+
+function walkable(x, y) {
+  if (x < 0 || y < 0 || x >= model.w || y >= model.h) return false;
+  const code = model.known[y * model.w + x];
+  return code === 3 || model.passable(x, y);
+}
+
+// First step of the shortest known way from pos to a cell `goal(x, y)` accepts.
+function firstStep(pos, goal) {
+  const w = model.w;
+  const from = new Int32Array(w * model.h).fill(-1);
+  const start = pos[1] * w + pos[0];
+  from[start] = start;
+  const queue = [start];
+  for (let q = 0; q < queue.length; q++) {
+    const at = queue[q];
+    const x = at % w;
+    const y = Math.floor(at / w);
+    if (at !== start && goal(x, y)) {
+      let cell = at;
+      while (from[cell] !== start) cell = from[cell];
+      return [(cell % w) - pos[0], Math.floor(cell / w) - pos[1]];
+    }
+    for (const [dx, dy] of Object.values(NAMED_DIRS)) {
+      const nx = x + dx;
+      const ny = y + dy;
+      const next = ny * w + nx;
+      if (walkable(nx, ny) && from[next] === -1) {
+        from[next] = at;
+        queue.push(next);
+      }
+    }
+  }
+  return null;
+}
+
+function unexplored(x, y) {
+  if (!model.passable(x, y)) return false;
+  for (const [dx, dy] of Object.values(NAMED_DIRS)) {
+    const nx = x + dx;
+    const ny = y + dy;
+    if (nx >= 0 && ny >= 0 && nx < model.w && ny < model.h && model.known[ny * model.w + nx] === UNKNOWN) return true;
+  }
+  return false;
+}
+
+function stepAuto(refused) {
+  if (!auto || model.ack < auto.seq) return;
+  const pos = model.position();
+  if (!pos || model.me.dead) return stopAuto();
+  if (refused.some(([seq]) => seq === auto.seq)) return stopAuto();
+  if (model.me.hp < auto.hp) return stopAuto("You are hurt!");
+  for (const id of monstersInView()) if (!auto.seen.has(id)) return stopAuto("A monster comes into view.");
+  let d = null;
+  if (auto.kind === "run") {
+    const at = pos[1] * model.w + pos[0];
+    if (auto.steps > 0 && (model.objs.has(at) || model.known[at] === 11 || model.known[at] === 12)) return stopAuto();
+    const nx = pos[0] + auto.dir[0];
+    const ny = pos[1] + auto.dir[1];
+    if (!model.passable(nx, ny) || model.actorAt(nx, ny)) return stopAuto();
+    d = auto.dir;
+  } else if (auto.kind === "travel") {
+    if (pos[0] === auto.to[0] && pos[1] === auto.to[1]) return stopAuto();
+    d = firstStep(pos, (x, y) => x === auto.to[0] && y === auto.to[1]);
+    if (!d) return stopAuto("You know no way there.");
+  } else {
+    d = firstStep(pos, unexplored);
+    if (!d) return stopAuto("Nothing left to explore here.");
+  }
+  if (auto.steps > 400) return stopAuto();
+  auto.steps += 1;
+  auto.hp = model.me.hp;
+  auto.seq = conn.command("move", { d });
+}
+
+// --- keys ---------------------------------------------------------------------------
+
+// The key as the terminal client names it: {ch, name, shift}.
+function keyOf(e) {
+  if (e.key === "Enter") return { ch: "\r" };
+  if (e.key === "Escape") return { ch: "\x1b" };
+  if (e.key === "Tab") return { ch: "\t", name: e.shiftKey ? "BTAB" : "TAB" };
+  if (e.key === "Clear") return { ch: "5" };
+  if (NAMED_DIRS[e.key]) return { ch: "", name: e.key, shift: e.shiftKey };
+  if (e.ctrlKey && (e.key === "p" || e.key === "P")) return { ch: "\x10" };
+  if (e.ctrlKey || e.altKey || e.metaKey) return null;
+  if (e.key.length === 1) return { ch: e.key };
+  return null;
+}
+
+function direction(key) {
+  if (key.name) return NAMED_DIRS[key.name] || null;
+  return DIRS[key.ch] || null;
+}
+
+function aimStart(verb, extra, nearest = true) {
+  const targets = model.targets();
+  const pos = model.position() || [0, 0];
+  const cursor = nearest && targets.length ? [targets[0].x, targets[0].y] : pos;
+  mode = Object.assign({ kind: "target", verb, cursor, target: 0 }, extra || {});
+}
+
+function normalKey(key) {
+  const d = direction(key);
+  if (d && key.shift) return startAuto("run", { dir: d });
+  if (d) return conn.command("move", { d });
+  const ch = key.ch;
+  if (ch === "." || ch === "5") return conn.command("wait");
+  if (ch === "\r" || ch === "'" || ch === '"') return openChat();
+  if (ch === "\x10") return (mode = { kind: "history", scroll: 0 });
+  const run = DIRS[ch.toLowerCase()];
+  if (run && "HJKLYUBN".includes(ch)) return startAuto("run", { dir: run });
+  if (ch === "G") return (mode = { kind: "direction", verb: "run" });
+  if (ch === "_") return aimStart("travel", {}, false);
+  if (ch === "A") return startAuto("explore");
+  if (SIMPLE[ch]) return conn.command(SIMPLE[ch]);
+  if (ITEM_VERBS[ch]) {
+    const [verb, , nothing] = ITEM_VERBS[ch];
+    if (!menuItems(verb).length) return addLine(nothing);
+    return (mode = { kind: "item_menu", verb, key: ch });
+  }
+  if (ch === ";" || ch === "x") return aimStart("look");
+  const simple = { o: "open", c: "close", "?": "help", Q: "quit", i: "inventory", e: "equipment", "[": "equipment" };
+  if (simple[ch]) return (mode = { kind: simple[ch] });
+  if (ch === "Z" || ch === "+") {
+    if (!model.knownSpells().length) return addLine("You do not know any spells you can cast.");
+    return (mode = { kind: "spell_menu", verb: ch === "Z" ? "cast" : "upgrade" });
+  }
+  if (ch === "C") {
+    if (!(model.me.options || []).length) return addLine("You have no reward to choose.");
+    return (mode = { kind: "choose" });
+  }
+  return null;
+}
+
+function fire() {
+  const [x, y] = mode.cursor;
+  const verb = mode.verb;
+  const m = mode;
+  mode = { kind: "normal" };
+  if (verb === "look") {
+    const actor = model.actorAt(x, y);
+    if (!actor || !model.visible[y * model.w + x]) return addLine("You see no creature there.");
+    return look(actor.id);
+  }
+  if (verb === "throw") return conn.command("throw", { item: m.item, at: [x, y] });
+  if (verb === "travel") return startAuto("travel", { to: [x, y] });
+  return conn.command("cast", { spell: m.spell, at: [x, y] });
+}
+
+function look(id) {
+  lookInfo.delete(id);
+  conn.send({ t: "look", id });
+  mode = { kind: "info", looked: id };
+}
+
+function aimKey(key) {
+  const ch = key.ch;
+  if (ch === "\x1b") return (mode = { kind: "normal" });
+  if (ch === "\r" || ch === "." || ch === ",") return fire();
+  const targets = model.targets();
+  if (key.name === "TAB" || key.name === "BTAB") {
+    if (!targets.length) return null;
+    const index = (mode.target + (key.name === "TAB" ? 1 : targets.length - 1)) % targets.length;
+    mode.target = index;
+    mode.cursor = [targets[index].x, targets[index].y];
+    return null;
+  }
+  if (mode.verb === "travel" && (ch === "<" || ch === ">")) {
+    const cells = model.stairs(ch);
+    if (!cells.length) return null;
+    const here = cells.findIndex((c) => c[0] === mode.cursor[0] && c[1] === mode.cursor[1]);
+    mode.cursor = cells[(here + 1) % cells.length];
+    return null;
+  }
+  let d = direction(key);
+  let far = 1;
+  if (!d && /^[HJKLYUBN]$/.test(ch)) [d, far] = [DIRS[ch.toLowerCase()], FAR];
+  if (d) {
+    const x = Math.min(Math.max(mode.cursor[0] + d[0] * far, 0), Math.max(model.w - 1, 0));
+    const y = Math.min(Math.max(mode.cursor[1] + d[1] * far, 0), Math.max(model.h - 1, 0));
+    mode.cursor = [x, y];
+  }
+  return null;
+}
+
+function handleKey(key) {
+  const ch = key.ch;
+  switch (mode.kind) {
+    case "normal":
+      return normalKey(key);
+    case "help":
+    case "inventory":
+    case "equipment":
+    case "info":
+      mode = { kind: "normal" };
+      return null;
+    case "quit":
+      mode = { kind: "normal" };
+      if (ch === "y" || ch === "Y") {
+        conn.stop();
+        lobby.show("");
+      }
+      return null;
+    case "item_menu": {
+      if (ch === "\x1b") return (mode = { kind: "normal" });
+      if (!model.inventory().some((i) => i.letter === ch)) return null;
+      const verb = mode.verb;
+      if (verb === "throw") return aimStart("throw", { item: ch });
+      if (verb === "zap") return (mode = { kind: "direction", verb: "zap", item: ch });
+      mode = { kind: "normal" };
+      return conn.command(verb, { item: ch });
+    }
+    case "spell_menu": {
+      if (ch === "\x1b") return (mode = { kind: "normal" });
+      const spell = model.knownSpells().find((s) => s.letter === ch);
+      if (!spell) return null;
+      if (mode.verb === "upgrade") {
+        mode = { kind: "normal" };
+        return conn.command("upgrade", { spell: spell.key });
+      }
+      if (spell.aim === "self") {
+        mode = { kind: "normal" };
+        return conn.command("cast", { spell: spell.key });
+      }
+      if (spell.aim === "cell") return aimStart("cast", { spell: spell.key });
+      return (mode = { kind: "direction", verb: "cast", spell: spell.key });
+    }
+    case "direction": {
+      const d = direction(key);
+      const m = mode;
+      mode = { kind: "normal" };
+      if (!d) return null;
+      if (m.verb === "run") return startAuto("run", { dir: d });
+      const extra = { d };
+      if (m.item) extra.item = m.item;
+      if (m.spell) extra.spell = m.spell;
+      return conn.command(m.verb, extra);
+    }
+    case "open":
+    case "close": {
+      const d = direction(key);
+      const verb = mode.kind;
+      mode = { kind: "normal" };
+      return d ? conn.command(verb, { d }) : null;
+    }
+    case "target":
+      return aimKey(key);
+    case "choose": {
+      if (ch === "\x1b") return (mode = { kind: "normal" });
+      const options = model.me.options || [];
+      const index = ch.length === 1 ? ch.charCodeAt(0) - 97 : -1;
+      if (index >= 0 && index < options.length) {
+        mode = { kind: "normal" };
+        return conn.command("choose", { opt: options[index] });
+      }
+      return null;
+    }
+    case "history": {
+      const step = { ArrowUp: 1, ArrowDown: -1, PageUp: 10, PageDown: -10 }[key.name] || { k: 1, j: -1, "\x10": 1 }[ch];
+      if (!step) return (mode = { kind: "normal" });
+      mode.scroll = Math.min(Math.max(0, mode.scroll + step), Math.max(0, log.length - 1));
+      return null;
+    }
+    default:
+      mode = { kind: "normal" };
+      return null;
+  }
+}
+
+function openChat() {
+  const input = $("chat");
+  input.hidden = false;
+  input.value = "";
+  input.focus();
+}
+
+function sendChat(line) {
+  line = line.trim().slice(0, CHAT_MAX);
+  if (!line) return;
+  if (line.startsWith("/g ")) {
+    const text = line.slice(3).trim();
+    if (text) conn.send({ t: "chat", text, scope: "global" });
+    else addLine("usage: /g text");
+    return;
+  }
+  if (line.startsWith("/w ") || line === "/w") {
+    const rest = line.slice(3).trim();
+    const space = rest.indexOf(" ");
+    const name = space < 0 ? rest : rest.slice(0, space);
+    const text = space < 0 ? "" : rest.slice(space + 1).trim();
+    if (!NAME_RE.test(name) || !text) addLine("usage: /w name text");
+    else conn.send({ t: "chat", text, to: name });
+    return;
+  }
+  conn.send({ t: "chat", text: line });
+}
+
+function onKeyDown(e) {
+  if ($("game").hidden || e.target === $("chat")) return;
+  const key = keyOf(e);
+  if (!key) return;
+  e.preventDefault();
+  if (auto) {
+    stopAuto();
+    return;
+  }
+  note = conn.ws ? "" : note;
+  handleKey(key);
+  scheduleDraw();
+}
+
+function onChatKey(e) {
+  if (e.key === "Enter") {
+    sendChat($("chat").value.replace(/[\u0000-\u001f\u007f-\u009f]/g, ""));
+  } else if (e.key !== "Escape") {
+    return;
+  }
+  e.preventDefault();
+  $("chat").hidden = true;
+  $("chat").value = "";
+  $("map").focus();
+}
+
+function onMapClick(e) {
+  const index = e.target && e.target.dataset ? Number(e.target.dataset.i) : NaN;
+  if (!Number.isInteger(index) || mode.kind !== "normal" || !model.w) return;
+  const x = grid.x0 + (index % VIEW_W);
+  const y = grid.y0 + Math.floor(index / VIEW_W);
+  if (x >= model.w || y >= model.h) return;
+  const actor = model.visible[y * model.w + x] ? model.actorAt(x, y) : null;
+  if (actor && actor.id !== model.id) look(actor.id);
+  else if (model.known[y * model.w + x] !== UNKNOWN) startAuto("travel", { to: [x, y] });
+  scheduleDraw();
+}
+
+// --- a frame-time measurement (the browser test calls it) ---------------------------
+
+// Draw `frames` whole frames (every cell redrawn), with `crowd` extra actors
+// scattered over the level for the duration; returns the mean and worst ms.
+function benchDraw(frames, crowd) {
+  const added = [];
+  const kinds = model.kinds.length;
+  for (let i = 0; i < crowd && model.w; i++) {
+    const id = 1e9 + i;
+    const rec = { id, kind: i % Math.max(1, kinds), name: i % 3 ? "" : `p${i}`, x: (i * 7) % model.w, y: (i * 3) % model.h, hp: 1, max_hp: 1, flags: i % 3 ? 0 : FLAG.player, sts: 0 };
+    model.actors.set(id, rec);
+    added.push(id);
+  }
+  const times = [];
+  for (let i = 0; i < frames; i++) {
+    invalidate();
+    for (const id of added) {
+      const rec = model.actors.get(id);
+      rec.x = (rec.x + 1) % model.w;
+    }
+    const t0 = performance.now();
+    draw();
+    times.push(performance.now() - t0);
+  }
+  for (const id of added) model.actors.delete(id);
+  invalidate();
+  draw();
+  return { mean: times.reduce((a, b) => a + b, 0) / Math.max(1, times.length), max: Math.max(...times) };
+}
+
+window.underhall = { model, stats, benchDraw, log: () => log.slice() };
+
+// --- start ----------------------------------------------------------------------------
+
+function join(e) {
+  e.preventDefault();
+  const name = $("name").value.trim();
+  if (!NAME_RE.test(name)) {
+    $("lobby-error").textContent = "A name is 1–16 letters, digits, _ or -.";
+    return;
+  }
+  begin(name, $("class").value);
+}
+
+function begin(name, cls) {
+  lobby.hide();
+  log = [];
+  mode = { kind: "normal" };
+  model.reset();
+  invalidate();
+  note = "Connecting…";
+  conn.start(name, cls);
+  scheduleDraw();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  buildGrid();
+  $("join-form").addEventListener("submit", join);
+  document.addEventListener("keydown", onKeyDown);
+  $("chat").addEventListener("keydown", onChatKey);
+  $("map").addEventListener("click", onMapClick);
+  const playing = sessionStorage.getItem("underhall.playing");
+  if (playing && store.token(playing)) begin(playing, store.last().cls || "");
+  else lobby.show("");
+});

@@ -1,0 +1,235 @@
+"""The browser's side of the game port: the web client's files, the lobby and
+the ``Origin`` check (issue 47).
+
+A :class:`WebSite` answers plain HTTP ``GET``s that are not websocket
+upgrades: ``/`` (the page), the other static files of the web client (read
+once, at start, from one directory: a path is a key of that table, so no
+request can name a file outside it), and ``/lobby.json`` (the classes a new
+character may take and who is playing). Every answer carries a strict
+Content-Security-Policy: scripts and styles from the page's own origin only,
+no inline script, websocket connections to the page's own host only.
+
+:func:`origin_refused` judges a websocket upgrade by its ``Origin`` header:
+a browser sends one, naming the page that opened the connection; it must be
+the game port's own origin (the request's ``Host``, over ``http`` or
+``https``) or one the operator allowed (``--allow-origin``). A request with
+no ``Origin`` (the terminal client, the bots, any non-browser client) is not
+judged.
+
+Holds no game rule: the host supplies the lobby's rows (:class:`LobbyRow`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from http import HTTPStatus
+from pathlib import Path
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".json": "application/json",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
+}
+"""File suffix -> Content-Type; files of other suffixes are not served."""
+
+LOBBY_PATH = "/lobby.json"
+LOBBY_ROWS = 100
+"""Most players listed in ``/lobby.json`` (highest level first); ``online`` counts all."""
+LOBBY_CACHE_S = 1.0
+"""Seconds one ``/lobby.json`` body is reused: polling browsers cost one listing a second."""
+
+_HOST = re.compile(r"^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$")
+"""A ``Host`` header fit to be named in the policy: a name or IPv4 address, or
+a bracketed IPv6 address, with an optional port."""
+_ORIGIN = re.compile(r"^https?://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$")
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyRow:
+    """One player as the lobby lists it.
+
+    Attributes:
+        name: The character's name.
+        cls: Its class key (``""`` for none).
+        level: Its experience level.
+        depth: The depth it is on.
+        turns: Actions it has taken this session (commands sent).
+    """
+
+    name: str
+    cls: str
+    level: int
+    depth: int
+    turns: int
+
+
+def parse_origins(text: str) -> tuple[str, ...]:
+    """The origins of a comma-separated ``--allow-origin`` value, lower-cased.
+
+    Raises:
+        ValueError: An entry is not ``http://HOST[:PORT]`` or
+            ``https://HOST[:PORT]`` (no path, no trailing slash), naming it.
+    """
+    out: list[str] = []
+    for entry in text.split(","):
+        origin = entry.strip().lower()
+        if not origin:
+            continue
+        if not _ORIGIN.match(origin):
+            raise ValueError(f"{entry.strip()!r} is not an origin such as https://example.org:8765")
+        out.append(origin)
+    return tuple(out)
+
+
+def is_upgrade(headers: Headers) -> bool:
+    """True when the request asks for a websocket."""
+    return "websocket" in headers.get("Upgrade", "").lower()
+
+
+def origin_refused(headers: Headers, allowed: Iterable[str]) -> str | None:
+    """Why a websocket upgrade's ``Origin`` is refused, or None to let it in.
+
+    No ``Origin`` (a client that is not a browser): let in. Otherwise the
+    origin must be ``http://`` or ``https://`` plus the request's ``Host``
+    (the page this server served), or one of ``allowed``.
+    """
+    origin = headers.get("Origin")
+    if origin is None:
+        return None
+    origin = origin.strip().lower()
+    host = headers.get("Host", "").strip().lower()
+    if host and origin in (f"http://{host}", f"https://{host}"):
+        return None
+    if origin in allowed:
+        return None
+    return f"origin {origin[:100]!r} may not open a game connection here"
+
+
+def security_headers(host: str) -> dict[str, str]:
+    """The headers of every web answer; ``host`` is the request's ``Host``,
+    named in ``connect-src`` when it is a plain host (else only ``'self'``)."""
+    connect = "'self'"
+    if _HOST.match(host):
+        connect += f" ws://{host} wss://{host}"
+    policy = (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        f"connect-src {connect}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+    return {
+        "Content-Security-Policy": policy,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "X-Frame-Options": "DENY",
+        "Cross-Origin-Opener-Policy": "same-origin",
+    }
+
+
+def respond(
+    conn: ServerConnection,
+    status: HTTPStatus,
+    content_type: str,
+    body: bytes,
+    headers: dict[str, str],
+    cache: str = "no-cache",
+) -> Response:
+    """A plain HTTP answer to a handshake: ``body`` as ``content_type`` with ``headers``."""
+    response = conn.respond(status, "")
+    response.body = body
+    for key in ("Content-Type", "Content-Length"):
+        del response.headers[key]
+    response.headers["Content-Type"] = content_type
+    response.headers["Content-Length"] = str(len(body))
+    response.headers["Cache-Control"] = cache
+    for key, value in headers.items():
+        response.headers[key] = value
+    return response
+
+
+class WebSite:
+    """The web client's files and the lobby.
+
+    Args:
+        root: The directory of the client's static files (``index.html`` is
+            answered at ``/``). Read once, here: later changes are not seen.
+        classes: ``[key, name]`` of the classes a new character may take.
+
+    Raises:
+        OSError: ``root`` cannot be read.
+    """
+
+    def __init__(self, root: Path, classes: Iterable[tuple[str, str]]) -> None:
+        self.files: dict[str, tuple[bytes, str]] = {}
+        for path in sorted(root.rglob("*")):
+            kind = CONTENT_TYPES.get(path.suffix)
+            if kind is None or not path.is_file():
+                continue
+            self.files["/" + path.relative_to(root).as_posix()] = (path.read_bytes(), kind)
+        if "/index.html" in self.files:
+            self.files["/"] = self.files["/index.html"]
+        self.classes = [[key, name] for key, name in classes]
+        self._lobby: tuple[float, bytes] | None = None
+
+    def answer(
+        self,
+        conn: ServerConnection,
+        request: Request,
+        players: Callable[[], tuple[int, list[LobbyRow]] | None],
+    ) -> Response | None:
+        """The answer to a ``GET`` that is not a websocket upgrade, or None
+        (an upgrade, or a path that is not the site's: the caller decides).
+
+        ``players`` gives the players online and the rows to list (None
+        where this server cannot list them).
+        """
+        if is_upgrade(request.headers):
+            return None
+        path = request.path.split("?", 1)[0]
+        headers = security_headers(request.headers.get("Host", ""))
+        if path == LOBBY_PATH:
+            return respond(
+                conn, HTTPStatus.OK, "application/json", self.lobby(players), headers, "no-store"
+            )
+        found = self.files.get(path)
+        if found is None:
+            return respond(
+                conn, HTTPStatus.NOT_FOUND, CONTENT_TYPES[".txt"], b"not found\n", headers
+            )
+        body, kind = found
+        return respond(conn, HTTPStatus.OK, kind, body, headers)
+
+    def lobby(self, players: Callable[[], tuple[int, list[LobbyRow]] | None]) -> bytes:
+        """The body of ``/lobby.json``: ``classes`` (``[key, name]``),
+        ``online`` (players seated here, or null) and ``players`` (at most
+        :data:`LOBBY_ROWS` rows: ``name``, ``cls``, ``level``, ``depth``,
+        ``turns``; null where this server cannot list them), built at most
+        once per :data:`LOBBY_CACHE_S`."""
+        now = time.monotonic()
+        if self._lobby is not None and now - self._lobby[0] < LOBBY_CACHE_S:
+            return self._lobby[1]
+        found = players()
+        online, rows = (None, None) if found is None else found
+        if rows is not None:
+            rows = sorted(rows, key=lambda r: (-r.level, -r.depth, r.name.lower()))[:LOBBY_ROWS]
+        body = json.dumps(
+            {
+                "classes": self.classes,
+                "online": online,
+                "players": None if rows is None else [asdict(r) for r in rows],
+            },
+            separators=(",", ":"),
+        ).encode()
+        self._lobby = (now, body)
+        return body
