@@ -339,13 +339,28 @@ function statusFields() {
   return out;
 }
 
+let shownStatus = "";
+let shownLog = "";
+
 function drawStatus() {
+  const fields = statusFields();
+  const key = JSON.stringify(fields);
+  if (key === shownStatus) return;
+  shownStatus = key;
   const status = $("status");
   status.replaceChildren();
-  statusFields().forEach(([text, cls], i) => {
+  fields.forEach(([text, cls], i) => {
     if (i) status.append(el("span", "  "));
     status.append(el("span", text, cls));
   });
+}
+
+function drawLog() {
+  const lines = log.slice(-LOG_LINES);
+  const key = lines.join("\n");
+  if (key === shownLog) return;
+  shownLog = key;
+  $("log").replaceChildren(...lines.map((line) => el("div", line)));
 }
 
 function itemLabel(it) {
@@ -469,9 +484,9 @@ function draw() {
     drawMap();
   }
   drawStatus();
-  const logBox = $("log");
-  logBox.replaceChildren(...log.slice(-LOG_LINES).map((line) => el("div", line)));
-  $("prompt").textContent = note || promptText();
+  drawLog();
+  const prompt = note || promptText();
+  if ($("prompt").textContent !== prompt) $("prompt").textContent = prompt;
   $("prompt").className = note ? "c-bright_yellow b" : "";
   const ms = performance.now() - start;
   stats.frames += 1;
@@ -1020,10 +1035,12 @@ function benchDraw(frames, crowd) {
   for (const id of added) model.actors.delete(id);
   invalidate();
   draw();
-  return { mean: times.reduce((a, b) => a + b, 0) / Math.max(1, times.length), max: Math.max(...times) };
+  times.sort((a, b) => a - b);
+  const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
+  return { mean: times.reduce((a, b) => a + b, 0) / Math.max(1, times.length), median: at(0.5), p95: at(0.95), max: at(1) };
 }
 
-window.underhall = { model, stats, benchDraw, log: () => log.slice() };
+window.underhall = { model, stats, grid, benchDraw, log: () => log.slice(), mode: () => mode };
 
 // --- start ----------------------------------------------------------------------------
 
