@@ -30,6 +30,7 @@ from types import ModuleType
 
 COMPILED: tuple[str, ...] = (
     "server.game.game",
+    "server.game.host",
     "server.game.index",
     "server.game.views",
     "server.game.wire",

@@ -46,7 +46,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.messages import Chat, ChatOut, Command, Info, Look, ServerMessage, Welcome
+from protocol.messages import Chat, Command, Look, ServerMessage
 from server.cluster.bans import ClusterBans
 from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches
 from server.cluster.fence import Characters
@@ -75,12 +75,9 @@ from server.cluster.messages import (
     encode,
 )
 from server.cluster.worker_metrics import WorkerFigures, WorkerMetrics
-from server.game.game import NEW_CHARS_LIMITED, look_in
-from server.game.index import Carried, TickIndex
-from server.game.views import PlayerView
-from server.game.wire import to_command, welcome_message, welcome_tables
+from server.game.game import NEW_CHARS_LIMITED
+from server.game.host import Host, Seat
 from server.net import collector
-from server.sim.actors import Actor
 from server.sim.events import Event, Joined, Left
 from server.sim.world import COMMAND_QUEUE_LIMIT, World
 from server.store import hash_token, open_store
@@ -98,7 +95,7 @@ HOLD_TICKS = 10
 it by a worker whose world was ahead, so that the player's ``tick`` never
 goes back (docs/cluster.md, "The hand-off on the stairs")."""
 SENT_KEPT = 2 * COMMAND_QUEUE_LIMIT
-"""Commands kept per player as sent (:attr:`WorkerSeat.sent`): more than can
+"""Commands kept per player as sent (:attr:`Link.sent`): more than can
 wait in the world's queue."""
 ADMIT_TIMEOUT_S = 1.0
 """Seconds a hand-off waits for one admission answer."""
@@ -140,14 +137,13 @@ ANSWERS_KEPT = 10_000
 
 
 @dataclass(slots=True)
-class WorkerSeat:
-    """A player this worker holds: under which epoch, fed by which gateway."""
+class Link:
+    """A seated player's link to its front, in a worker (the host's
+    :attr:`~server.game.host.Seat.session`): under which epoch it is held
+    here and which gateway holds its connection."""
 
-    name: str
-    actor_id: int
     epoch: int
     gateway: str
-    view: PlayerView
     hold_until: int = -1
     """No frame for the player while the world's tick is at or below this
     (the tick its last worker had reached), at most :data:`HOLD_TICKS`."""
@@ -155,6 +151,10 @@ class WorkerSeat:
     """The player's latest commands as its client sent them, by ``seq``: those
     still queued in the world when it leaves for another worker's level go
     with it (:meth:`Worker.queued_commands`)."""
+
+
+WorkerSeat = Seat[Link]
+"""A player this worker holds: the host's seat, linked by a :class:`Link`."""
 
 
 @dataclass
@@ -229,13 +229,11 @@ class Worker:
         self.tick_rate = tick_rate
         self.lease_s = lease_s
         self.save_every = max(1, round(save_interval_s * tick_rate))
-        self.seats: dict[int, WorkerSeat] = {}
-        self.by_name: dict[str, WorkerSeat] = {}
+        self._no_seats: dict[int, WorkerSeat] = {}
         self.stats = WorkerStats()
         self.draining = False
         self._stop = asyncio.Event()
         self._extra: dict[str, list[tuple[int, int, bytes]]] = {}
-        self._carried: Carried | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self._cluster_tick: tuple[int, float] | None = None
         """The highest tick another worker's heartbeat said, and when it was heard."""
@@ -307,7 +305,9 @@ class Worker:
             store.close()
         self.world = World(self.seed, first_id=MONSTER_IDS, populate=self.monsters)
         self.world.saved_levels.update(saved_levels)
-        self._tables = welcome_tables(self.world.content)
+        self.host: Host[Link] = Host(self.world, tick_rate=self.tick_rate, motd=self.motd)
+        """The seats, views, commands, chat and frames of the levels held
+        here: the same host ``underhall serve`` runs."""
         self.chars = await Characters.connect(self.db_url)
         self.nc = await nats.connect(
             self.nats_url,
@@ -415,7 +415,7 @@ class Worker:
         if pending:
             await asyncio.wait(pending, timeout=10.0)
         rows = [
-            (s.name, s.epoch, self.world.actors[a].to_record(), self.world.tick)
+            (s.name, s.session.epoch, self.world.actors[a].to_record(), self.world.tick)
             for a, s in self.seats.items()
         ]
         refused: set[str] = set()
@@ -434,12 +434,13 @@ class Worker:
         for aid, seat in list(self.seats.items()):
             if seat.name not in refused:
                 await self.nc.publish(
-                    self.subjects.gateway(seat.gateway), encode(Lost(aid, seat.epoch))
+                    self.subjects.gateway(seat.session.gateway),
+                    encode(Lost(aid, seat.session.epoch)),
                 )
         log.info("worker %s drained: %d players saved", self.id, len(rows) - len(refused))
         self._report()
-        self.seats.clear()
-        self.by_name.clear()
+        self.host.seats.clear()
+        self.host.by_name.clear()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.nc.flush(), NATS_GRACE_S)
 
@@ -561,7 +562,8 @@ class Worker:
                 self._unseat(aid)
                 self._spawn(
                     self.nc.publish(
-                        self.subjects.gateway(seat.gateway), encode(Lost(aid, seat.epoch))
+                        self.subjects.gateway(seat.session.gateway),
+                        encode(Lost(aid, seat.session.epoch)),
                     )
                 )
 
@@ -598,38 +600,30 @@ class Worker:
 
     # ----------------------------------------------------------- seats
 
+    @property
+    def seats(self) -> dict[int, WorkerSeat]:
+        """The players held here, by actor id (:attr:`Host.seats`)."""
+        return self.host.seats if hasattr(self, "host") else self._no_seats
+
+    @property
+    def by_name(self) -> dict[str, WorkerSeat]:
+        """The players held here, by lower-cased name."""
+        return self.host.by_name if hasattr(self, "host") else {}
+
     def _seat(self, name: str, actor_id: int, epoch: int, gateway: str) -> WorkerSeat:
-        seat = WorkerSeat(name, actor_id, epoch, gateway, PlayerView(actor_id))
-        self.seats[actor_id] = seat
-        self.by_name[name.lower()] = seat
-        return seat
+        return self.host.add_seat(name, "", actor_id, Link(epoch, gateway))
 
     def _unseat(self, actor_id: int) -> dict[str, Any]:
         """Take a player out of the world and of the seats; its record."""
-        seat = self.seats.pop(actor_id)
-        if self.by_name.get(seat.name.lower()) is seat:
-            del self.by_name[seat.name.lower()]
-        return self.world.leave(actor_id)
+        return self.host.unseat(actor_id)[1]
 
     def _route(self, seat: WorkerSeat) -> None:
         """Tell the player's gateway it is held here now (before any frame)."""
         self._spawn(
             self.nc.publish(
-                self.subjects.gateway(seat.gateway),
-                encode(Route(seat.actor_id, self.id, seat.epoch)),
+                self.subjects.gateway(seat.session.gateway),
+                encode(Route(seat.actor_id, self.id, seat.session.epoch)),
             )
-        )
-
-    def _welcome(self, seat: WorkerSeat, token: str, resumed: bool) -> Welcome:
-        return welcome_message(
-            self._tables,
-            actor_id=seat.actor_id,
-            name=seat.name,
-            token=token,
-            resumed=resumed,
-            tick=self.world.tick,
-            tick_rate=self.tick_rate,
-            motd=self.motd,
         )
 
     # ----------------------------------------------------------- joining
@@ -740,10 +734,10 @@ class Worker:
             return JoinReply(ok=False, code="retry", detail="raced", retry=True)
         held = self.by_name.get(row.name.lower())  # looked up after the await
         if held is not None:  # here already (a reconnect): keep its live state
-            if held.gateway != gateway:  # through another gateway: close the old connection
+            if held.session.gateway != gateway:  # through another gateway: close the old connection
                 self._replaced(held)
-            held.epoch, held.gateway = taken.epoch, gateway
-            held.view = PlayerView(held.actor_id)
+            held.session.epoch, held.session.gateway = taken.epoch, gateway
+            self.host.reseat(held, held.session)  # a fresh view: a snapshot next
             seat = held
         else:
             try:
@@ -780,11 +774,11 @@ class Worker:
 
     def _joined(self, seat: WorkerSeat, token: str | None, resumed: bool) -> JoinReply:
         self._route(seat)
-        welcome = encode_server(self._welcome(seat, token or "", resumed))
+        welcome = encode_server(self.host.welcome(seat, token, resumed))
         (self.metrics.joins_resumed if resumed else self.metrics.joins_new).inc()
-        log.info("%s joined on %s (epoch %d)", seat.name, self.id, seat.epoch)
+        log.info("%s joined on %s (epoch %d)", seat.name, self.id, seat.session.epoch)
         return JoinReply(
-            ok=True, welcome=welcome, worker=self.id, epoch=seat.epoch, actor=seat.actor_id
+            ok=True, welcome=welcome, worker=self.id, epoch=seat.session.epoch, actor=seat.actor_id
         )
 
     async def _on_request(self, msg: Msg) -> None:
@@ -817,7 +811,7 @@ class Worker:
         name, epoch = req.name, req.epoch
         async with self._admitting(name):
             held = self.by_name.get(name.lower())
-            if held is not None and held.epoch == epoch:
+            if held is not None and held.session.epoch == epoch:
                 return AdmitReply(ok=True)  # asked again: admitted (and counted) once
             answer = await self._admit_hand_off_now(req, name, epoch, held)
         if answer.ok:
@@ -849,7 +843,7 @@ class Worker:
         self._quiet.add(row.actor_id)
         seat = self._seat(row.name, row.actor_id, epoch, req.gw)
         if 0 < req.tick - self.world.tick <= HOLD_TICKS:
-            seat.hold_until = req.tick
+            seat.session.hold_until = req.tick
         self._route(seat)
         self._resubmit(seat, req.pending)
         return AdmitReply(ok=True)
@@ -861,7 +855,7 @@ class Worker:
             return
         name, epoch = release.name, release.epoch
         seat = self.by_name.get(name.lower())
-        if seat is not None and seat.epoch < epoch:
+        if seat is not None and seat.session.epoch < epoch:
             log.info("%s is held elsewhere now (epoch %d): dropped", seat.name, epoch)
             self._replaced(seat)
             self._quiet.add(seat.actor_id)
@@ -893,7 +887,7 @@ class Worker:
             return
         for event in events:
             seat = self.seats.get(event.actor)
-            if seat is None or seat.epoch != event.epoch:
+            if seat is None or seat.session.epoch != event.epoch:
                 continue  # not ours (any more): a late message of a moved player
             if isinstance(event, FromClient):
                 self._client_message(seat, event.data)
@@ -905,7 +899,9 @@ class Worker:
     async def _save_left(self, seat: WorkerSeat, record: dict[str, Any]) -> None:
         for _ in range(5):
             try:
-                if await self.chars.save([(seat.name, seat.epoch, record, self.world.tick)]):
+                if await self.chars.save(
+                    [(seat.name, seat.session.epoch, record, self.world.tick)]
+                ):
                     self.stats.refused_saves += 1
                 return
             except Exception as exc:
@@ -920,28 +916,31 @@ class Worker:
             return  # the gateway checked it: nothing to do
         if isinstance(msg, Command):
             with contextlib.suppress(ValueError, KeyError):
-                command = to_command(
-                    msg.c.value, msg.d, item=msg.item, at=msg.at, spell=msg.spell, opt=msg.opt
-                )
-                if self.world.submit(seat.actor_id, command, msg.seq):
-                    seat.sent.append((msg.seq, raw))
+                if self.host.command(
+                    seat.actor_id,
+                    msg.seq,
+                    msg.c.value,
+                    msg.d,
+                    item=msg.item,
+                    at=msg.at,
+                    spell=msg.spell,
+                    opt=msg.opt,
+                ):
+                    seat.session.sent.append((msg.seq, raw))
         elif isinstance(msg, Look):
-            self._extra_to(seat, self._look(seat.actor_id, msg.id))
+            self._extra_to(seat, self.host.look(seat.actor_id, msg.id))
         elif isinstance(msg, Chat):  # level chat (the gateway carries global and private)
-            here = self.world.actors[seat.actor_id].depth
-            out = encode_server(
-                ChatOut(sender=seat.name, text=msg.text, tick=self.world.tick, scope="level")
-            )
-            for aid in sorted(self.seats):
-                if self.world.actors[aid].depth == here:
-                    other = self.seats[aid]
-                    self._extra.setdefault(other.gateway, []).append((aid, other.epoch, out))
+            hearers, said = self.host.chat(seat.actor_id, msg.text, "level")
+            out = encode_server(said)
+            for aid in hearers:
+                link = self.seats[aid].session
+                self._extra.setdefault(link.gateway, []).append((aid, link.epoch, out))
 
     def _replaced(self, seat: WorkerSeat) -> None:
         """Tell ``seat``'s gateway its connection is replaced by a newer one
         of the character (a gateway whose player has a newer epoch ignores it)."""
-        notice = encode(Replaced(seat.actor_id, seat.epoch))
-        self._spawn(self._publish(self.subjects.gateway(seat.gateway), notice))
+        notice = encode(Replaced(seat.actor_id, seat.session.epoch))
+        self._spawn(self._publish(self.subjects.gateway(seat.session.gateway), notice))
 
     def _announce(self, presence: Presence) -> None:
         """Tell the other workers a player entered or left the dungeon here
@@ -987,12 +986,9 @@ class Worker:
             self._client_message(seat, raw)
 
     def _extra_to(self, seat: WorkerSeat, msg: ServerMessage) -> None:
-        self._extra.setdefault(seat.gateway, []).append(
-            (seat.actor_id, seat.epoch, encode_server(msg))
+        self._extra.setdefault(seat.session.gateway, []).append(
+            (seat.actor_id, seat.session.epoch, encode_server(msg))
         )
-
-    def _look(self, actor_id: int, target_id: int) -> Info:
-        return look_in(self.world, actor_id, target_id)
 
     # ----------------------------------------------------------- ticking
 
@@ -1036,9 +1032,11 @@ class Worker:
             now = time.monotonic()
             for aid, seat in list(self.seats.items()):
                 # A gateway not heard of yet is given GATEWAY_SILENT_S from now.
-                heard = self._gateway_beats.setdefault(seat.gateway, now)
+                heard = self._gateway_beats.setdefault(seat.session.gateway, now)
                 if now - heard > GATEWAY_SILENT_S:
-                    log.warning("gateway %s silent: %s saved and unseated", seat.gateway, seat.name)
+                    log.warning(
+                        "gateway %s silent: %s saved and unseated", seat.session.gateway, seat.name
+                    )
                     self._leave(seat)
             await asyncio.sleep(HEARTBEAT_S)
 
@@ -1078,8 +1076,33 @@ class Worker:
         checkpoint now and then."""
         self._drop_levels(self.leases.expired())  # a stalled loop must not act on old leases
         world = self.world
-        index = TickIndex(world, self._presence(world.step()), self._carried)
-        self._carried = index.carried()
+        out = self._extra
+        self._extra = {}
+        seats = self.seats
+        tick = world.tick + 1  # the tick the step below makes
+        # Its last worker was ahead: no frame of a tick of ours it has passed.
+        held_back = {aid for aid, seat in seats.items() if tick <= seat.session.hold_until}
+
+        def send(batch: list[tuple[int, ServerMessage]]) -> None:
+            for aid, msg in batch:
+                link = seats[aid].session
+                out.setdefault(link.gateway, []).append((aid, link.epoch, encode_server(msg)))
+
+        self.host.step(held_back, send, events=self._presence, stepped=self._leave_levels)
+        for gateway, frames in out.items():
+            subject = self.subjects.gateway(gateway)
+            for payload in batches(frames):
+                self.stats.frames += 1
+                self.stats.frame_bytes += len(payload)
+                self._spawn(self.nc.publish(subject, payload))
+        if world.tick % self.save_every == 0 and not self._saving:
+            self._checkpoint()
+
+    def _leave_levels(self) -> None:
+        """After the world stepped: hand off every player now standing on a
+        level this worker does not hold (before any frame is built for it),
+        and keep the spare levels."""
+        world = self.world
         held = self.leases.held
         for aid in [a for a in self.seats if world.actors[a].depth not in held]:
             seat = self.seats[aid]
@@ -1092,31 +1115,6 @@ class Worker:
             self._saving_left(seat.name, saved)
             self._spawn(self._hand_off(seat, record, came_from, saved, pending, ack))
         self._keep_spares([d for d in world.levels if d not in held and world.players_on(d) == 0])
-        out = self._extra
-        self._extra = {}
-        # The frames that answer a command first, as a single server sends
-        # them (GameServer._tick): the gateway writes a batch in order.
-        first: list[tuple[int, WorkerSeat, Actor]] = []
-        later: list[tuple[int, WorkerSeat, Actor]] = []
-        tick = world.tick
-        for aid, seat in self.seats.items():
-            if tick <= seat.hold_until:
-                continue  # its last worker was ahead: no tick of ours it has passed
-            actor = world.actors[aid]
-            (first if seat.view.answers(index, actor) else later).append((aid, seat, actor))
-        for aid, seat, actor in first + later:
-            msg = seat.view.message(index, actor)
-            if msg is not None:
-                data = encode_server(msg)
-                out.setdefault(seat.gateway, []).append((aid, seat.epoch, data))
-        for gateway, frames in out.items():
-            subject = self.subjects.gateway(gateway)
-            for payload in batches(frames):
-                self.stats.frames += 1
-                self.stats.frame_bytes += len(payload)
-                self._spawn(self.nc.publish(subject, payload))
-        if world.tick % self.save_every == 0 and not self._saving:
-            self._checkpoint()
 
     def _keep_spares(self, spare: list[int]) -> None:
         """Forget all but the :data:`SPARE_LEVELS` newest of the levels
@@ -1144,7 +1142,8 @@ class Worker:
         at this tick (fenced; written off the tick)."""
         tick = self.world.tick
         rows = [
-            (s.name, s.epoch, self.world.actors[a].to_record(), tick) for a, s in self.seats.items()
+            (s.name, s.session.epoch, self.world.actors[a].to_record(), tick)
+            for a, s in self.seats.items()
         ]
         self._saving = True
         self._spawn(self._write_checkpoint(rows, self._level_rows(tick)))
@@ -1188,7 +1187,7 @@ class Worker:
         for name in refused:
             self.stats.refused_saves += 1
             seat = self.by_name.get(name.lower())
-            if seat is not None and seat.epoch == epochs[name]:
+            if seat is not None and seat.session.epoch == epochs[name]:
                 log.warning("%s: save refused (held elsewhere now): dropped", name)
                 self._unseat(seat.actor_id)
 
@@ -1204,7 +1203,7 @@ class Worker:
         if actor is None:
             return []
         waiting = {tag for tag, _ in actor.queue}
-        return [raw for seq, raw in seat.sent if seq in waiting]
+        return [raw for seq, raw in seat.session.sent if seq in waiting]
 
     async def _hand_off(
         self,
@@ -1222,17 +1221,19 @@ class Worker:
         snapshot acknowledges it, as ``serve``'s does).
         ``saved`` is done once step 2's write is (see :meth:`_saving_left`)."""
         started = time.perf_counter()
-        gw = self.subjects.gateway(seat.gateway)
+        gw = self.subjects.gateway(seat.session.gateway)
         depth = int(record["depth"])
         try:
-            await self.nc.publish(gw, encode(Moving(seat.actor_id, seat.epoch)))
+            await self.nc.publish(gw, encode(Moving(seat.actor_id, seat.session.epoch)))
             # step 2: save with the new depth under epoch + 1, fenced
-            ok = await self.chars.hand_off(seat.name, seat.epoch, record, self.world.tick)
+            ok = await self.chars.hand_off(seat.name, seat.session.epoch, record, self.world.tick)
         except Exception as exc:
             self.metrics.failed("handoff", exc)
             log.exception("hand-off save of %s failed", seat.name)
             # The row may be as it was: keep the player, on its old level.
-            await self._take_back(seat, seat.epoch, record, came_from, pending, ack, fenced=False)
+            await self._take_back(
+                seat, seat.session.epoch, record, came_from, pending, ack, fenced=False
+            )
             return
         finally:
             saved.set_result(None)
@@ -1241,9 +1242,9 @@ class Worker:
             self.metrics.out_dropped.inc()
             log.warning("%s: hand-off refused (held elsewhere now): dropped", seat.name)
             return
-        epoch = seat.epoch + 1
+        epoch = seat.session.epoch + 1
         request = AdmitRequest(
-            seat.name, epoch, seat.gateway, seat.actor_id, pending, ack, self.world.tick
+            seat.name, epoch, seat.session.gateway, seat.actor_id, pending, ack, self.world.tick
         )
         for attempt in range(ADMIT_TRIES):
             owner = await self._owner_or_claim(depth)  # step 3
@@ -1274,7 +1275,7 @@ class Worker:
                     # again; if another holds it, the gateway has moved on.
                     log.warning("%s: admission to %s refused: stale", seat.name, owner)
                     self.metrics.out_dropped.inc()
-                    await self.nc.publish(gw, encode(Lost(seat.actor_id, seat.epoch)))
+                    await self.nc.publish(gw, encode(Lost(seat.actor_id, seat.session.epoch)))
                     return
                 log.warning(
                     "%s: admission to %s failed (%s), attempt %d",
@@ -1309,21 +1310,21 @@ class Worker:
                 return
             new_epoch = epoch + 1
         else:
-            new_epoch = seat.epoch
+            new_epoch = seat.session.epoch
         try:
             self.world.join(seat.name, record=back, actor_id=seat.actor_id)
         except (LookupError, ValueError):
             self.metrics.out_dropped.inc()
             log.exception("take-back of %s found no room", seat.name)
             await self.nc.publish(
-                self.subjects.gateway(seat.gateway), encode(Lost(seat.actor_id, new_epoch))
+                self.subjects.gateway(seat.session.gateway), encode(Lost(seat.actor_id, new_epoch))
             )
             return
         self.stats.takebacks += 1
         self.metrics.out_taken_back.inc()
         self.world.actors[seat.actor_id].last_tag = ack
         self._quiet.add(seat.actor_id)
-        again = self._seat(seat.name, seat.actor_id, new_epoch, seat.gateway)
+        again = self._seat(seat.name, seat.actor_id, new_epoch, seat.session.gateway)
         self._route(again)
         self._resubmit(again, pending)
 

@@ -27,22 +27,28 @@ import hmac
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
-from protocol.messages import ChatOut, Info, ServerMessage, Welcome
+from protocol.messages import ServerMessage, Welcome
 from server.game.bans import BanList
 from server.game.hooks import GameHooks
-from server.game.index import Carried, TickIndex
-from server.game.views import PlayerView
-from server.game.wire import describe_actor, to_command, welcome_message, welcome_tables
-from server.sim.actors import Actor, MovingState, memory_entry, moving_record_of
+from server.game.host import SEND_BATCH, Host, MemoryPart, Seat, look_in
+from server.sim.actors import MovingState, moving_record_of
+from server.sim.events import Event
 from server.sim.world import World
 from server.store import Store, hash_token, join_maps, map_pairs, pack_record, pack_value
 from server.store.base import unpack_record
 from server.store.writer import StoreWriter
+
+__all__ = [
+    "CHECKPOINT_SPREAD_TICKS",
+    "NEW_CHARS_LIMITED",
+    "SAVE_INTERVAL_S",
+    "SEND_BATCH",
+    "Game",
+    "GameError",
+    "Seat",
+    "look_in",
+]
 
 SAVE_INTERVAL_S = 3.0
 """Default seconds of play between two checkpoints (at most this much is lost
@@ -55,31 +61,8 @@ ticks after it, a slice each tick, so that no tick carries it all: over
 this many ticks (fewer when checkpoints come closer together). The
 checkpoint goes to the writer when that is done, so a crash loses at most
 one interval plus these ticks."""
-SEND_BATCH = 64
-"""Messages :meth:`Game.step` hands to its ``send`` at a time. Writing each
-frame as soon as it was built brought command→effect p99 down by about
-20 ms (2,000 crowded clients), but on loopback it cost the server about 5%
-more CPU, in the kernel: with frames trickling out every ~20 µs the
-receiving side went idle between them and each write woke it. Batches of
-this many frames (about 0.6 ms of building) keep most of the gain."""
 SHUTDOWN_FLUSH_S = 30.0
 """How long :meth:`Game.save_all` waits for the database."""
-
-
-def look_in(world: World, actor_id: int, target_id: int) -> Info:
-    """The ``info`` answer to player ``actor_id``'s ``look`` at actor
-    ``target_id`` (seed 001's look command): found only if that actor is in
-    the asker's view."""
-    me = world.actors.get(actor_id)
-    target = world.actors.get(target_id)
-    if (
-        me is None
-        or target is None
-        or not target.alive
-        or target_id not in world.sees.get(actor_id, ())
-    ):
-        return Info(id=target_id, found=False, about={})
-    return Info(id=target_id, found=True, about=describe_actor(target, me, world.content))
 
 
 NEW_CHARS_LIMITED = (
@@ -96,29 +79,6 @@ class GameError(Exception):
         super().__init__(detail)
         self.code = code
         self.detail = detail
-
-
-class _MemoryPart:
-    """One depth's map memory in a checkpoint's character records: a copy of
-    the grid's bytes as they were when taken, compressed into the record's
-    packed ``str(depth)`` key and :func:`~server.sim.actors.memory_entry`
-    value by the first call of :meth:`pairs`."""
-
-    __slots__ = ("_depth", "_pairs", "_raw", "_shape")
-
-    def __init__(self, depth: int, grid: NDArray[np.uint8]) -> None:
-        self._depth = depth
-        self._shape: tuple[int, ...] = grid.shape
-        self._raw = grid.tobytes()
-        self._pairs: bytes | None = None
-
-    def pairs(self) -> bytes:
-        """The packed key and value (compressing the copy on the first call)."""
-        if self._pairs is None:
-            entry = memory_entry(self._shape, self._raw)
-            self._pairs = pack_value(str(self._depth)) + pack_value(entry)
-            self._raw = b""
-        return self._pairs
 
 
 @dataclass(slots=True)
@@ -145,14 +105,14 @@ class _Checkpoint:
     """Each character's packed steady record (the pairs of a map, no header)."""
     steady_counts: list[int] = field(default_factory=list)
     """How many pairs each of ``steady`` holds."""
-    memory: list[list[_MemoryPart]] = field(default_factory=list)
+    memory: list[list[MemoryPart]] = field(default_factory=list)
     """Each character's map memory, a part per depth in depth order (lists
     shared read-only with :attr:`Seat.memory_list`)."""
     left: list[tuple[str, tuple[str, bytes, int]]] = field(default_factory=list)
     """Characters that left since the last checkpoint: name and their
     :attr:`Game._left` entry as taken."""
     levels: list[tuple[int, bytes, int]] = field(default_factory=list)
-    parts: list[_MemoryPart] = field(default_factory=list)
+    parts: list[MemoryPart] = field(default_factory=list)
     """The memory parts the records need compressed."""
     done: int = 0
     """How many of ``parts`` are compressed."""
@@ -201,35 +161,10 @@ class _Checkpoint:
         return end == len(self.parts) and len(blobs) == len(self.names)
 
 
-@dataclass(slots=True)
-class Seat:
-    """One connected player: its name, token hash, actor and view."""
-
-    name: str
-    token_hash: str
-    actor_id: int
-    view: PlayerView
-    session: Any  # object; mypyc cannot compile a field annotated `object` (issue 10)
-    memory_parts: dict[int, _MemoryPart] = field(default_factory=dict)
-    """The character's map memory of each depth as taken for a checkpoint;
-    a depth's part is dropped once a tick wrote cells into that depth's
-    memory (gave the player ``seen_tiles`` there)."""
-    memory_list: list[_MemoryPart] | None = None
-    """``memory_parts`` in depth order as the last checkpoint took them,
-    shared read-only with that checkpoint's records (replaced, never changed
-    in place); None once a part was dropped. Depths are never forgotten, so
-    a list as long as the memory still names every depth."""
-    steady_blob: bytes | None = None
-    """The character's :meth:`~server.sim.actors.Actor.steady_record` as last
-    packed for a checkpoint (the pairs of a msgpack map, no header); None
-    once a tick may have changed it
-    (:meth:`~server.game.index.TickIndex.steady_touched`)."""
-    steady_count: int = 0
-    """How many pairs ``steady_blob`` holds."""
-
-
-class Game:
-    """All connected players in one world.
+class Game(Host[object]):
+    """All connected players in one world: the :class:`~server.game.host.Host`
+    of ``underhall serve``, with joins, leaves and checkpoints in a
+    :class:`Store`. A seat's ``session`` is the connection's session object.
 
     Args:
         world: The world to run.
@@ -251,20 +186,9 @@ class Game:
         motd: str = "",
         save_interval_s: float = SAVE_INTERVAL_S,
     ) -> None:
-        self.world = world
+        super().__init__(world, tick_rate=tick_rate, motd=motd)
         self.store = store
-        self.tick_rate = tick_rate
         self.max_players = max_players
-        self.motd = motd
-        self.seats: dict[int, Seat] = {}
-        self.by_name: dict[str, Seat] = {}
-        self._tables = welcome_tables(world.content)
-        self._carried: Carried | None = None
-        self.keep_index = False
-        """Keep each tick's whole index in :attr:`last_index` (for tests that
-        look into it); off, only what the next tick needs is kept, so the
-        rest is freed with the tick's messages."""
-        self.last_index: TickIndex | None = None
         self.saver = StoreWriter(store)
         self.save_every = max(1, round(save_interval_s * tick_rate))
         """Ticks between two checkpoints."""
@@ -328,9 +252,8 @@ class Game:
             if token is None or not hmac.compare_digest(online.token_hash, hash_token(token)):
                 raise taken
             replaced = online.session
-            online.session = session
-            online.view = PlayerView(online.actor_id)
-            return self._welcome(online, token, resumed=True), replaced
+            self.reseat(online, session)
+            return self.welcome(online, token, resumed=True), replaced
         if len(self.seats) >= self.max_players:
             raise GameError("server_full", f"the server holds {self.max_players} players")
         left = next((v for k, v in self._left.items() if k.lower() == name.lower()), None)
@@ -360,27 +283,13 @@ class Game:
                 raise GameError("server_full", "no room at the entrance") from exc
             token = secrets.token_urlsafe(24)
             token_hash, resumed = hash_token(token), False
-        seat = Seat(name, token_hash, actor.id, PlayerView(actor.id), session)
-        self.seats[actor.id] = seat
-        self.by_name[name.lower()] = seat
+        seat = self.add_seat(name, token_hash, actor.id, session)
         self._left.pop(name, None)
         if not resumed:  # made from nothing: saving it alone keeps the floors consistent
             self.saver.submit(
                 [(name, token_hash, pack_record(actor.to_record()), self.world.tick)], []
             )
-        return self._welcome(seat, token, resumed), None
-
-    def _welcome(self, seat: Seat, token: str | None, resumed: bool) -> Welcome:
-        return welcome_message(
-            self._tables,
-            actor_id=seat.actor_id,
-            name=seat.name,
-            token=token or "",
-            resumed=resumed,
-            tick=self.world.tick,
-            tick_rate=self.tick_rate,
-            motd=self.motd,
-        )
+        return self.welcome(seat, token, resumed), None
 
     def leave(self, actor_id: int, session: object) -> None:
         """Unseat a player (its connection ended); its character is saved by
@@ -392,147 +301,20 @@ class Game:
         seat = self.seats.get(actor_id)
         if seat is None or seat.session is not session:
             return
-        record = self.world.leave(actor_id)
-        del self.seats[actor_id]
-        del self.by_name[seat.name.lower()]
+        _, record = self.unseat(actor_id)
         self._left[seat.name] = (seat.token_hash, pack_record(record), 0)
-
-    def command(
-        self,
-        actor_id: int,
-        seq: int,
-        name: str,
-        d: tuple[int, int] | None = None,
-        *,
-        item: str | None = None,
-        at: tuple[int, int] | None = None,
-        spell: str | None = None,
-        opt: str | None = None,
-    ) -> None:
-        """Queue a protocol command for the player (a full queue is rejected later).
-
-        Raises:
-            ValueError: The command and its keys do not form a valid command.
-        """
-        self.world.submit(
-            actor_id, to_command(name, d, item=item, at=at, spell=spell, opt=opt), seq
-        )
-
-    def look(self, actor_id: int, target_id: int) -> Info:
-        """The ``info`` answer to a ``look`` (:func:`look_in`)."""
-        return look_in(self.world, actor_id, target_id)
-
-    def chat(
-        self, actor_id: int, text: str, scope: str = "level", to: str | None = None
-    ) -> tuple[list[int], ChatOut]:
-        """Who hears ``text`` said by the player, and the one message they all get.
-
-        Args:
-            scope: ``"level"`` (seated players on the speaker's level) or
-                ``"global"`` (every seated player); ignored when ``to`` is set.
-            to: a name (any case): a private line to that player and back to
-                the speaker. When nobody of that name is playing, only the
-                speaker gets a notice saying so.
-
-        Returns:
-            The recipients' actor ids (ascending) and the ``chat`` message.
-        """
-        seat = self.seats[actor_id]
-        tick = self.world.tick
-        if to is not None:
-            target = self.by_name.get(to.lower())
-            if target is None:
-                return [actor_id], ChatOut(
-                    sender="", text=f"nobody called {to} is playing", tick=tick
-                )
-            return (
-                sorted({actor_id, target.actor_id}),
-                ChatOut(sender=seat.name, text=text, tick=tick, scope="private", to=target.name),
-            )
-        if scope == "global":
-            return sorted(self.seats), ChatOut(
-                sender=seat.name, text=text, tick=tick, scope="global"
-            )
-        here = self.world.actors.get(actor_id)
-        depth = here.depth if here is not None else None
-        hearers = [
-            a
-            for a in sorted(self.seats)
-            if (other := self.world.actors.get(a)) is not None and other.depth == depth
-        ]
-        return hearers, ChatOut(sender=seat.name, text=text, tick=tick, scope="level")
-
-    def resync(self, actor_id: int) -> None:
-        """Make the player's next message a full snapshot (after skipped deltas)."""
-        seat = self.seats.get(actor_id)
-        if seat is not None:
-            seat.view.needs_snapshot = True
 
     def step(
         self,
         skip: set[int] | frozenset[int] = frozenset(),
         send: Callable[[list[tuple[int, ServerMessage]]], object] | None = None,
+        *,
+        events: Callable[[list[Event]], list[Event]] | None = None,
+        stepped: Callable[[], object] | None = None,
     ) -> dict[int, list[ServerMessage]]:
-        """Run one tick; return the messages for each seated player: one
-        ``snap`` or ``delta`` (with the tick's refused commands in ``rej``),
-        or none when nothing changed for that player (protocol 3: one frame
-        per player per tick).
-
-        The players whose command was carried out or refused this tick (an
-        ``ack`` or ``rej`` is due) come first, the others after them, so that
-        a player who acted sees the effect as early in the tick as can be
-        (issue 10: command to effect). The messages are the same in any order.
-
-        Args:
-            skip: Players whose clients are behind: nothing is built for them
-                and their next message will be a snapshot.
-            send: If given, called with ``[(actor_id, message), ...]`` each
-                time :data:`SEND_BATCH` messages are built (and with the rest
-                at the end of each of the two groups), so they can be written
-                while the others are built; the returned dict is then empty.
-        """
-        index = TickIndex(self.world, self.world.step(), self._carried)
-        self._carried = index.carried()
-        if self.keep_index:
-            self.last_index = index
-        out: dict[int, list[ServerMessage]] = {}
-        actors = self.world.actors
-        seats = self.seats
-        for actor_id in index.steady_touched(seats):
-            seats[actor_id].steady_blob = None
-        first: list[tuple[int, PlayerView, Actor]] = []
-        later: list[tuple[int, PlayerView, Actor]] = []
-        rejections = index.rejections
-        # One pass over every seat, so it is kept lean: what
-        # PlayerView.answers says, inline.
-        for actor_id, seat in seats.items():
-            actor = actors[actor_id]
-            if actor.seen_tiles:  # written at the depth the player is on after the tick
-                seat.memory_parts.pop(actor.depth, None)
-                seat.memory_list = None
-            view = seat.view
-            if actor_id in skip:
-                view.needs_snapshot = True
-                continue
-            if actor.last_tag != view.ack or actor_id in rejections:
-                first.append((actor_id, view, actor))
-            else:
-                later.append((actor_id, view, actor))
-        for group in (first, later):
-            batch: list[tuple[int, ServerMessage]] = []
-            for actor_id, view, actor in group:
-                msg = view.message(index, actor)
-                if msg is None:
-                    continue
-                if send is None:
-                    out[actor_id] = [msg]
-                    continue
-                batch.append((actor_id, msg))
-                if len(batch) >= SEND_BATCH:
-                    send(batch)
-                    batch = []
-            if batch and send is not None:
-                send(batch)
+        """Run one tick (:meth:`Host.step`), then go on with the checkpoint
+        being packed, and take the next one when it is due."""
+        out = super().step(skip, send, events=events, stepped=stepped)
         pending = self._pending
         if pending is not None and pending.compress(pending.per_tick, pending.heads_per_tick):
             self._submit(pending)
@@ -607,7 +389,7 @@ class Game:
         self._pending = None
         return seq
 
-    def _take_record(self, seat: Seat, pending: _Checkpoint) -> None:
+    def _take_record(self, seat: Seat[object], pending: _Checkpoint) -> None:
         """Add a seated character's record as of now to ``pending``, to be
         packed by :meth:`_Checkpoint.compress` into a msgpack map equal to
         ``pack_record(actor.to_record())`` at this tick.
@@ -626,7 +408,7 @@ class Game:
             parts = seat.memory_parts
             for depth, grid in memory.items():
                 if depth not in parts:
-                    part = parts[depth] = _MemoryPart(depth, grid)
+                    part = parts[depth] = MemoryPart(depth, grid)
                     pending.parts.append(part)
             listed = seat.memory_list = [parts[d] for d in sorted(memory)]
         steady = seat.steady_blob

@@ -158,7 +158,7 @@ def test_many_players_stay_in_sync_and_see_only_their_view(scatter: bool) -> Non
     models: dict[int, GameModel] = {}
     for pid in ids:
         models[pid] = GameModel()
-        models[pid].apply(decode_server(encode_server(game._welcome(game.seats[pid], None, False))))
+        models[pid].apply(decode_server(encode_server(game.welcome(game.seats[pid], None, False))))
     seq = 0
     seen_others = 0
     ranged = 0
