@@ -229,6 +229,7 @@ def serve_main(args: argparse.Namespace) -> int:
         admin_socket=args.admin_socket or default_admin_socket(args.db),
     )
     server.web = web_site(_classes(game.world.content))
+    server.keeper.idle_ticks = round(float(args.level_idle_s) * args.tick_rate)
     _use_uvloop()
     collector.tune()  # process-wide: start-up data frozen, the server collects between ticks
 
@@ -356,7 +357,7 @@ def admin_main(args: argparse.Namespace) -> int:
         else:
             path = default_admin_socket(args.db or config.get("db") or default_db())
     req: dict[str, Any] = {"cmd": args.action}
-    for key in ("name", "reason", "text", "grace"):
+    for key in ("name", "reason", "text", "grace", "types", "sites", "garbage"):
         value = getattr(args, key, None)
         if value is not None:
             req[key] = " ".join(value) if key == "text" else value
@@ -400,6 +401,8 @@ def _print_admin_answer(action: str, answer: dict[str, Any]) -> None:
         if cluster is not None:
             each = ", ".join(f"{g['gateway']} {len(g.get('players', []))}" for g in cluster)
             print(f"{len(listed)} playing in the cluster ({each}){_silent(answer)}")
+    elif action == "memory":  # nested counts: shown as they come
+        print(json.dumps({k: v for k, v in answer.items() if k != "ok"}, indent=1))
     elif action == "bans":
         for b in answer.get("bans", []):
             print(f"{b['name']:<16} {b['reason']}")
@@ -491,6 +494,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="seconds from SIGTERM to the last connection closed (default 10)",
+    )
+    p.add_argument(
+        "--level-idle-s",
+        type=float,
+        default=None,
+        metavar="S",
+        help="put away (save and drop from memory) a level nobody has been on for S "
+        "seconds; its monsters are restocked when someone comes back (default 300; 0: never)",
     )
     p.add_argument(
         "--tls-cert",
@@ -669,6 +680,27 @@ def build_parser() -> argparse.ArgumentParser:
     q = act.add_parser("broadcast", help="send every player a notice")
     q.add_argument("text", nargs="+")
     act.add_parser("save", help="save every character and level now")
+    q = act.add_parser(
+        "memory",
+        help="what the server holds: resident memory, players, levels, floors, caches",
+    )
+    q.add_argument(
+        "--types", type=int, default=0, metavar="N", help="also the N most numerous object types"
+    )
+    q.add_argument(
+        "--sites",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also the N allocation sites holding most memory (server under PYTHONTRACEMALLOC=1)",
+    )
+    q.add_argument(
+        "--garbage",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also collect everything and list the N commonest types of cyclic garbage freed",
+    )
     q = act.add_parser("shutdown", help="drain: warn the players, save, stop")
     q.add_argument(
         "--grace",
@@ -957,6 +989,7 @@ CONFIG_KEYS = {
     "log_format": str,
     "metrics_port": int,
     "drain_s": float,
+    "level_idle_s": float,
     "tls_cert": str,
     "tls_key": str,
     "admin_socket": str,
@@ -1014,6 +1047,7 @@ SERVE_DEFAULTS: dict[str, object] = {
     "log_format": "text",
     "metrics_port": None,
     "drain_s": 10.0,
+    "level_idle_s": 300.0,
     "tls_cert": None,
     "tls_key": None,
     "admin_socket": None,
@@ -1054,6 +1088,8 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
         raise SystemExit("underhall serve: log_format must be text or json")
     if not 0 <= float(args.drain_s) <= 3600:
         raise SystemExit("underhall serve: drain_s must be 0-3600 seconds")
+    if not 0 <= float(args.level_idle_s) <= 86400:
+        raise SystemExit("underhall serve: level_idle_s must be 0-86400 seconds")
     check_limit_options(args, "serve")
 
 

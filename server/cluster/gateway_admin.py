@@ -38,6 +38,10 @@ The commands:
   The answer's ``players_here`` counts this gateway's players only.
 - ``shutdown`` [``grace`` seconds]: :meth:`~server.cluster.gateway.Gateway.drain`.
 
+- ``memory`` [``types`` N] [``sites`` N] [``garbage`` N]: this gateway's process only
+  (:func:`~server.net.procmem.process_memory`) and ``players_here``; a
+  gateway holds no game to take a census of.
+
 ``save`` is answered with an error: the workers save.
 
 A ban, an unban or ``bans`` that no worker answers within
@@ -73,6 +77,7 @@ from server.cluster.messages import (
 from server.cluster.messages import Answer as Reply
 from server.game.bans import KICK_HOLD_S
 from server.net.admin import AdminError, Answer, Counting
+from server.net.procmem import process_memory
 
 T = TypeVar("T")
 
@@ -217,6 +222,12 @@ class GatewayOperator:
 
     async def save(self) -> Answer:
         raise AdminError(NO_SAVE)
+
+    async def memory(self, types: int, sites: int, garbage: int) -> Answer:
+        return {
+            **process_memory(types, sites, garbage),
+            "players_here": len(self.gateway.players),
+        }
 
 
 def _closed_on(answers: dict[str, Reply]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Operator commands over a local Unix socket: who, kick, ban, unban, broadcast, save, shutdown.
+"""Operator commands over a local Unix socket: who, kick, ban, broadcast, save, memory, ...
 
 The socket is never the public port. It is created with mode 0600 (only the
 server's own user may open it), and each connection's peer credentials are
@@ -25,8 +25,14 @@ the socket with those commands.
 
 The commands and their keys: ``who``; ``kick`` ``name``; ``ban`` ``name``
 [``reason``]; ``unban`` ``name``; ``bans``; ``broadcast`` ``text``;
-``save``; ``shutdown`` [``grace`` seconds]. Every action is logged at INFO
-with ``event: "admin"``, and counted in ``underhall_admin_actions_total``.
+``save``; ``shutdown`` [``grace`` seconds]; ``memory`` [``types`` N]
+[``sites`` N] [``garbage`` N] (the process's resident memory, the game's
+census of its maps and caches, the N most numerous object types, under
+``PYTHONTRACEMALLOC=1`` the N allocation sites holding most memory, and
+the N most numerous types of cyclic garbage, which it then frees; it
+changes nothing else, and is not counted as an action). Every
+action is logged at INFO with ``event: "admin"``, and counted in
+``underhall_admin_actions_total``.
 """
 
 from __future__ import annotations
@@ -50,8 +56,10 @@ from websockets.asyncio.server import ServerConnection
 
 from protocol.errors import ErrorCode
 from protocol.limits import MAX_CHAT
+from server.game.census import census
 from server.game.game import Game
 from server.net.front import client_of
+from server.net.procmem import process_memory
 
 
 class Connected(Protocol):
@@ -105,7 +113,7 @@ Command: TypeAlias = Callable[[dict[str, Any]], Answer | Awaitable[Answer]]
 (``"ok"`` is added), or an awaitable of them; raises :class:`AdminError` to
 refuse with that text."""
 
-QUESTIONS = frozenset({"who", "bans"})
+QUESTIONS = frozenset({"who", "bans", "memory"})
 """Commands that change nothing: logged at DEBUG and not counted."""
 
 
@@ -264,6 +272,13 @@ class Operator(Protocol):
     async def shutdown(self, grace: float | None) -> Answer:
         """Drain: warn the players, save, stop (``grace`` seconds of play, None: the default)."""
 
+    async def memory(self, types: int, sites: int, garbage: int) -> Answer:
+        """What the process holds: :func:`~server.net.procmem.process_memory`
+        (``types`` object types, ``sites`` allocation sites, ``garbage``
+        types of cyclic garbage, which are then freed; 0: none), and
+        what a server with a game has in its maps and caches
+        (:func:`~server.game.census.census`)."""
+
 
 def verbs(op: Operator) -> dict[str, Command]:
     """The admin commands, each checking its request's fields and calling ``op``."""
@@ -276,6 +291,11 @@ def verbs(op: Operator) -> dict[str, Command]:
         "broadcast": lambda request: op.broadcast(text_field(request)),
         "save": lambda request: op.save(),
         "shutdown": lambda request: op.shutdown(grace_field(request)),
+        "memory": lambda request: op.memory(
+            count_field(request, "types"),
+            count_field(request, "sites"),
+            count_field(request, "garbage"),
+        ),
     }
 
 
@@ -361,6 +381,14 @@ class ServeOperator:
         given = self.server.drain(grace)
         return {"grace_s": given, "players": len(self.server.game.seats)}
 
+    async def memory(self, types: int, sites: int, garbage: int) -> Answer:
+        game = self.server.game
+        return {
+            **process_memory(types, sites, garbage),
+            "clients": len(self.server.clients),
+            **census(game, game.world),
+        }
+
 
 # ------------------------------------------------------------- request fields
 
@@ -419,6 +447,22 @@ def grace_field(request: dict[str, Any]) -> float | None:
     if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= 3600:
         raise AdminError("grace must be a number of seconds, 0-3600")
     return float(grace)
+
+
+MAX_COUNT = 1000
+"""Most entries ``memory`` lists of object types or of allocation sites."""
+
+
+def count_field(request: dict[str, Any], key: str) -> int:
+    """The request's ``key``: how many entries to list (0 when absent).
+
+    Raises:
+        AdminError: Not a whole number from 0 to :data:`MAX_COUNT`.
+    """
+    value = request.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise AdminError(f"{key} must be a whole number, 0-{MAX_COUNT}")
+    return value
 
 
 async def _write(writer: asyncio.StreamWriter, answer: Answer) -> None:

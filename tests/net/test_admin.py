@@ -126,6 +126,24 @@ async def test_bad_requests_get_a_clear_error_and_the_channel_goes_on(start: Sta
     assert not server.draining
 
 
+async def test_memory_counts_players_levels_floors_and_objects(start: Start) -> None:
+    server = await start()
+    ws, _welcome, _ = await join(server, "ann")
+    answer = await admin(server, cmd="memory", types=5, garbage=3)
+    assert answer["ok"] and answer["rss_bytes"] > 0 and answer["clients"] == 1
+    assert answer["host"]["seats"] == 1 and answer["host"]["left"] == 0
+    world = answer["world"]
+    assert (world["players"], world["levels"], world["memory_grids"]) == (1, 1, 1)
+    [level] = answer["levels"]
+    assert level["depth"] == 1 and level["players"] == 1 and level["items"] >= 0
+    objects = answer["objects"]
+    assert len(objects) == 6 and objects["(all)"] >= max(objects.values())
+    assert isinstance(answer["garbage"], dict) and "sites" not in answer
+    bad = await admin(server, cmd="memory", types=-1)
+    assert not bad["ok"] and "types" in bad["error"]
+    await ws.close()
+
+
 async def test_broadcast_reaches_every_player(start: Start) -> None:
     server = await start()
     (a, _, _), (b, _, _) = await join(server, "ann"), await join(server, "bob")
