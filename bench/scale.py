@@ -147,12 +147,19 @@ def pinned(core: int | None, cmd: list[str]) -> list[str]:
 
 
 def start_server(
-    tmp: Path, port: int, tick_rate: int, seed: int, core: int | None, tree: Path | None = None
+    tmp: Path,
+    port: int,
+    tick_rate: int,
+    seed: int,
+    core: int | None,
+    tree: Path | None = None,
+    extra: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
     """Start ``underhall serve`` and return once it listens.
 
     ``tree``: run the server from that source tree instead (its modules come
     first on the path; for A/B runs against another commit of the server).
+    ``extra``: more options for ``underhall serve``.
 
     Raises:
         RuntimeError: it exited or did not listen within :data:`READY_TIMEOUT_S`.
@@ -164,7 +171,7 @@ def start_server(
         "--db", str(tmp / "bench.db"), "--max-players", "100000", "--log-level", "warning",
         # every client comes from 127.0.0.1: the per-address caps are lifted
         "--max-conns-per-addr", "0", "--new-chars-per-hour", "0",
-        "--token-failures-per-name", "0", "--token-failures-per-addr", "0",
+        "--token-failures-per-name", "0", "--token-failures-per-addr", "0", *extra,
     ])  # fmt: skip
     env = dict(os.environ, UNDERHALL_TICK_LOG=str(tmp / "ticks.log"))
     cwd = None
