@@ -58,13 +58,18 @@ class Character:
 _COLUMNS = "name, token_hash, record, epoch, actor_id"
 
 
-def _columns(rows: Sequence[tuple[Any, int, dict[str, Any], int]]) -> tuple[list[Any], ...]:
+Record = dict[str, Any] | bytes
+"""A record to write: as a dict, or already packed with :func:`pack_record`
+(a checkpoint's records, :class:`~server.game.host.Checkpoint`)."""
+
+
+def _columns(rows: Sequence[tuple[Any, int, Record, int]]) -> tuple[list[Any], ...]:
     """Batch-write rows ``(key, token, record, tick)`` as four column lists
     (records packed), for one ``unnest`` statement."""
     return (
         [r[0] for r in rows],
         [r[1] for r in rows],
-        [pack_record(r[2]) for r in rows],
+        [r[2] if isinstance(r[2], bytes) else pack_record(r[2]) for r in rows],
         [r[3] for r in rows],
     )
 
@@ -164,9 +169,10 @@ class Characters:
         )
         return _character(await cur.fetchone())
 
-    async def save(self, rows: Sequence[tuple[str, int, dict[str, Any], int]]) -> set[str]:
+    async def save(self, rows: Sequence[tuple[str, int, Record, int]]) -> set[str]:
         """Write ``(name, epoch, record, tick)`` rows, each only where the
-        row's epoch is still the one given, in one transaction.
+        row's epoch is still the one given, in one transaction (a record
+        may come packed).
 
         Returns:
             The names whose write was refused (their epoch moved on: this

@@ -76,7 +76,7 @@ from server.cluster.messages import (
 )
 from server.cluster.worker_metrics import WorkerFigures, WorkerMetrics
 from server.game.game import NEW_CHARS_LIMITED
-from server.game.host import Host, Seat
+from server.game.host import Checkpoint, Host, Seat
 from server.net import collector
 from server.sim.events import Event, Joined, Left
 from server.sim.world import COMMAND_QUEUE_LIMIT, World
@@ -414,10 +414,7 @@ class Worker:
         pending = [t for t in self._tasks if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=10.0)
-        rows = [
-            (s.name, s.session.epoch, self.world.actors[a].to_record(), self.world.tick)
-            for a, s in self.seats.items()
-        ]
+        rows = self._character_rows()
         refused: set[str] = set()
         for attempt in range(10):
             try:
@@ -1139,14 +1136,28 @@ class Worker:
 
     def _checkpoint(self) -> None:
         """Hand the database every held character and held level as they are
-        at this tick (fenced; written off the tick)."""
-        tick = self.world.tick
-        rows = [
-            (s.name, s.session.epoch, self.world.actors[a].to_record(), tick)
-            for a, s in self.seats.items()
-        ]
+        at this tick (fenced; written off the tick). The records are taken
+        as ``serve``'s checkpoints take them (:meth:`Host.take_record`): a
+        map memory or steady record that did not change since the last
+        checkpoint is not packed again."""
         self._saving = True
-        self._spawn(self._write_checkpoint(rows, self._level_rows(tick)))
+        self._spawn(
+            self._write_checkpoint(self._character_rows(), self._level_rows(self.world.tick))
+        )
+
+    def _character_rows(self) -> list[tuple[str, int, bytes, int]]:
+        """``(name, epoch, packed record, tick)`` of every held character, now."""
+        tick = self.world.tick
+        pending = Checkpoint(tick)
+        epochs = []
+        for seat in self.seats.values():
+            self.host.take_record(seat, pending)
+            epochs.append(seat.session.epoch)
+        pending.compress(len(pending.parts), len(pending.names))
+        return [
+            (name, epoch, blob, tick)
+            for name, epoch, blob in zip(pending.names, epochs, pending.blobs, strict=True)
+        ]
 
     def _level_rows(self, tick: int) -> list[tuple[int, int, dict[str, Any], int]]:
         """``(depth, token, record, tick)`` of every held level generated here."""
@@ -1158,7 +1169,7 @@ class Worker:
 
     async def _write_checkpoint(
         self,
-        rows: list[tuple[str, int, dict[str, Any], int]],
+        rows: list[tuple[str, int, bytes, int]],
         levels: list[tuple[int, int, dict[str, Any], int]],
     ) -> None:
         started = time.perf_counter()

@@ -26,16 +26,14 @@ from __future__ import annotations
 import hmac
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from protocol.messages import ServerMessage, Welcome
 from server.game.bans import BanList
 from server.game.hooks import GameHooks
-from server.game.host import SEND_BATCH, Host, MemoryPart, Seat, look_in
-from server.sim.actors import MovingState, moving_record_of
+from server.game.host import SEND_BATCH, Checkpoint, Host, Seat, look_in
 from server.sim.events import Event
 from server.sim.world import World
-from server.store import Store, hash_token, join_maps, map_pairs, pack_record, pack_value
+from server.store import Store, hash_token, pack_record
 from server.store.base import unpack_record
 from server.store.writer import StoreWriter
 
@@ -53,8 +51,6 @@ __all__ = [
 SAVE_INTERVAL_S = 3.0
 """Default seconds of play between two checkpoints (at most this much is lost
 to a crash, plus the time the write takes)."""
-MEMORY_KEY = pack_value("memory")
-"""The packed key under which a character record holds its map memory."""
 CHECKPOINT_SPREAD_TICKS = 5
 """A checkpoint's map memory is compressed and its records packed over the
 ticks after it, a slice each tick, so that no tick carries it all: over
@@ -79,86 +75,6 @@ class GameError(Exception):
         super().__init__(detail)
         self.code = code
         self.detail = detail
-
-
-@dataclass(slots=True)
-class _Checkpoint:
-    """A checkpoint taken at ``tick`` whose records are being packed.
-
-    Each seated character's record, as it was at the checkpoint's tick, is
-    a msgpack map equal to ``pack_record(actor.to_record())`` at that tick.
-    The tick takes only the :meth:`~server.sim.actors.Actor.moving_state`,
-    the packed steady record and the memory parts; :meth:`compress` packs
-    the rest over the ticks after. The characters are held in parallel
-    lists (index ``i`` is one character) rather than an object and a tuple
-    each: what a checkpoint keeps alive over those ticks is walked by every
-    young collection meanwhile (:mod:`server.net.collector`), and at 4,000
-    players per-character objects made the collections that followed a
-    checkpoint the longest of all."""
-
-    tick: int
-    names: list[str] = field(default_factory=list)
-    token_hashes: list[str] = field(default_factory=list)
-    moving: list[MovingState] = field(default_factory=list)
-    """Each character's moving state at the tick."""
-    steady: list[bytes] = field(default_factory=list)
-    """Each character's packed steady record (the pairs of a map, no header)."""
-    steady_counts: list[int] = field(default_factory=list)
-    """How many pairs each of ``steady`` holds."""
-    memory: list[list[MemoryPart]] = field(default_factory=list)
-    """Each character's map memory, a part per depth in depth order (lists
-    shared read-only with :attr:`Seat.memory_list`)."""
-    left: list[tuple[str, tuple[str, bytes, int]]] = field(default_factory=list)
-    """Characters that left since the last checkpoint: name and their
-    :attr:`Game._left` entry as taken."""
-    levels: list[tuple[int, bytes, int]] = field(default_factory=list)
-    parts: list[MemoryPart] = field(default_factory=list)
-    """The memory parts the records need compressed."""
-    done: int = 0
-    """How many of ``parts`` are compressed."""
-    per_tick: int = 0
-    """How many parts each tick compresses."""
-    heads: list[bytes] = field(default_factory=list)
-    """The packed header and every entry but the map memory of the first
-    ``len(heads)`` characters' records."""
-    heads_per_tick: int = 0
-    """How many heads each tick packs."""
-    needs: list[int] = field(default_factory=list)
-    """For each character, how many of ``parts`` must be compressed before
-    its whole record can be packed (the parts it brought come before that
-    number; the list never decreases)."""
-    blobs: list[bytes] = field(default_factory=list)
-    """The whole packed records of the first ``len(blobs)`` characters."""
-
-    def compress(self, count: int, heads: int = 0) -> bool:
-        """Compress up to ``count`` more parts and pack up to ``heads`` more
-        record heads, then the whole record of each character whose head and
-        parts are done (so that the tick handing them to the writer only
-        collects them); True once all parts are compressed and all records
-        packed."""
-        end = min(len(self.parts), self.done + count)
-        for part in self.parts[self.done : end]:
-            part.pairs()
-        self.done = end
-        packed = self.heads
-        last = min(len(self.names), len(packed) + heads)
-        for i in range(len(packed), last):
-            moving = moving_record_of(self.moving[i])
-            packed.append(
-                join_maps(
-                    len(moving) + self.steady_counts[i] + 1,
-                    map_pairs(pack_record(moving)),
-                    self.steady[i],
-                    MEMORY_KEY,
-                )
-            )
-        blobs, needs, memory = self.blobs, self.needs, self.memory
-        i = len(blobs)
-        while i < last and needs[i] <= end:
-            parts = memory[i]
-            blobs.append(packed[i] + join_maps(len(parts), *(p.pairs() for p in parts)))
-            i += 1
-        return end == len(self.parts) and len(blobs) == len(self.names)
 
 
 class Game(Host[object]):
@@ -200,7 +116,7 @@ class Game(Host[object]):
         dict it held thirteen lists and dicts per character for the garbage
         collector to walk until the checkpoint (4,000 players leaving at once
         left 52,000 young containers, a collection of 10-13 ms)."""
-        self._pending: _Checkpoint | None = None
+        self._pending: Checkpoint | None = None
         """A checkpoint taken and not yet handed to the writer."""
         self.hooks = GameHooks()  # the server puts its metrics here
         self.saver.on_saved = lambda what, seconds: self.hooks.saved(what, seconds)
@@ -349,8 +265,8 @@ class Game(Host[object]):
         tick = self.world.tick
         done = self.saver.committed
         self._left = {n: v for n, v in self._left.items() if v[2] <= 0 or v[2] > done}
-        pending = _Checkpoint(tick)
-        take = self._take_record
+        pending = Checkpoint(tick)
+        take = self.take_record
         for seat in self.seats.values():
             take(seat, pending)
         for name, entry in self._left.items():
@@ -368,7 +284,7 @@ class Game(Host[object]):
             return self._submit(pending)
         return 0
 
-    def _submit(self, pending: _Checkpoint) -> int:
+    def _submit(self, pending: Checkpoint) -> int:
         """Compress what is left of ``pending``'s map memory, pack its records
         and hand them to the writer; returns the submission's number."""
         pending.compress(len(pending.parts), len(pending.names))
@@ -388,41 +304,6 @@ class Game(Host[object]):
                 self._left[name] = (entry[0], entry[1], seq)
         self._pending = None
         return seq
-
-    def _take_record(self, seat: Seat[object], pending: _Checkpoint) -> None:
-        """Add a seated character's record as of now to ``pending``, to be
-        packed by :meth:`_Checkpoint.compress` into a msgpack map equal to
-        ``pack_record(actor.to_record())`` at this tick.
-
-        Only the :meth:`~server.sim.actors.Actor.moving_state` is taken now,
-        and the steady record is packed again only when a tick may have
-        changed it since the last checkpoint (else its bytes are reused). A
-        depth's map memory that a tick wrote to since the last checkpoint is
-        copied now, and added to ``pending.parts`` to be compressed over the
-        next ticks; a compressed part is reused until the memory changes
-        again."""
-        actor = self.world.actors[seat.actor_id]
-        memory = actor.memory
-        listed = seat.memory_list
-        if listed is None or len(listed) != len(memory):
-            parts = seat.memory_parts
-            for depth, grid in memory.items():
-                if depth not in parts:
-                    part = parts[depth] = MemoryPart(depth, grid)
-                    pending.parts.append(part)
-            listed = seat.memory_list = [parts[d] for d in sorted(memory)]
-        steady = seat.steady_blob
-        if steady is None:
-            record = actor.steady_record()
-            steady = seat.steady_blob = map_pairs(pack_record(record))
-            seat.steady_count = len(record)
-        pending.names.append(seat.name)
-        pending.token_hashes.append(seat.token_hash)
-        pending.moving.append(actor.moving_state())
-        pending.steady.append(steady)
-        pending.steady_counts.append(seat.steady_count)
-        pending.memory.append(listed)
-        pending.needs.append(len(pending.parts))
 
     def save_all(self) -> None:
         """Checkpoint now and wait until it is written (at most

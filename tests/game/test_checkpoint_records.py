@@ -11,7 +11,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from server.game.game import Game, Seat, _Checkpoint
+from server.game.game import Game, Seat
+from server.game.host import Checkpoint
 from server.game.store import Store
 from server.sim.actors import Actor, player_from_record
 from server.sim.items import Item, add_to_pack
@@ -24,8 +25,8 @@ from tests.sim.conftest import ROOM, hardy, hardy_monster, make_world
 def character_blob(game: Game, seat: Seat[object]) -> bytes:
     """A seated character's whole record as of now, packed as a checkpoint
     packs it: a checkpoint of that one character, taken and packed at once."""
-    pending = _Checkpoint(game.world.tick)
-    game._take_record(seat, pending)
+    pending = Checkpoint(game.world.tick)
+    game.take_record(seat, pending)
     pending.compress(len(pending.parts), 1)
     return pending.blobs[0]
 
