@@ -913,16 +913,7 @@ class Worker:
             return  # the gateway checked it: nothing to do
         if isinstance(msg, Command):
             with contextlib.suppress(ValueError, KeyError):
-                if self.host.command(
-                    seat.actor_id,
-                    msg.seq,
-                    msg.c.value,
-                    msg.d,
-                    item=msg.item,
-                    at=msg.at,
-                    spell=msg.spell,
-                    opt=msg.opt,
-                ):
+                if self.host.carry_out(seat.actor_id, msg):
                     seat.session.sent.append((msg.seq, raw))
         elif isinstance(msg, Look):
             self._extra_to(seat, self.host.look(seat.actor_id, msg.id))

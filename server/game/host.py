@@ -31,7 +31,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from protocol.messages import ChatOut, Info, ServerMessage, Welcome
+from protocol.messages import ChatOut, Command, Info, ServerMessage, Welcome
 from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_message, welcome_tables
@@ -296,6 +296,27 @@ class Host(Generic[L]):
         """
         return self.world.submit(
             actor_id, to_command(name, d, item=item, at=at, spell=spell, opt=opt), seq
+        )
+
+    def carry_out(self, actor_id: int, msg: Command) -> bool:
+        """Queue a ``cmd`` message for the player (:meth:`command` with its keys).
+
+        Returns:
+            False when the player's queue was full.
+
+        Raises:
+            ValueError: The command and its keys do not form a valid command.
+            KeyError: The actor is not in the world.
+        """
+        return self.command(
+            actor_id,
+            msg.seq,
+            msg.c.value,
+            msg.d,
+            item=msg.item,
+            at=msg.at,
+            spell=msg.spell,
+            opt=msg.opt,
         )
 
     def look(self, actor_id: int, target_id: int) -> Info:

@@ -686,16 +686,7 @@ class GameServer(Front):
         if isinstance(msg, Command):
             client.actions += 1
             try:
-                self.game.command(
-                    client.actor_id,
-                    msg.seq,
-                    msg.c.value,
-                    msg.d,
-                    item=msg.item,
-                    at=msg.at,
-                    spell=msg.spell,
-                    opt=msg.opt,
-                )
+                self.game.carry_out(client.actor_id, msg)
                 self.metrics.command(msg.c.value)
             except (ValueError, KeyError) as exc:
                 self._error_now(client.ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
