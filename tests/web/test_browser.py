@@ -131,6 +131,18 @@ def browser_pos(page: Any) -> tuple[int, int] | None:
     return None if pos is None else (pos[0], pos[1])
 
 
+def shown(page: Any, glyph: str, cls: str) -> list[Any]:
+    """The map's drawn cells whose glyph is ``glyph`` (any if empty) and
+    whose class starts with ``cls`` (``c-<colour>``, ``r-<colour>`` reversed)."""
+    return list(
+        js(
+            page,
+            f"window.underhall.shown().filter(([g, c]) => ({glyph!r} === '' || g === {glyph!r})"
+            f" && c.startsWith({cls!r}))",
+        )
+    )
+
+
 def log_has(page: Any, text: str) -> bool:
     return any(text in line for line in js(page, "window.underhall.log()"))
 
@@ -163,6 +175,39 @@ def aim_at_open_floor(page: Any) -> None:
         gap = goal[axis] - cursor[axis]
         for _ in range(abs(gap)):
             page.keyboard.press(plus if gap > 0 else minus)
+
+
+FIGHT_LINES = ("You hit", "You miss", "You surprise", "hits you", "misses you")
+
+
+def fight(page: Any, timeout: float = 25.0) -> str:
+    """Explore (``A``) until a monster comes into view, then walk into it
+    with the movement keys until a blow is struck either way; the log line."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in js(page, "window.underhall.log()"):
+            if any(words in line for words in FIGHT_LINES):
+                return str(line)
+        toward = js(
+            page,
+            """(() => {
+              const m = window.underhall.model; const p = m.position();
+              if (!p || m.me.dead) return null;
+              const foes = [...m.actors.values()].filter(a => !(a.flags & 16));
+              if (!foes.length) return "explore";
+              const f = foes[0];
+              return [Math.sign(f.x - p[0]), Math.sign(f.y - p[1])]; })()""",
+        )
+        if toward == "explore":
+            if js(page, "window.underhall.mode().kind") == "normal":
+                page.keyboard.press("A")
+            time.sleep(0.5)
+        elif toward:
+            page.keyboard.press(VI.get((toward[0], toward[1]), "."))
+            time.sleep(0.35)
+        else:
+            time.sleep(0.2)
+    pytest.fail("no fight within the time")
 
 
 @contextmanager
@@ -207,7 +252,7 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             step = open_step(page)
             page.keyboard.press(VI[step])
             until("the browser player's step", lambda: browser_pos(page) != start)
-            assert page.locator("#map span.r-bright_blue, #map span[class^=r-]").count() >= 1
+            assert shown(page, "", "r-"), "oneself is drawn in reverse video"
 
             # A terminal player: each sees the other and sees it move.
             term = Terminal(url, "Termy")
@@ -270,10 +315,8 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             page.keyboard.press("t")
             page.keyboard.press(letters["dagger"])
             aim_at_open_floor(page)
-            until("the cursor", lambda: page.locator("#map span.r-bright_white").count() == 1)
-            until(
-                "the path", lambda: page.locator("#map span.c-bright_yellow", has_text="*").count()
-            )
+            until("the cursor", lambda: len(shown(page, "", "r-bright_white")) == 1)
+            until("the flight path", lambda: shown(page, "*", "c-bright_yellow"))
             page.keyboard.press("Enter")
             until("the dagger thrown", lambda: log_has(page, "You throw a dagger"))
 
@@ -286,9 +329,13 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             # The mouse: a click on a floor cell travels there.
             dx, dy = open_step(page)
             x, y = browser_pos(page) or (0, 0)
-            origin = js(page, "[window.underhall.grid.x0, window.underhall.grid.y0]")
-            cell = (x + dx - origin[0]) + (y + dy - origin[1]) * 80
-            page.click(f"#map span[data-i='{cell}']")
+            grid = js(page, "window.underhall.grid()")
+            box = page.locator("#map").bounding_box()
+            assert box is not None
+            page.mouse.click(
+                box["x"] + (x + dx - grid["x0"] + 0.5) * grid["cw"],
+                box["y"] + (y + dy - grid["y0"] + 0.5) * grid["ch"],
+            )
             until("the click's travel", lambda: browser_pos(page) == (x + dx, y + dy))
 
             # Frame time: whole redraws with a crowd of 60 more actors.
@@ -315,4 +362,8 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             at = browser_pos(page)
             page.keyboard.press(VI[step])
             until("a step after resuming", lambda: browser_pos(page) != at)
+
+            # A fight with the first monster to come along.
+            began = time.monotonic()
+            print(f"fight: {fight(page)} ({time.monotonic() - began:.1f} s)")
     print(f"browser test took {time.monotonic() - started:.1f} s")

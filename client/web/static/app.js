@@ -163,23 +163,54 @@ let marks = new Map(); // cell index -> [glyph, colour] (animations)
 let lookInfo = new Map(); // actor id -> info message
 let auto = null; // run, travel or explore under way
 
-const grid = { cells: [], glyphs: [], classes: [], x0: 0, y0: 0 };
+// The terminal's 16 colours (style.css names the same ones for the text rows).
+const COLOURS = {
+  black: "#000000", red: "#c00000", green: "#00b000", yellow: "#c0a000", blue: "#3050ff",
+  magenta: "#c000c0", cyan: "#00b0b0", white: "#c0c0c0", bright_black: "#707070",
+  bright_red: "#ff5050", bright_green: "#50ff50", bright_yellow: "#ffff50", bright_blue: "#7080ff",
+  bright_magenta: "#ff50ff", bright_cyan: "#50ffff", bright_white: "#ffffff",
+};
+const FONT_PX = 16;
+const FONT = `${FONT_PX}px "DejaVu Sans Mono", Menlo, Consolas, monospace`;
+
+// The map is a canvas of VIEW_W x VIEW_H cells; `glyphs` and `classes` keep
+// what each cell shows (a class is "c-<colour>", or "r-<colour>" for reverse
+// video), so a frame paints only the cells that changed.
+const grid = { ctx: null, cw: 10, ch: 19, glyphs: [], classes: [], x0: 0, y0: 0 };
 
 function buildGrid() {
-  const map = $("map");
-  map.replaceChildren();
-  grid.cells = [];
-  for (let j = 0; j < VIEW_H; j++) {
-    const row = el("div", undefined, "row");
-    for (let i = 0; i < VIEW_W; i++) {
-      const span = el("span", " ");
-      span.dataset.i = String(j * VIEW_W + i);
-      row.append(span);
-      grid.cells.push(span);
-    }
-    map.append(row);
-  }
+  const canvas = $("map");
+  const ratio = window.devicePixelRatio || 1;
+  const ctx = canvas.getContext("2d", { alpha: false });
+  ctx.font = FONT;
+  grid.cw = Math.ceil(ctx.measureText("M").width);
+  grid.ch = Math.ceil(FONT_PX * 1.2);
+  canvas.width = VIEW_W * grid.cw * ratio;
+  canvas.height = VIEW_H * grid.ch * ratio;
+  canvas.style.width = `${VIEW_W * grid.cw}px`;
+  canvas.style.height = `${VIEW_H * grid.ch}px`;
+  $("page").style.height = canvas.style.height;
+  $("game").style.width = canvas.style.width;
+  ctx.scale(ratio, ratio);
+  ctx.font = FONT;
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "center";
+  grid.ctx = ctx;
   invalidate();
+}
+
+function paintCell(k, glyph, cls) {
+  const ctx = grid.ctx;
+  const x = (k % VIEW_W) * grid.cw;
+  const y = Math.floor(k / VIEW_W) * grid.ch;
+  const colour = COLOURS[cls.slice(2)] || COLOURS.white;
+  const reverse = cls.startsWith("r-");
+  ctx.fillStyle = reverse ? colour : "#000000";
+  ctx.fillRect(x, y, grid.cw, grid.ch);
+  if (glyph !== " " && cls) {
+    ctx.fillStyle = reverse ? "#000000" : colour;
+    ctx.fillText(glyph, x + grid.cw / 2, y + grid.ch / 2 + 1);
+  }
 }
 
 function invalidate() {
@@ -296,12 +327,9 @@ function drawMap() {
         }
       }
       const k = j * VIEW_W + i;
-      if (grid.glyphs[k] !== glyph) {
-        grid.cells[k].textContent = glyph;
+      if (grid.glyphs[k] !== glyph || grid.classes[k] !== cls) {
+        paintCell(k, glyph, cls);
         grid.glyphs[k] = glyph;
-      }
-      if (grid.classes[k] !== cls) {
-        grid.cells[k].className = cls;
         grid.classes[k] = cls;
       }
     }
@@ -350,7 +378,7 @@ function drawStatus() {
   const status = $("status");
   status.replaceChildren();
   fields.forEach(([text, cls], i) => {
-    if (i) status.append(el("span", "  "));
+    if (i) status.append(el("span", "  ", "sep"));
     status.append(el("span", text, cls));
   });
 }
@@ -997,10 +1025,12 @@ function onChatKey(e) {
 }
 
 function onMapClick(e) {
-  const index = e.target && e.target.dataset ? Number(e.target.dataset.i) : NaN;
-  if (!Number.isInteger(index) || mode.kind !== "normal" || !model.w) return;
-  const x = grid.x0 + (index % VIEW_W);
-  const y = grid.y0 + Math.floor(index / VIEW_W);
+  const box = $("map").getBoundingClientRect();
+  const col = Math.floor((e.clientX - box.left) / grid.cw);
+  const row = Math.floor((e.clientY - box.top) / grid.ch);
+  if (col < 0 || row < 0 || col >= VIEW_W || row >= VIEW_H || mode.kind !== "normal" || !model.w) return;
+  const x = grid.x0 + col;
+  const y = grid.y0 + row;
   if (x >= model.w || y >= model.h) return;
   const actor = model.visible[y * model.w + x] ? model.actorAt(x, y) : null;
   if (actor && actor.id !== model.id) look(actor.id);
@@ -1030,6 +1060,7 @@ function benchDraw(frames, crowd) {
     }
     const t0 = performance.now();
     draw();
+    void $("game").offsetHeight; // style and layout too, not only the script
     times.push(performance.now() - t0);
   }
   for (const id of added) model.actors.delete(id);
@@ -1040,7 +1071,12 @@ function benchDraw(frames, crowd) {
   return { mean: times.reduce((a, b) => a + b, 0) / Math.max(1, times.length), median: at(0.5), p95: at(0.95), max: at(1) };
 }
 
-window.underhall = { model, stats, grid, benchDraw, log: () => log.slice(), mode: () => mode };
+// What the map shows, for tests: [glyph, class] of each cell, row by row.
+function shown() {
+  return grid.glyphs.map((glyph, k) => [glyph, grid.classes[k]]);
+}
+
+window.underhall = { model, stats, grid: () => ({ x0: grid.x0, y0: grid.y0, cw: grid.cw, ch: grid.ch }), shown, benchDraw, log: () => log.slice(), mode: () => mode };
 
 // --- start ----------------------------------------------------------------------------
 
