@@ -338,6 +338,11 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             )
             until("the click's travel", lambda: browser_pos(page) == (x + dx, y + dy))
 
+            # Run: Shift + a direction.
+            at = browser_pos(page)
+            page.keyboard.press(VI[open_step(page)].upper())
+            until("the run", lambda: browser_pos(page) != at)
+
             # Frame time: whole redraws with a crowd of 60 more actors.
             timing = js(page, "window.underhall.benchDraw(120, 60)")
             stats = js(page, "window.underhall.stats")

@@ -6,6 +6,7 @@
 
 import { Model, UNKNOWN, FLAG, boltPath } from "./model.js";
 import { describeEvent, refusalText, HELP_LINES } from "./text.js";
+import { Walk } from "./walk.js";
 
 const PROTOCOL_VERSION = 11;
 const VIEW_W = 80;
@@ -656,11 +657,15 @@ function receive(msg) {
 
 function afterFrame(refused, events) {
   for (const [, reason] of refused) addLine(refusalText(reason));
+  if (refused.length) stopAuto();
   for (const ev of events) {
     if (ev[0] === "fly" && Array.isArray(ev[3])) animate(ev[3], "*", "bright_white");
     else if (ev[0] === "ray" && Array.isArray(ev[3])) animate(ev[3], "*", "bright_yellow");
     else if (ev[0] === "boom") animate([[ev[3], ev[4]]], "#", "bright_red");
-    addLine(describeEvent(model, ev));
+    const line = describeEvent(model, ev);
+    addLine(line);
+    const ownDoor = ev[0] === "door" && ev[1] === model.id;
+    if (line && auto && !ownDoor) stopAuto(); // something happened: a walk stops
   }
   if (model.me.dead) {
     if (mode.kind !== "normal") mode = { kind: "normal" };
@@ -684,14 +689,10 @@ function animate(cells, glyph, colour) {
   }, 250);
 }
 
-// --- run, travel, explore (each step one ordinary move) ---------------------------
-
-function monstersInView() {
-  return new Set([...model.actors.values()].filter((a) => !(a.flags & FLAG.player)).map((a) => a.id));
-}
+// --- run, travel, explore (each step one ordinary move: walk.js decides) ---------
 
 function startAuto(kind, extra) {
-  auto = Object.assign({ kind, seq: -1, hp: model.me.hp, seen: monstersInView(), steps: 0 }, extra);
+  auto = { kind, seq: -1, walk: new Walk(kind, extra || {}).start(model) };
   stepAuto([]);
 }
 
@@ -701,78 +702,13 @@ function stopAuto(why) {
   scheduleDraw();
 }
 
-function walkable(x, y) {
-  if (x < 0 || y < 0 || x >= model.w || y >= model.h) return false;
-  const code = model.known[y * model.w + x];
-  return code === 3 || model.passable(x, y);
-}
-
-// First step of the shortest known way from pos to a cell `goal(x, y)` accepts.
-function firstStep(pos, goal) {
-  const w = model.w;
-  const from = new Int32Array(w * model.h).fill(-1);
-  const start = pos[1] * w + pos[0];
-  from[start] = start;
-  const queue = [start];
-  for (let q = 0; q < queue.length; q++) {
-    const at = queue[q];
-    const x = at % w;
-    const y = Math.floor(at / w);
-    if (at !== start && goal(x, y)) {
-      let cell = at;
-      while (from[cell] !== start) cell = from[cell];
-      return [(cell % w) - pos[0], Math.floor(cell / w) - pos[1]];
-    }
-    for (const [dx, dy] of Object.values(NAMED_DIRS)) {
-      const nx = x + dx;
-      const ny = y + dy;
-      const next = ny * w + nx;
-      if (walkable(nx, ny) && from[next] === -1) {
-        from[next] = at;
-        queue.push(next);
-      }
-    }
-  }
-  return null;
-}
-
-function unexplored(x, y) {
-  if (!model.passable(x, y)) return false;
-  for (const [dx, dy] of Object.values(NAMED_DIRS)) {
-    const nx = x + dx;
-    const ny = y + dy;
-    if (nx >= 0 && ny >= 0 && nx < model.w && ny < model.h && model.known[ny * model.w + nx] === UNKNOWN) return true;
-  }
-  return false;
-}
-
+// After each frame: once the last step is settled, take the next one.
 function stepAuto(refused) {
   if (!auto || model.ack < auto.seq) return;
-  const pos = model.position();
-  if (!pos || model.me.dead) return stopAuto();
   if (refused.some(([seq]) => seq === auto.seq)) return stopAuto();
-  if (model.me.hp < auto.hp) return stopAuto("You are hurt!");
-  for (const id of monstersInView()) if (!auto.seen.has(id)) return stopAuto("A monster comes into view.");
-  let d = null;
-  if (auto.kind === "run") {
-    const at = pos[1] * model.w + pos[0];
-    if (auto.steps > 0 && (model.objs.has(at) || model.known[at] === 11 || model.known[at] === 12)) return stopAuto();
-    const nx = pos[0] + auto.dir[0];
-    const ny = pos[1] + auto.dir[1];
-    if (!model.passable(nx, ny) || model.actorAt(nx, ny)) return stopAuto();
-    d = auto.dir;
-  } else if (auto.kind === "travel") {
-    if (pos[0] === auto.to[0] && pos[1] === auto.to[1]) return stopAuto();
-    d = firstStep(pos, (x, y) => x === auto.to[0] && y === auto.to[1]);
-    if (!d) return stopAuto("You know no way there.");
-  } else {
-    d = firstStep(pos, unexplored);
-    if (!d) return stopAuto("Nothing left to explore here.");
-  }
-  if (auto.steps > 400) return stopAuto();
-  auto.steps += 1;
-  auto.hp = model.me.hp;
-  auto.seq = conn.command("move", { d });
+  const step = auto.walk.next(model);
+  if (!Array.isArray(step)) return stopAuto(step.stop);
+  auto.seq = conn.command("move", { d: step });
 }
 
 // --- keys ---------------------------------------------------------------------------
@@ -846,7 +782,7 @@ function fire() {
     return look(actor.id);
   }
   if (verb === "throw") return conn.command("throw", { item: m.item, at: [x, y] });
-  if (verb === "travel") return startAuto("travel", { to: [x, y] });
+  if (verb === "travel") return startAuto("travel", { goal: [x, y] });
   return conn.command("cast", { spell: m.spell, at: [x, y] });
 }
 
@@ -1034,7 +970,7 @@ function onMapClick(e) {
   if (x >= model.w || y >= model.h) return;
   const actor = model.visible[y * model.w + x] ? model.actorAt(x, y) : null;
   if (actor && actor.id !== model.id) look(actor.id);
-  else if (model.known[y * model.w + x] !== UNKNOWN) startAuto("travel", { to: [x, y] });
+  else if (model.known[y * model.w + x] !== UNKNOWN) startAuto("travel", { goal: [x, y] });
   scheduleDraw();
 }
 
