@@ -311,6 +311,7 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             page.keyboard.press("z")
             page.keyboard.press(letters["wand_of_magic_missile"])
             page.keyboard.press(VI[open_step(page)])
+            until("the missile drawn in flight", lambda: shown(page, "", "c-bright_magenta"))
             until("the wand zapped", lambda: log_has(page, "You zap"))
             page.keyboard.press("t")
             page.keyboard.press(letters["dagger"])

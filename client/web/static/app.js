@@ -7,6 +7,7 @@
 import { Model, UNKNOWN, FLAG, boltPath } from "./model.js";
 import { describeEvent, refusalText, HELP_LINES } from "./text.js";
 import { Walk } from "./walk.js";
+import { Animator, tracksFromEvents } from "./anim.js";
 
 const PROTOCOL_VERSION = 11;
 const VIEW_W = 80;
@@ -160,7 +161,7 @@ let log = [];
 let lastLine = "";
 let repeat = 0;
 let note = "";
-let marks = new Map(); // cell index -> [glyph, colour] (animations)
+const animator = new Animator(); // rays and projectiles in flight
 let lookInfo = new Map(); // actor id -> info message
 let auto = null; // run, travel or explore under way
 
@@ -291,7 +292,9 @@ function drawMap() {
     if (!there || a.id === model.id || (a.flags & FLAG.player && !(there.flags & FLAG.player))) actors.set(at, a);
   }
   const marksNow = overlay();
-  for (const [at, mark] of marks) marksNow.set(at, [mark[0], mark[1], false]);
+  for (const [x, y, glyph, colour] of animator.marks(performance.now() / 1000)) {
+    marksNow.set(y * w + x, [glyph, colour, false]);
+  }
   const terrain = model.terrain;
   for (let j = 0; j < VIEW_H; j++) {
     const y = y0 + j;
@@ -518,6 +521,7 @@ function draw() {
   if ($("prompt").textContent !== prompt) $("prompt").textContent = prompt;
   $("prompt").className = note ? "c-bright_yellow b" : "";
   const ms = performance.now() - start;
+  if (animator.busy(performance.now() / 1000)) scheduleDraw(); // the next step of a ray
   stats.frames += 1;
   stats.totalMs += ms;
   stats.lastMs = ms;
@@ -658,10 +662,8 @@ function receive(msg) {
 function afterFrame(refused, events) {
   for (const [, reason] of refused) addLine(refusalText(reason));
   if (refused.length) stopAuto();
+  animator.add(tracksFromEvents(events, model), performance.now() / 1000);
   for (const ev of events) {
-    if (ev[0] === "fly" && Array.isArray(ev[3])) animate(ev[3], "*", "bright_white");
-    else if (ev[0] === "ray" && Array.isArray(ev[3])) animate(ev[3], "*", "bright_yellow");
-    else if (ev[0] === "boom") animate([[ev[3], ev[4]]], "#", "bright_red");
     const line = describeEvent(model, ev);
     addLine(line);
     const ownDoor = ev[0] === "door" && ev[1] === model.id;
@@ -673,20 +675,6 @@ function afterFrame(refused, events) {
   }
   if (auto) stepAuto(refused);
   scheduleDraw();
-}
-
-function animate(cells, glyph, colour) {
-  const placed = [];
-  for (const cell of cells) {
-    if (!Array.isArray(cell)) continue;
-    const at = cell[1] * model.w + cell[0];
-    marks.set(at, [glyph, colour]);
-    placed.push(at);
-  }
-  setTimeout(() => {
-    for (const at of placed) marks.delete(at);
-    scheduleDraw();
-  }, 250);
 }
 
 // --- run, travel, explore (each step one ordinary move: walk.js decides) ---------
