@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from server.content import Content
+from server.sim import floors
 from server.sim.actors import Actor
 from server.sim.events import Dropped, Equipped, Event, PickedUp, RejectReason
 from server.sim.items import (
@@ -105,13 +106,17 @@ def drop(world: World, actor: Actor, letter: str, events: list[Event]) -> Reject
 
 
 def place_item(world: World, depth: int, x: int, y: int, item: Item) -> None:
-    """Put ``item`` on top of the pile at ``(x, y)``, merging a like top stack."""
+    """Put ``item`` on top of the pile at ``(x, y)``, merging a like top stack;
+    a floor past :data:`~server.sim.floors.FLOOR_STACKS` stacks is swept
+    (:func:`~server.sim.floors.sweep`)."""
     item.letter = ""
-    pile = world.levels[depth].items.setdefault((x, y), [])
+    level = world.levels[depth]
+    pile = level.items.setdefault((x, y), [])
     if pile and pile[-1].alike(item) and world.content.items[item.key].category in STACKING:
         pile[-1].count += item.count
         return
     pile.append(item)
+    floors.sweep(level, world.content, x, y)
 
 
 def wield(world: World, actor: Actor, letter: str, events: list[Event]) -> RejectReason | None:
