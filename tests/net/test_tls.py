@@ -181,6 +181,34 @@ async def test_health_is_served_over_https_too(tls_server: GameServer, certs: Ce
     assert await asyncio.to_thread(get) == b"ok\n"
 
 
+async def test_the_browser_page_is_served_over_https_and_plays_over_wss(
+    tls_server: GameServer, certs: Certs
+) -> None:
+    import msgpack  # type: ignore[import-untyped]
+    import websockets
+    from websockets.typing import Origin
+
+    from client.web import STATIC
+    from server.net.web import WebSite
+
+    tls_server.web = WebSite(STATIC, [("warrior", "Warrior")])
+    context = ssl.create_default_context(cafile=str(certs.ca))
+    origin = f"https://localhost:{tls_server.port}"
+
+    def get() -> tuple[str, bytes]:
+        with urllib.request.urlopen(origin + "/", context=context, timeout=5) as resp:
+            return resp.headers["Content-Security-Policy"], resp.read()
+
+    policy, page = await asyncio.to_thread(get)
+    assert page.startswith(b"<!doctype html>")
+    assert f"wss://localhost:{tls_server.port}" in policy
+    async with websockets.connect(
+        f"wss://localhost:{tls_server.port}/", ssl=context, origin=Origin(origin), compression=None
+    ) as ws:
+        await ws.send(msgpack.packb({"t": "ping", "id": 3}))
+        assert msgpack.unpackb(await ws.recv())["id"] == 3
+
+
 def test_serve_command_line_checks_its_tls_options(certs: Certs, tmp_path: Path) -> None:
     base = [
         sys.executable,
