@@ -160,3 +160,10 @@ def test_the_package_ships_the_client() -> None:
     names = {p.name for p in Path(STATIC).iterdir()}
     assert {"index.html", "app.js", "model.js", "text.js", "style.css"} <= names
     assert {"msgpack.min.js", "msgpack.LICENSE.txt"} <= names
+
+
+def test_the_page_and_the_document_speak_this_protocol_version() -> None:
+    app = (Path(STATIC) / "app.js").read_text(encoding="utf-8")
+    assert f"const PROTOCOL_VERSION = {PROTOCOL_VERSION};" in app
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text("utf-8")
+    assert f"the server's protocol version (**{PROTOCOL_VERSION}**)" in doc
