@@ -197,14 +197,10 @@ class Gateway(Front):
         admin_socket: Path | None = None,
         max_players: int | None = None,
     ) -> None:
+        super().__init__(host, port, limits, admin_socket)
         self.max_players = max_players
-        self.limits = limits or NetLimits()
-        self.admin_socket = admin_socket
-        self.book = AddressBook(self.limits, 1 << 20)
         self.nats_url = nats_url
         self.id = gateway_id
-        self.host = host
-        self.port = port
         self.subjects = Subjects(prefix)
         self.players: dict[int, Player] = {}
         self.heartbeats: dict[str, float] = {}
@@ -217,8 +213,6 @@ class Gateway(Front):
         """Workers' frames not written, by reason: ``stale`` (the player left,
         or an old epoch), ``behind`` (the client is not reading), ``cut``
         (over the guard's output cap)."""
-        self.draining = False
-        """Whether a drain (or stop) has begun: joins are refused."""
         self._outbox: dict[str, list[ToWorker]] = {}
         """Worker id -> messages for it queued in this turn of the event loop."""
         self._flushing = False
@@ -227,8 +221,6 @@ class Gateway(Front):
         gateway for :data:`~server.game.bans.KICK_HOLD_S` (in memory only;
         the bans are the workers' to check)."""
         self.metrics = GatewayMetrics(self)
-        self._grace = 0.0
-        self._stop = asyncio.Event()
         self.nc: NatsClient
 
     async def run(

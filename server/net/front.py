@@ -30,6 +30,7 @@ import logging
 import time
 from dataclasses import dataclass
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
@@ -118,10 +119,15 @@ def ip_of(ws: ServerConnection) -> str:
 class Front:
     """The connection handling shared by ``serve`` and the gateway.
 
-    A subclass sets :attr:`limits`, :attr:`book` (before serving),
-    :attr:`metrics` and :attr:`draining`, and implements the link to its host:
-    :meth:`current_tick`, :meth:`players_online`, :meth:`_seat`,
-    :meth:`_route` and :meth:`_unseat`.
+    A subclass calls ``Front.__init__``, sets :attr:`metrics`, and
+    implements the link to its host: :meth:`current_tick`,
+    :meth:`players_online`, :meth:`_seat`, :meth:`_route` and :meth:`_unseat`.
+
+    Args:
+        host: The interface the game port listens on.
+        port: The game port (0 picks one).
+        limits: The caps and rates (defaults: :class:`NetLimits`).
+        admin_socket: Where the operators' Unix socket is made, or None.
     """
 
     limits: NetLimits
@@ -133,6 +139,19 @@ class Front:
     web: WebSite | None = None
     """The web client and lobby answered on this port (set by the composition
     root before serving; None: no page, only the game and the operators' paths)."""
+
+    def __init__(
+        self, host: str, port: int, limits: NetLimits | None, admin_socket: Path | None
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.limits = limits or NetLimits()
+        self.book = AddressBook(self.limits, 1 << 20)
+        self.admin_socket = admin_socket
+        self.draining = False
+        """Whether a drain (or stop) has begun: joins are refused."""
+        self._grace = 0.0
+        self._stop = asyncio.Event()
 
     # ----------------------------------------------------------- the link
 

@@ -171,16 +171,12 @@ class GameServer(Front):
         admin_socket: Path | None = None,
         limits: NetLimits | None = None,
     ) -> None:
+        super().__init__(host, port, limits, admin_socket)
         self.game = game
-        self.limits = limits or NetLimits()
-        self.book = AddressBook(self.limits, 1 << 20)
-        self.host = host
-        self.port = port
         self.tick_rate = tick_rate
         self.ssl_context = ssl_context
         self.drain_s = drain_s
         self.metrics_port = metrics_port
-        self.admin_socket = admin_socket
         self.clients: dict[int, Client] = {}
         self._behind: set[int] = set()
         """Players whose clients were behind or cut off at their last write
@@ -188,12 +184,9 @@ class GameServer(Front):
         self.stats = TickStats()
         self.metrics = Metrics(self)
         game.hooks = self.metrics
-        self.draining = False
         self._ticking = False
-        self._grace = 0.0
         self._reserve = CLOSE_RESERVE_S
         self._drain_started = 0.0
-        self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
         self._ws_server: WsServer | None = None
         self._pauses: collector.PauseWatch | None = None
