@@ -356,6 +356,7 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             )
             assert timing["mean"] < 1000 / 60
             before = browser_pos(page)
+            memory = js(page, "Array.from(window.underhall.model.known)")
             term.ws.close()
 
         # The server restarts on the same port: the page comes back by itself.
@@ -363,6 +364,9 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             until("the browser resuming", lambda: log_has(page, "Welcome back, Webber."), 20)
             until("the resumed snapshot", lambda: browser_pos(page))
             assert browser_pos(page) == before
+            # The map memory the page built from deltas is the one the server
+            # kept for the character (its snapshot after the restart).
+            assert js(page, "Array.from(window.underhall.model.known)") == memory
             assert js(page, "window.underhall.model.id") >= 0 and me_id >= 0
             step = open_step(page)
             at = browser_pos(page)
