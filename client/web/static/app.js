@@ -5,7 +5,8 @@
 // placed with textContent, never as markup.
 
 import { Model, UNKNOWN, FLAG, boltPath } from "./model.js";
-import { describeEvent, refusalText, HELP_LINES } from "./text.js";
+import { describeEvent, refusalText, errorText, optionLabel, HELP_LINES } from "./text.js";
+import { menuItems, inventoryRows, equipmentRows } from "./menus.js";
 import { Walk } from "./walk.js";
 import { Animator, tracksFromEvents } from "./anim.js";
 
@@ -41,13 +42,6 @@ const ITEM_VERBS = {
   t: ["throw", "What do you want to throw?", "You have nothing to throw."],
   z: ["zap", "What do you want to zap?", "You have nothing to zap."],
 };
-// Which item categories each verb's menu offers (the server still judges).
-const FITS = {
-  wield: ["weapon", "thrown", "misc"], wear: ["armour", "shield", "robe", "helmet", "gloves", "boots", "spellbook"],
-  eat: ["food"], quaff: ["potion"], read: ["scroll", "spellbook"], zap: ["wand", "horn"],
-  throw: ["thrown", "weapon", "potion", "misc"],
-};
-
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => {
   const node = document.createElement(tag);
@@ -395,42 +389,16 @@ function drawLog() {
   $("log").replaceChildren(...lines.map((line) => el("div", line)));
 }
 
-function itemLabel(it) {
-  const entry = model.items[it.key];
-  const name = entry ? entry[0] : it.key;
-  let label = `${it.letter} - ${it.count > 1 ? `${it.count} ${name}` : name}`;
-  if (it.charges >= 0) label += ` (${it.charges} charges)`;
-  if (it.flags & 1) label += " (cursed)";
-  if (it.slot) label += ` (${it.slot === "weapon" ? "wielded" : it.slot === "book" ? "held" : "worn"})`;
-  return label;
-}
-
-function menuItems(verb) {
-  const all = model.inventory();
-  if (verb === "remove") return all.filter((i) => i.slot);
-  const fits = FITS[verb];
-  if (!fits) return all;
-  const some = all.filter((i) => fits.includes((model.items[i.key] || [])[3]));
-  return some.length ? some : all;
-}
-
 function pageLines() {
   switch (mode.kind) {
     case "help":
       return HELP_LINES;
-    case "inventory": {
-      const items = model.inventory();
-      return ["Inventory", "", ...(items.length ? items.map(itemLabel) : ["Your pack is empty."])];
-    }
-    case "equipment": {
-      const worn = model.inventory().filter((i) => i.slot);
-      const me = model.me;
-      const resist = Object.entries(me.resist || {}).map(([k, v]) => `${k.replace(/_/g, " ")} ${v > 0 ? "+" : ""}${v}`);
-      return ["Equipment", "", ...(worn.length ? worn.map((i) => `  ${i.slot.padEnd(8)} ${itemLabel(i)}`) : ["  (nothing)"]),
-        "", `  Power ${me.power}, defence ${me.defence}; resistances: ${resist.join(", ") || "none"}`];
-    }
+    case "inventory":
+      return ["Inventory", "", ...inventoryRows(model)];
+    case "equipment":
+      return ["Equipment", "", ...equipmentRows(model)];
     case "item_menu":
-      return [ITEM_VERBS[mode.key][1], "", ...menuItems(mode.verb).map(itemLabel), "", "(a letter, or Escape)"];
+      return [ITEM_VERBS[mode.key][1], "", ...inventoryRows(model, mode.verb), "", "(a letter, or Escape)"];
     case "spell_menu": {
       const head = mode.verb === "upgrade" ? "Upgrade which spell?" : "Spells";
       const rows = model.knownSpells().map((s) =>
@@ -438,7 +406,8 @@ function pageLines() {
       return [head, "", `    ${"Name".padEnd(20)} Level  ${"School".padEnd(14)} Fail  Cost`, ...rows];
     }
     case "choose":
-      return ["Level-up reward", "", ...(model.me.options || []).map((o, i) => `  ${String.fromCharCode(97 + i)} - ${o.replace(/_/g, " ")}`)];
+      return ["Level-up reward", "", `Choose a reward (${model.me.choice || 0} owed):`,
+        ...(model.me.options || []).slice(0, 26).map((o, i) => `  ${String.fromCharCode(97 + i)} - ${optionLabel(o)}`)];
     case "history": {
       const shown = mode.scroll ? log.slice(0, log.length - mode.scroll) : log;
       return [`Message history${mode.scroll ? ` (${mode.scroll} lines back)` : ""}`, "", ...shown.slice(-(VIEW_H - 2))];
@@ -645,12 +614,12 @@ function receive(msg) {
       if (msg.fatal) {
         if (NO_RETRY.has(msg.code)) {
           conn.stop();
-          lobby.show(`${msg.msg} (${msg.code})`);
+          lobby.show(errorText(msg.code, msg.msg));
           return;
         }
-        note = `${msg.msg} — reconnecting…`;
-      } else if (msg.code !== "rate_limited") {
-        addLine(`(${msg.msg})`);
+        note = `${errorText(msg.code, msg.msg)} Reconnecting…`;
+      } else {
+        addLine(errorText(msg.code, msg.msg));
       }
       break;
     default:
@@ -742,7 +711,7 @@ function normalKey(key) {
   if (SIMPLE[ch]) return conn.command(SIMPLE[ch]);
   if (ITEM_VERBS[ch]) {
     const [verb, , nothing] = ITEM_VERBS[ch];
-    if (!menuItems(verb).length) return addLine(nothing);
+    if (!menuItems(model, verb).length) return addLine(nothing);
     return (mode = { kind: "item_menu", verb, key: ch });
   }
   if (ch === ";" || ch === "x") return aimStart("look");

@@ -39,20 +39,33 @@ const USE = { eat: ["eat", "eats"], quaff: ["drink", "drinks"], read: ["read", "
 const CAUSES = { throw: "missile", ray: "ray", beam: "beam", bolt: "bolt", ball: "explosion",
   spell: "spell", breath: "breath", shield: "shield", potion: "potion" };
 const PREFIX = { crit: "A critical hit! ", lucky: "A lucky hit! " };
+const packItem = (m, letter) => {
+  const it = m.inventory().find((i) => i.letter === letter);
+  return it ? m.itemName(it.key) : "equipment";
+};
+const OPTION_LABELS = { health: "more health", energy: "more energy", power: "more power", defence: "more defence" };
+
+// A level-up reward key in words ("resist_fire" -> "resistance to fire").
+export function optionLabel(option) {
+  if (OPTION_LABELS[option]) return OPTION_LABELS[option];
+  if (option.startsWith("resist_")) return `resistance to ${words(option.slice(7))}`;
+  return `the ability: ${words(option)}`;
+}
+
 const NOTES = {
   hungry: () => "You are getting hungry.",
-  weak: () => "You are weak with hunger.",
+  weak: () => "You feel weak from hunger.",
   starving: () => "You are starving!",
-  identified: (m, a) => `You now know ${item(m, a)} when you see one.`,
-  nothing_happens: () => "Nothing happens.",
+  identified: (m, a) => (typeof a === "string" ? `You now know ${item(m, a)}.` : null),
+  nothing_happens: () => "Nothing seems to happen.",
   forgot: (m, a) => `You have forgotten the spell ${m.spellName(a)}.`,
-  choice: (m, a) => (a ? `You take the reward: ${words(a)}.` : "You may choose a reward (C)."),
-  curse_removed: (m, a) => `The curse on item ${a} is lifted.`,
-  curse_stays: (m, a) => `The curse on item ${a} holds.`,
-  enchanted: (m, a) => `Item ${a} glows for a moment.`,
+  choice: (m, a) => (typeof a === "string" ? `You gain ${optionLabel(a)}.` : "You may choose a reward for your level: press C."),
+  curse_removed: (m, a) => `The curse on your ${packItem(m, a)} is lifted.`,
+  curse_stays: (m, a) => `The curse on your ${packItem(m, a)} holds fast.`,
+  enchanted: (m, a) => `Your ${packItem(m, a)} glows blue for a moment.`,
   spell_failed: () => "Your spell fails.",
-  upgraded: (m, a) => `Your spell ${m.spellName(a)} is stronger now.`,
-  rusted: (m, a) => `Item ${a} rusts.`,
+  upgraded: (m, a) => `The altar glows: your ${m.spellName(a)} spell grows stronger.`,
+  rusted: (m, a) => `Your ${packItem(m, a)} rusts.`,
 };
 
 const EVENTS = {
@@ -197,7 +210,7 @@ const EVENTS = {
   learn: (m, [, spell]) => `You learn the spell ${m.spellName(spell)}.`,
   note(m, [, code, arg]) {
     const f = NOTES[code];
-    return f ? f(m, arg) : `(${words(code)})`;
+    return f ? f(m, arg) : null;
   },
 };
 
@@ -212,9 +225,10 @@ export function describeEvent(model, ev) {
   }
 }
 
+// The terminal client's wording (client/notices.py).
 const REASONS = {
-  blocked: "There is a wall in the way.",
-  occupied: "Someone is in the way.",
+  blocked: "Something solid blocks your way.",
+  occupied: "Someone is standing there.",
   no_door: "There is no door there.",
   door_blocked: "Something is in the doorway.",
   no_stairs: "There are no stairs here.",
@@ -223,24 +237,44 @@ const REASONS = {
   dead: "You are dead.",
   monster_in_view: "You cannot rest with a monster in view.",
   lava: "You will not step into lava.",
-  queue_full: "Too many commands are waiting.",
-  no_item: "You have no such item.",
+  queue_full: "Too many actions queued; wait a moment.",
+  no_item: "You do not have that item.",
   pack_full: "Your pack is full.",
-  wrong_item: "You cannot do that with that item.",
-  cursed: "It is cursed: you cannot take it off.",
+  wrong_item: "You cannot use that item that way.",
+  cursed: "You cannot; it is cursed!",
   full: "You are too full to eat.",
   no_energy: "You do not have enough energy.",
-  cannot_cast: "You cannot cast now.",
-  unknown_spell: "You cannot cast that spell.",
+  cannot_cast: "You cannot cast a spell right now.",
+  unknown_spell: "You do not know that spell.",
   no_target: "That spell needs another kind of target.",
-  no_choice: "There is no such reward to choose.",
-  confused: "You are too confused.",
+  no_choice: "You have no reward to choose.",
+  confused: "You are too confused to do that.",
   afraid: "You are too afraid to attack.",
-  no_altar: "You must stand on an altar to do that.",
+  no_altar: "You must stand on an altar to upgrade a spell.",
 };
 
+const ERRORS = {
+  rate_limited: "Slow down: the server dropped some of your input.",
+  version: "This client speaks another protocol version than the server.",
+  name_taken: "That name is taken (and this browser has no token for it).",
+  bad_class: "The server does not know that class.",
+  server_full: "The server is full.",
+  flood: "Disconnected for flooding the server.",
+  timeout: "The server timed out waiting for us.",
+  shutdown: "The server is shutting down.",
+  replaced: "This character connected from elsewhere; this session is closed.",
+  too_large: "A message was too large for the server.",
+  kicked: "An operator disconnected you from the server.",
+  banned: "This name is banned from the server.",
+};
+
+// One line for a server `error` (its `msg` where the code has no wording here).
+export function errorText(code, msg) {
+  return ERRORS[code] || (msg ? `Server error (${code}): ${msg}` : `Server error (${code}).`);
+}
+
 export function refusalText(reason) {
-  return REASONS[reason] || `Refused: ${words(reason)}.`;
+  return REASONS[reason] || `You cannot do that (${reason}).`;
 }
 
 export const HELP_LINES = [
