@@ -21,6 +21,7 @@ Holds no game rule: the host supplies the lobby's rows (:class:`LobbyRow`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -151,7 +152,8 @@ def respond(
     for key in ("Content-Type", "Content-Length"):
         del response.headers[key]
     response.headers["Content-Type"] = content_type
-    response.headers["Content-Length"] = str(len(body))
+    if status is not HTTPStatus.NOT_MODIFIED:  # a 304 has no body of its own to measure
+        response.headers["Content-Length"] = str(len(body))
     response.headers["Cache-Control"] = cache
     for key, value in headers.items():
         response.headers[key] = value
@@ -171,12 +173,15 @@ class WebSite:
     """
 
     def __init__(self, root: Path, classes: Iterable[tuple[str, str]]) -> None:
-        self.files: dict[str, tuple[bytes, str]] = {}
+        self.files: dict[str, tuple[bytes, str, str]] = {}
+        """URL path -> (body, content type, entity tag)."""
         for path in sorted(root.rglob("*")):
             kind = CONTENT_TYPES.get(path.suffix)
             if kind is None or not path.is_file():
                 continue
-            self.files["/" + path.relative_to(root).as_posix()] = (path.read_bytes(), kind)
+            body = path.read_bytes()
+            tag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+            self.files["/" + path.relative_to(root).as_posix()] = (body, kind, tag)
         if "/index.html" in self.files:
             self.files["/"] = self.files["/index.html"]
         self.classes = [[key, name] for key, name in classes]
@@ -189,7 +194,9 @@ class WebSite:
         players: Callable[[], tuple[int, list[LobbyRow]] | None],
     ) -> Response | None:
         """The answer to a ``GET`` that is not a websocket upgrade, or None
-        (an upgrade, or a path that is not the site's: the caller decides).
+        (an upgrade: the caller decides). Files carry an entity tag and are
+        revalidated on each load (``no-cache``): a matching
+        ``If-None-Match`` gets 304 and no body.
 
         ``players`` gives the players online and the rows to list (None
         where this server cannot list them).
@@ -207,7 +214,10 @@ class WebSite:
             return respond(
                 conn, HTTPStatus.NOT_FOUND, CONTENT_TYPES[".txt"], b"not found\n", headers
             )
-        body, kind = found
+        body, kind, tag = found
+        headers["ETag"] = tag
+        if request.headers.get("If-None-Match") == tag:  # the browser's copy is current
+            return respond(conn, HTTPStatus.NOT_MODIFIED, kind, b"", headers)
         return respond(conn, HTTPStatus.OK, kind, body, headers)
 
     def lobby(self, players: Callable[[], tuple[int, list[LobbyRow]] | None]) -> bytes:

@@ -63,6 +63,10 @@ async def test_the_page_and_its_files_with_their_types_and_policy(start_server: 
         assert (status, headers["content-type"]) == (200, kind), path
         assert body == (STATIC / path[1:]).read_bytes()
     assert b"<script>" not in (STATIC / "index.html").read_bytes()  # no inline script
+    status, headers, body = await raw_get(server.port, "/app.js")
+    tag = headers["etag"]
+    status, headers, body = await raw_get(server.port, "/app.js", f"If-None-Match: {tag}\r\n")
+    assert (status, body, headers["etag"]) == (304, b"", tag)
 
 
 @pytest.mark.parametrize(
