@@ -284,6 +284,16 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             term.ws.send(encode_client(Chat(text="hi Webber", to="Webber")))
             until("Termy's private line in the browser", lambda: log_has(page, "<Termy> hi Webber"))
 
+            # The lobby, in another tab, lists both players, live.
+            lobby = page.context.browser.new_page()
+            lobby.goto(f"http://127.0.0.1:{port}/")
+            until(
+                "both players in the lobby",
+                lambda: all(n in lobby.inner_text("#players") for n in ("Webber", "Termy")),
+            )
+            assert "mage" in lobby.inner_text("#players")
+            lobby.close()
+
             # The inventory, then items: read, cast, drop and pick up, zap, throw.
             page.keyboard.press("i")
             until("the inventory", lambda: "dagger" in page.inner_text("#page"))
