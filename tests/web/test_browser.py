@@ -281,6 +281,11 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             page.keyboard.type("hello from the browser")
             page.keyboard.press("Enter")
             until("the browser's line on the terminal", lambda: term.heard("Webber", "browser"))
+            page.keyboard.press("Enter")
+            page.keyboard.type("/g hello everyone")
+            page.keyboard.press("Enter")
+            until("the global line", lambda: term.heard("Webber", "hello everyone"))
+            assert [c.scope for c in term.chats if "everyone" in c.text] == ["global"]
             term.ws.send(encode_client(Chat(text="hi Webber", to="Webber")))
             until("Termy's private line in the browser", lambda: log_has(page, "<Termy> hi Webber"))
 
