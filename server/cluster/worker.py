@@ -49,7 +49,7 @@ from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import Chat, Command, Look, ServerMessage
 from server.cluster.bans import ClusterBans
 from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches
-from server.cluster.fence import Characters
+from server.cluster.fence import Character, Characters
 from server.cluster.lease import LEASE_S, RENEW_S, Leases, open_bucket
 from server.cluster.messages import (
     ADMIN_REQUEST,
@@ -659,7 +659,12 @@ class Worker:
         if owner is None:
             return JoinReply(ok=False, code="retry", detail="no holder", retry=True)
         if owner == self.id:
-            return await self._admit_join(req)
+            key = req.name.lower()
+            # Read once: the row just read is still the one to check when no
+            # other join or save of this character is under way here
+            # (take_charge checks its epoch again in the database).
+            unchanged = key not in self._admit_locks and key not in self._leaving
+            return await self._admit_join(req, row if unchanged else None)
         try:
             answer = await self.nc.request(
                 self.subjects.worker(owner), encode(req), timeout=FORWARD_TIMEOUT_S
@@ -692,25 +697,27 @@ class Worker:
             if not users[0]:
                 del self._admit_locks[key]
 
-    async def _admit_join(self, req: JoinRequest) -> JoinReply:
+    async def _admit_join(self, req: JoinRequest, row: Character | None = None) -> JoinReply:
         """Seat a joining player here (this worker holds its level).
 
         A gateway's retry of a join whose answer it did not get in time
         carries the same ``nonce``: it gets the first answer again instead
-        of a second take-over of the character.
+        of a second take-over of the character. ``row``: the character's row
+        as just read by this worker (None: read it here; a new character
+        is always looked for again).
         """
         async with self._admitting(req.name):
             nonce = req.nonce
             if nonce in self._answers:
                 return self._answers[nonce]
-            answer = await self._admit_join_now(req)
+            answer = await self._admit_join_now(req, row)
             if answer.ok:
                 self._answers[nonce] = answer
                 while len(self._answers) > ANSWERS_KEPT:
                     del self._answers[next(iter(self._answers))]
             return answer
 
-    async def _admit_join_now(self, req: JoinRequest) -> JoinReply:
+    async def _admit_join_now(self, req: JoinRequest, read: Character | None) -> JoinReply:
         if self.draining:
             return _DRAINING
         name, gateway, token = req.name, req.gw, req.token
@@ -719,7 +726,8 @@ class Worker:
             await asyncio.wait([leaving], timeout=LEAVE_WAIT_S)
             if not leaving.done():  # the database is slow: the gateway asks again
                 return JoinReply(ok=False, code="retry", detail="still saving", retry=True)
-        row = await self.chars.load(name)
+            read = None
+        row = read if read is not None else await self.chars.load(name)
         if row is None:
             if not req.create:  # the gateway's new-characters cap
                 return JoinReply(ok=False, code=ErrorCode.LIMITED.value, detail=NEW_CHARS_LIMITED)
