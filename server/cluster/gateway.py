@@ -48,6 +48,8 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.http11 import Request, Response
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from protocol.codec import encode_server
 from protocol.errors import ErrorCode
@@ -91,8 +93,10 @@ from server.game.bans import BanList
 from server.net.admin import KICK_TEXT
 from server.net.front import Front, Joining, client_of
 from server.net.guard import (
+    BINARY_HEADS,
     AddressBook,
     NetLimits,
+    binary_head,
     buffered_output,
     guarded_connection_class,
     raise_open_file_limit,
@@ -129,7 +133,7 @@ GATHER_S = 0.5
 stops sooner once every gateway heard within :data:`LIVE_S` has answered)."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Player:
     """One seated connection and its route."""
 
@@ -147,12 +151,18 @@ class Player:
     rejoining: bool = False
     behind: bool = False
     buffer: deque[bytes] = field(default_factory=lambda: deque(maxlen=BUFFER_LIMIT))
-    frames: int = 0
-    sent_bytes: int = 0
     depth: int | None = None
     """The depth of the last snapshot written to the client (None before one)."""
     address: str = "?"
     """The client's ``host:port``."""
+    transport: asyncio.WriteTransport = field(init=False)
+    """``ws.transport`` (one connection's for its life), read per frame."""
+    protocol: ServerProtocol = field(init=False)
+    """``ws.protocol``, read per frame."""
+
+    def __post_init__(self) -> None:
+        self.transport = self.ws.transport
+        self.protocol = self.ws.protocol
 
 
 class Gateway(Front):
@@ -620,31 +630,56 @@ class Gateway(Front):
             self._to_worker(worker, Leave(aid, epoch))
 
     def _frames(self, entries: list[tuple[int, int, bytes]]) -> None:
-        dropped = self.dropped
+        """Write a batch's frames to their players' sockets, in order.
+
+        The common case (the player is here under that epoch, its client
+        reads, its connection is open) costs a dict lookup, a look at the
+        transport and one write of the frame's header and payload, as
+        :func:`~server.net.guard.send_binary` writes them; anything else
+        takes :meth:`_not_written`."""
+        players = self.players
+        heads = BINARY_HEADS
+        limit = OUTBOX_LIMIT_BYTES
+        stale = sent = size = 0
         for aid, epoch, data in entries:
-            p = self.players.get(aid)
+            p = players.get(aid)
             if p is None or p.epoch != epoch:
-                dropped["stale"] += 1
+                stale += 1
                 continue  # gone, or a late frame from a worker it left
-            buffered = buffered_output(p.ws)
-            if buffered is None:
-                dropped["cut"] += 1
-                continue  # cut off (not reading at all: the guard's output cap)
-            if buffered > OUTBOX_LIMIT_BYTES:
-                dropped["behind"] += 1
-                p.behind = True
+            transport = p.transport
+            if p.behind or transport.get_write_buffer_size() > limit or transport.is_closing():
+                self._not_written(p)
                 continue
-            if p.behind:  # caught up: what it missed needs a snapshot
-                dropped["behind"] += 1
-                p.behind = False
-                self._to_worker(p.worker, Resync(aid, p.epoch))
-                continue
+            if p.protocol.state is not State.OPEN:
+                continue  # closing: its end is under way
+            n = len(data)
             if data.startswith(SNAP_MARK, 1):
                 p.depth = snapshot_depth(data)
-            p.frames += 1
-            p.sent_bytes += len(data)
-            self.metrics.sent(len(data))
-            send_binary(p.ws, data)
+            transport.write(heads[n] + data if n < 126 else binary_head(n) + data)
+            sent += 1
+            size += n
+        if stale:
+            self.dropped["stale"] += stale
+        self.metrics.frames_sent += sent
+        self.metrics.bytes_sent += size
+
+    def _not_written(self, p: Player) -> None:
+        """A frame for ``p`` is not written: its connection is cut off (over
+        the guard's output cap, which aborts it here) or closing, or its
+        client is behind (output buffered over :data:`OUTBOX_LIMIT_BYTES`);
+        a client that caught up gets a snapshot next (this frame is dropped,
+        and its worker asked for one)."""
+        buffered = buffered_output(p.ws)
+        if buffered is None:
+            self.dropped["cut"] += 1  # not reading at all: the guard's output cap
+        elif buffered > OUTBOX_LIMIT_BYTES:
+            self.dropped["behind"] += 1
+            p.behind = True
+        elif p.behind:  # caught up: what it missed needs a snapshot
+            self.dropped["behind"] += 1
+            p.behind = False
+            self._to_worker(p.worker, Resync(p.actor_id, p.epoch))
+        # else closing: its end is under way
 
     async def _on_chat(self, msg: Msg) -> None:
         """A line on the cluster's chat subject: global or private, or an

@@ -657,17 +657,24 @@ def send_binary(ws: ServerConnection, data: bytes) -> None:
         broadcast([ws], data)
         return
     n = len(data)
+    transport.write((BINARY_HEADS[n] if n < 126 else binary_head(n)) + data)
+
+
+def binary_head(n: int) -> bytes:
+    """The header of a final, unmasked binary frame of ``n`` bytes (RFC 6455
+    section 5.2: FIN, binary opcode, 7-, 16- or 64-bit length); for ``n`` <
+    126, :data:`BINARY_HEADS` has it built."""
     if n < 126:
-        head = bytes((0x82, n))
-    elif n < 65536:
-        head = _HEAD16.pack(0x82, 126, n)
-    else:
-        head = _HEAD64.pack(0x82, 127, n)
-    transport.write(head + data)
+        return bytes((0x82, n))
+    if n < 65536:
+        return _HEAD16.pack(0x82, 126, n)
+    return _HEAD64.pack(0x82, 127, n)
 
 
 _HEAD16 = struct.Struct("!BBH")
 _HEAD64 = struct.Struct("!BBQ")
+BINARY_HEADS = tuple(binary_head(n) for n in range(126))
+"""``BINARY_HEADS[n]`` is :func:`binary_head` (``n``) for ``n`` < 126."""
 
 
 def guarded_connection_class(book: AddressBook) -> type[GuardedConnection]:
