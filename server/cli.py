@@ -230,6 +230,20 @@ def serve_main(args: argparse.Namespace) -> int:
     )
     server.web = web_site(_classes(game.world.content))
     server.keeper.idle_ticks = round(float(args.level_idle_s) * args.tick_rate)
+    if args.record_world is not None:
+        from server.game.worldrecord import WorldRecorder
+
+        try:
+            game.recorder = WorldRecorder.open(
+                Path(args.record_world),
+                game.world,
+                tick_rate=args.tick_rate,
+                keeper_idle_ticks=server.keeper.idle_ticks,
+            )
+        except OSError as exc:
+            store.close()
+            print(f"underhall serve: --record-world: {exc}", file=sys.stderr)
+            return 1
     _use_uvloop()
     collector.tune()  # process-wide: start-up data frozen, the server collects between ticks
 
@@ -252,6 +266,8 @@ def serve_main(args: argparse.Namespace) -> int:
         ]
         if server.metrics_port is not None:
             said.append(f"metrics on http://{args.host}:{server.metrics_port}/metrics")
+        if game.recorder is not None:
+            said.append(f"recording the world to {game.recorder.path}")
         for line in said:
             if args.log_format == "json":  # every line of output is then one JSON object
                 print(json.dumps({"event": "listening", "msg": line}), flush=True)
@@ -268,8 +284,25 @@ def serve_main(args: argparse.Namespace) -> int:
         )
         return 1
     finally:
+        if game.recorder is not None:
+            game.recorder.close()
         store.close()
     return 0
+
+
+def replay_world_main(args: argparse.Namespace) -> int:
+    """``replay-world PATH``: re-run a recording of the world and check it."""
+    from server.game.worldrecord import RecordingError, newest_recording
+    from server.game.worldreplay import replay_world
+
+    try:
+        path = newest_recording(Path(args.path))
+        report = replay_world(path)
+    except (OSError, RecordingError) as exc:
+        print(f"underhall replay-world: {exc}", file=sys.stderr)
+        return 2
+    print(report.summary())
+    return 0 if report.ok else 1
 
 
 def _trust_ca(ca: str | None) -> None:
@@ -516,6 +549,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="admin Unix socket (default: beside the database, DB.admin.sock)",
     )
+    p.add_argument(
+        "--record-world",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write a recording of the world (seed, joins, leaves, every command, a "
+        "checksum per tick) to a new file in DIR, for `underhall replay-world` and bug reports",
+    )
     add_limit_options(p)
     p.add_argument(
         "--config",
@@ -524,6 +565,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="TOML file with any of these options (command line wins)",
     )
     p.set_defaults(func=serve_main)
+
+    p = sub.add_parser(
+        "replay-world",
+        help="re-run a recording of the world (serve --record-world) and check it",
+        description="Re-run the simulation headless from a recording made by "
+        "`underhall serve --record-world DIR` and check that every recorded tick's "
+        "checksum is reproduced. Prints a summary; the exit status is 1 if the "
+        "replay diverged (the summary says at which tick and what differs), 2 if "
+        "the file cannot be read.",
+    )
+    p.add_argument(
+        "path",
+        help="a recording (world-*.msgpack.gz), or a directory: its newest recording",
+    )
+    p.set_defaults(func=replay_world_main)
 
     p = sub.add_parser(
         "play",
@@ -1001,8 +1057,9 @@ CONFIG_KEYS = {
     "keepalive_timeout": float,
     "trusted_proxy": str,
     "allow_origin": str,
+    "record_world": str,
 }
-PATH_KEYS = ("tls_cert", "tls_key", "admin_socket")
+PATH_KEYS = ("tls_cert", "tls_key", "admin_socket", "record_world")
 
 
 def load_config(path: Path) -> dict[str, object]:
@@ -1059,6 +1116,7 @@ SERVE_DEFAULTS: dict[str, object] = {
     "keepalive_timeout": 10.0,
     "trusted_proxy": "",
     "allow_origin": "",
+    "record_world": None,
 }
 
 

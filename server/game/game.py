@@ -181,7 +181,7 @@ class Game(Host[object]):
                 raise taken
             name = str(record.get("name", name))  # the spelling it was created with
             try:
-                actor = self.world.join(name, record=record)
+                actor = self.join_world(name, record=record)
             except LookupError as exc:
                 raise GameError("server_full", "no room near your last place") from exc
             token_hash, resumed = saved[0], True
@@ -194,7 +194,7 @@ class Game(Host[object]):
                 known = ", ".join(k for k, c in self.world.content.classes.items() if not c.hidden)
                 raise GameError("bad_class", f"no class {key!r} (classes: {known})")
             try:
-                actor = self.world.join(name, key)
+                actor = self.join_world(name, key)
             except LookupError as exc:
                 raise GameError("server_full", "no room at the entrance") from exc
             token = secrets.token_urlsafe(24)

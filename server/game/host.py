@@ -35,6 +35,7 @@ from protocol.messages import ChatOut, Command, Info, ServerMessage, Welcome
 from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_message, welcome_tables
+from server.game.worldrecord import WorldRecorder
 from server.sim.actors import Actor, MovingState, memory_entry, moving_record_of
 from server.sim.events import Event
 from server.sim.world import World
@@ -224,6 +225,9 @@ class Host(Generic[L]):
         look into it); off, only what the next tick needs is kept, so the
         rest is freed with the tick's messages."""
         self.last_index: TickIndex | None = None
+        self.recorder: WorldRecorder | None = None
+        """If set, notes every join, leave, command and tick of the world
+        (``serve --record-world``; :mod:`server.game.worldrecord`)."""
 
     # ----------------------------------------------------------- seats
 
@@ -248,7 +252,22 @@ class Host(Generic[L]):
         key = seat.name.lower()
         if self.by_name.get(key) is seat:
             del self.by_name[key]
+        if self.recorder is not None:
+            self.recorder.left(actor_id)
         return seat, self.world.leave(actor_id)
+
+    def join_world(
+        self, name: str, class_key: str = "warrior", record: dict[str, Any] | None = None
+    ) -> Actor:
+        """:meth:`World.join <server.sim.world.World.join>`, noted by the
+        :attr:`recorder` if there is one.
+
+        Raises:
+            KeyError, LookupError: as :meth:`World.join` does.
+        """
+        if self.recorder is not None:
+            return self.recorder.join(self.world, name, class_key, record)
+        return self.world.join(name, class_key, record)
 
     def reseat(self, seat: Seat[L], session: L) -> None:
         """Link ``seat`` to a new session (a reconnect): its view starts
@@ -294,9 +313,10 @@ class Host(Generic[L]):
             ValueError: The command and its keys do not form a valid command.
             KeyError: The actor is not in the world.
         """
-        return self.world.submit(
-            actor_id, to_command(name, d, item=item, at=at, spell=spell, opt=opt), seq
-        )
+        command = to_command(name, d, item=item, at=at, spell=spell, opt=opt)
+        if self.recorder is not None:
+            self.recorder.command(actor_id, seq, name, d, item, at, spell, opt)
+        return self.world.submit(actor_id, command, seq)
 
     def carry_out(self, actor_id: int, msg: Command) -> bool:
         """Queue a ``cmd`` message for the player (:meth:`command` with its keys).
@@ -447,6 +467,8 @@ class Host(Generic[L]):
         """
         world = self.world
         happened = world.step()
+        if self.recorder is not None:
+            self.recorder.stepped(world, happened)
         if events is not None:
             happened = events(happened)
         index = TickIndex(world, happened, self._carried)
