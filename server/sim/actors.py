@@ -98,6 +98,11 @@ class Actor:
     mind: Mind = Mind.AWAKE
     target: int | None = None
     target_seen: tuple[int, int] | None = None
+    route: list[tuple[int, int]] | None = None
+    """A monster's path to the goal it walks to (a room's centre, or where
+    it last saw its target): the ``(x, y)`` cells still to walk, next first,
+    the goal last (:func:`server.sim.monsters._walk`); None when it has
+    none. Not saved: found again after a load."""
     lost_for: int = 0
     next_act: int = 0
     last_attack_tick: int = -1

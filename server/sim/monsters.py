@@ -337,7 +337,7 @@ def _hunt(world: World, monster: Actor, seen: list[Actor], events: list[Event]) 
         monster.target = None
         monster.target_seen = None
         return
-    _step_towards(world, monster, goal, events)
+    _walk(world, monster, goal, events)
 
 
 def _flee(world: World, monster: Actor, seen: list[Actor], events: list[Event]) -> None:
@@ -367,6 +367,8 @@ def _flee(world: World, monster: Actor, seen: list[Actor], events: list[Event]) 
 
 
 def _wander(world: World, monster: Actor, events: list[Event]) -> None:
+    """Walk towards a random room's centre (a new one on arrival, or one time
+    in 50), along the path found when the goal was chosen (:func:`_walk`)."""
     level = world.levels[monster.depth]
     goal = monster.target_seen
     if goal is None or (monster.x, monster.y) == goal or world.rng.random() < 0.02:
@@ -375,17 +377,62 @@ def _wander(world: World, monster: Actor, events: list[Event]) -> None:
         room = level.rooms[int(world.rng.integers(len(level.rooms)))]
         goal = (room.x + room.w // 2, room.y + room.h // 2)
         monster.target_seen = goal
-    if not _step_towards(world, monster, goal, events):
+    if not _walk(world, monster, goal, events):
         monster.target_seen = None
 
 
-def _step_towards(world: World, monster: Actor, goal: tuple[int, int], events: list[Event]) -> bool:
+def _walk(world: World, monster: Actor, goal: tuple[int, int], events: list[Event]) -> bool:
+    """One step towards ``goal``: along the path found before while the goal
+    has not moved and that path's next cell is free (:func:`_follow`), else
+    along a path found now (:func:`_step_towards`, kept for the next steps).
+    False when no path reaches the goal."""
+    route = monster.route
+    if route and route[-1] == goal and _follow(world, monster, route, events):
+        return True
+    return _step_towards(world, monster, goal, events, keep_route=True)
+
+
+def _follow(
+    world: World, monster: Actor, route: list[tuple[int, int]], events: list[Event]
+) -> bool:
+    """Take the next step of ``route`` (``(x, y)`` cells, next first) when it
+    is still one step away and free: a closed door on it is opened (that is
+    the step), an open cell entered. False, changing nothing, when the path
+    must be found again (another actor stands there, the terrain changed, or
+    the monster was moved off it)."""
+    nx, ny = route[0]
+    if max(abs(nx - monster.x), abs(ny - monster.y)) != 1:
+        return False
+    if world.occupancy(monster.depth)[ny, nx] >= 0:
+        return False
+    level = world.levels[monster.depth]
+    if level.terrain[ny, nx] == Terrain.DOOR_CLOSED:
+        world.set_terrain(monster.depth, nx, ny, Terrain.DOOR_OPEN)
+        events.append(DoorChanged(monster.depth, nx, ny, monster.id, True))
+        return True
+    if not _can_enter(level, monster, nx, ny):
+        return False
+    del route[0]
+    world.move_actor(monster, nx, ny)
+    return True
+
+
+def _step_towards(
+    world: World,
+    monster: Actor,
+    goal: tuple[int, int],
+    events: list[Event],
+    *,
+    keep_route: bool = False,
+) -> bool:
     """Take one step along a tcod path to ``goal``; return False if none exists
     (found by :attr:`World.paths`: the path ``tcod.path.path2d`` finds).
 
     The path is searched in a window around monster and goal. Closed doors
     cost more (opening takes the step); other actors are costly to pass, so
     monsters walk around each other where they can and wait where they cannot.
+    With ``keep_route``, the rest of the path is kept in :attr:`Actor.route`
+    (as ``(x, y)`` cells) for :func:`_follow`; else the route is dropped.
     """
     level = world.levels[monster.depth]
     occ = world.occupancy(monster.depth)
@@ -400,18 +447,21 @@ def _step_towards(world: World, monster: Actor, goal: tuple[int, int], events: l
         _shut_rim(cost, x0, y0, level.width, level.height)
     cost[terrain == Terrain.DOOR_CLOSED] = 2
     cost[(occ[y0:y1, x0:x1] >= 0) & (cost > 0)] += 8
-    step = world.paths.first_step(
-        cost, (monster.y - y0, monster.x - x0), (goal[1] - y0, goal[0] - x0)
-    )
-    if step is None:
+    path = world.paths.path(cost, (monster.y - y0, monster.x - x0), (goal[1] - y0, goal[0] - x0))
+    monster.route = None
+    if not path:
         return False
-    ny, nx = step[0] + y0, step[1] + x0
+    ny, nx = path[0][0] + y0, path[0][1] + x0
+    if keep_route:
+        monster.route = [(col + x0, row + y0) for row, col in path]
     if level.terrain[ny, nx] == Terrain.DOOR_CLOSED:
         world.set_terrain(monster.depth, nx, ny, Terrain.DOOR_OPEN)
         events.append(DoorChanged(monster.depth, nx, ny, monster.id, True))
         return True
     if occ[ny, nx] >= 0 or not _can_enter(level, monster, nx, ny):
         return True
+    if monster.route is not None:
+        del monster.route[0]
     world.move_actor(monster, nx, ny)
     return True
 

@@ -57,10 +57,22 @@ class PathFinders:
     def first_step(
         self, cost: NDArray[np.integer], start: tuple[int, int], goal: tuple[int, int]
     ) -> tuple[int, int] | None:
-        """The first step of the cheapest path from ``start`` to ``goal``.
+        """The first step of :meth:`path`: ``(row, col)`` of the next cell,
+        or None when ``goal`` cannot be reached or is ``start``.
+
+        Raises:
+            IndexError: ``start`` or ``goal`` lies outside the window.
+        """
+        path = self.path(cost, start, goal)
+        return path[0] if path else None
+
+    def path(
+        self, cost: NDArray[np.integer], start: tuple[int, int], goal: tuple[int, int]
+    ) -> list[tuple[int, int]]:
+        """The cheapest path from ``start`` to ``goal``, ``start`` left out.
 
         What ``tcod.path.path2d(cost, start_points=[start],
-        end_points=[goal], cardinal=2, diagonal=3)`` gives as its second
+        end_points=[goal], cardinal=2, diagonal=3)`` gives after its first
         point: moves into a cell cost its value times the step's cost, cells
         of 0 or less are walls, ``start`` itself counts as open.
 
@@ -71,8 +83,8 @@ class PathFinders:
             goal: ``(row, col)`` in the window where it ends.
 
         Returns:
-            ``(row, col)`` of the next cell, or None when ``goal`` cannot be
-            reached or is ``start``.
+            ``(row, col)`` of each cell to walk through, in order, ending at
+            ``goal``; empty when ``goal`` cannot be reached or is ``start``.
 
         Raises:
             IndexError: ``start`` or ``goal`` lies outside the window.
@@ -99,6 +111,4 @@ class PathFinders:
         finder.rebuild_frontier()
         finder.add_root(goal)
         path = finder.path_from(start)
-        if len(path) < 2:
-            return None
-        return int(path[1][0]), int(path[1][1])
+        return [(int(row), int(col)) for row, col in path[1:].tolist()]

@@ -41,12 +41,14 @@ def searches(draw: st.DrawFn) -> tuple[np.ndarray, tuple[int, int], tuple[int, i
 
 @settings(max_examples=400, deadline=None)
 @given(searches())
-def test_a_kept_finder_finds_path2ds_first_step(
+def test_a_kept_finder_finds_path2ds_path(
     search: tuple[np.ndarray, tuple[int, int], tuple[int, int]],
 ) -> None:
     cost, start, goal = search
     before = cost.copy()
     assert SHARED.first_step(cost, start, goal) == _path2d_step(cost, start, goal)
+    whole = tcod.path.path2d(cost, start_points=[start], end_points=[goal], cardinal=2, diagonal=3)
+    assert SHARED.path(cost, start, goal) == [(int(r), int(c)) for r, c in whole[1:]]
     assert np.array_equal(cost, before)  # the caller's costs are not changed
 
 
@@ -81,11 +83,14 @@ def test_monsters_walk_as_they_did_with_path2d() -> None:
     actor ends in the same cell with the same health after a hundred ticks."""
 
     class Path2d(PathFinders):
-        def first_step(
+        def path(
             self, cost: np.ndarray, start: tuple[int, int], goal: tuple[int, int]
-        ) -> tuple[int, int] | None:
+        ) -> list[tuple[int, int]]:
             self.calls = getattr(self, "calls", 0) + 1
-            return _path2d_step(cost, start, goal)
+            found = tcod.path.path2d(
+                cost, start_points=[start], end_points=[goal], cardinal=2, diagonal=3
+            )
+            return [(int(row), int(col)) for row, col in found[1:]]
 
     def run(reference: bool) -> tuple[list[tuple[int, int, int, int, int]], int]:
         world = World(11)
