@@ -20,11 +20,13 @@ Holds no game rule. Times are ``time.monotonic()`` seconds.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import os
 import struct
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -526,7 +528,10 @@ class GuardedConnection(ServerConnection):
         if self._counted:
             self._counted = False
             self.book.closed(self._claimed)
+        keepalive = self.keepalive_task
         super().connection_lost(exc)
+        if keepalive is not None:  # cancelled just now: its error is set when it runs
+            keepalive.add_done_callback(drop_task_error)
         # Three reference cycles end here, so that reference counting frees
         # a closed connection at once: the protocol holds this connection's
         # frame counter (a bound method); the message handler is a closure
@@ -542,6 +547,18 @@ class GuardedConnection(ServerConnection):
         self.protocol.__dict__.pop("recv_frame", None)
         if self.protocol.parser_exc is not None:
             self.protocol.parser_exc.__traceback__ = None
+        # Two more (issue 48). The protocol's parser is a generator that
+        # stays suspended at its last yield once the stream ends, its frame
+        # holding the protocol: closed here, it lets go. And the keepalive
+        # task, cancelled above, keeps the error it ends with, whose
+        # traceback holds its frames (the connection, the pong it awaited,
+        # the asyncio.timeout around it, which holds the task):
+        # drop_task_error takes the error out of the task once it has run.
+        # Both live as long as the connection, so the server's collector
+        # has frozen them by then (server.net.collector) and their cycles
+        # stayed until no client was connected: every closed connection's
+        # protocol, parser, buffers and logger, about 120 objects.
+        self.protocol.parser.close()
 
     def data_received(self, data: bytes) -> None:
         if self.cut_reason is not None:
@@ -675,6 +692,24 @@ _HEAD16 = struct.Struct("!BBH")
 _HEAD64 = struct.Struct("!BBQ")
 BINARY_HEADS = tuple(binary_head(n) for n in range(126))
 """``BINARY_HEADS[n]`` is :func:`binary_head` (``n``) for ``n`` < 126."""
+
+
+def drop_task_error(task: asyncio.Task[Any]) -> None:
+    """Take a finished task's error out of it and clear the frames its
+    traceback holds, so that neither keeps the other (nor what the frames
+    held) alive: a done callback for tasks cancelled as their connection
+    closes. Does nothing for a task that ended without an error."""
+    try:
+        error = task.exception()  # a cancelled task's error is handed over, not kept
+    except asyncio.CancelledError as cancelled:
+        error = cancelled
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if error.__traceback__ is not None:
+            traceback.clear_frames(error.__traceback__)  # skips a frame still running
+            error.__traceback__ = None
+        error = error.__context__
 
 
 def guarded_connection_class(book: AddressBook) -> type[GuardedConnection]:
