@@ -466,9 +466,8 @@ class Host(Generic[L]):
                 levels then: they get no frame here).
         """
         world = self.world
-        happened = world.step()
-        if self.recorder is not None:
-            self.recorder.stepped(world, happened)
+        recorder = self.recorder
+        happened = world.step() if recorder is None else recorder.step(world)
         if events is not None:
             happened = events(happened)
         index = TickIndex(world, happened, self._carried)

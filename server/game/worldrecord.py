@@ -12,8 +12,8 @@ A :class:`WorldRecorder` is given to a :class:`~server.game.host.Host`
 it where the world is changed from outside: a command submitted
 (:meth:`WorldRecorder.command`), a player joining with the record it was
 saved with (:meth:`WorldRecorder.join`), one leaving
-(:meth:`WorldRecorder.left`), and each tick once the world stepped
-(:meth:`WorldRecorder.stepped`).
+(:meth:`WorldRecorder.left`), and each tick, which it runs
+(:meth:`WorldRecorder.step`).
 
 The file
 --------
@@ -40,6 +40,9 @@ one per record, each an array whose first element names it:
 - ``["tick", tick, actors, events, rng, places, vitals]`` — tick ``tick``
   ran, with everything above it since the last ``tick`` queued before it
   (:class:`Tick`, :func:`world_sums`);
+- ``["raised", tick, error]`` — the step of tick ``tick`` raised ``error``
+  (:class:`Raised`; the server logged it and went on, the world's tick
+  unchanged);
 - ``["end", tick]`` — the recording was closed (:class:`End`); a file
   without it was cut off (the server was killed).
 
@@ -147,13 +150,20 @@ class Tick(msgspec.Struct, tag="tick", array_like=True, frozen=True):
     """CRC-32 of every actor's health, energy and next turn, in that order."""
 
 
+class Raised(msgspec.Struct, tag="raised", array_like=True, frozen=True):
+    """The step of tick ``tick`` raised ``error`` (its type and message)."""
+
+    tick: int
+    error: str
+
+
 class End(msgspec.Struct, tag="end", array_like=True, frozen=True):
     """The recording was closed after tick ``tick - 1``."""
 
     tick: int
 
 
-Record = Header | Join | Leave | Cmd | Tick | End
+Record = Header | Join | Leave | Cmd | Tick | Raised | End
 """Any record of the file."""
 SUMS = ("actors", "events", "rng", "places", "vitals")
 """The fields of :class:`Tick` compared by a replay, in the order reported."""
@@ -314,15 +324,27 @@ class WorldRecorder:
         """Note that player ``actor_id`` is about to leave the world."""
         self._put(Leave(actor_id))
 
-    def stepped(self, world: World, events: list[Event]) -> None:
-        """Note the tick ``world`` just ran (its checksums), and flush every
-        :data:`FLUSH_TICKS` ticks."""
-        if self._out is None:
-            return
-        self._put(world_sums(world, events))
-        self._tick = world.tick
-        if world.tick % FLUSH_TICKS == 0:
+    def step(self, world: World) -> list[Event]:
+        """Run ``world``'s tick (:meth:`World.step`), note it with its
+        checksums (or that it raised), and flush every :data:`FLUSH_TICKS`
+        ticks.
+
+        Raises:
+            Exception: whatever :meth:`World.step` raised (a bug).
+        """
+        tick = world.tick
+        try:
+            events = world.step()
+        except Exception as exc:
+            self._put(Raised(tick, f"{type(exc).__name__}: {exc}"))
             self._flush()
+            raise
+        if self._out is not None:
+            self._put(world_sums(world, events))
+            self._tick = world.tick
+            if world.tick % FLUSH_TICKS == 0:
+                self._flush()
+        return events
 
     def close(self) -> None:
         """Write the end mark, flush and close the file (again: nothing)."""

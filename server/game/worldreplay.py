@@ -23,6 +23,7 @@ from server.game.worldrecord import (
     Header,
     Join,
     Leave,
+    Raised,
     RecordingReader,
     Tick,
     content_digest,
@@ -62,6 +63,9 @@ class ReplayReport:
     """The file stops within a record."""
     notes: list[str] = field(default_factory=list)
     """Warnings: another version or other rules data than the recording's."""
+    raised: list[tuple[int, str]] = field(default_factory=list)
+    """Ticks whose step raised, as recorded, and what the replay's raised
+    (the server logged ``tick N failed`` and went on)."""
     divergence: Divergence | None = None
 
     @property
@@ -79,6 +83,9 @@ class ReplayReport:
             f"{self.commands} commands"
         ]
         lines += [f"note: {note}" for note in self.notes]
+        lines += [
+            f"the step of tick {tick} raised, as recorded: {what}" for tick, what in self.raised
+        ]
         if not self.ended:
             lines.append(
                 "the recording has no end mark: it was cut off (the server was killed?)"
@@ -127,7 +134,7 @@ def replay_world(path: Path) -> ReplayReport:
     for record in records:
         found = _apply(world, record, report)
         if found is not None:
-            tick = record.tick if isinstance(record, Tick) else world.tick
+            tick = record.tick if isinstance(record, Tick | Raised) else world.tick
             report.divergence = Divergence(tick, found)
             break
         if isinstance(record, Tick):
@@ -175,15 +182,11 @@ def _apply(world: World, record: object, report: ReplayReport) -> str | None:
         return None
     if isinstance(record, Tick):
         if record.tick != world.tick:
-            return f"the recording's next tick is {record.tick}"
+            return f"the recording's next tick is {record.tick}, the replay's {world.tick}"
         try:
             events = world.step()
         except Exception as exc:  # noqa: BLE001 -- the bug the recording may be about
-            where = traceback.extract_tb(exc.__traceback__)[-1]
-            return (
-                f"the step raised {type(exc).__name__}: {exc} "
-                f"(at {where.filename}:{where.lineno}, in {where.name})"
-            )
+            return f"the step raised {_error(exc)}, which it did not when recorded"
         sums = world_sums(world, events)
         differ = [k for k in SUMS if getattr(sums, k) != getattr(record, k)]
         if differ:
@@ -196,6 +199,21 @@ def _apply(world: World, record: object, report: ReplayReport) -> str | None:
             return f"{told} differ"
         report.ticks += 1
         return None
+    if isinstance(record, Raised):
+        if record.tick != world.tick:
+            return f"the recording's next tick is {record.tick}, the replay's {world.tick}"
+        try:
+            world.step()
+        except Exception as exc:  # noqa: BLE001 -- the failure the recording holds
+            report.raised.append((record.tick, _error(exc)))
+            return None
+        return f"the step did not raise; when recorded it raised {record.error}"
     if isinstance(record, Header):
         return "a second header"
     return None  # End
+
+
+def _error(exc: Exception) -> str:
+    """``exc``'s type, message and the line that raised it."""
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    return f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno}, in {where.name})"

@@ -23,6 +23,7 @@ from server.game.worldrecord import (
     WorldRecorder,
 )
 from server.game.worldreplay import replay_world
+from server.sim.events import Event
 from server.sim.world import World
 from server.store.sqlite import SqliteStore
 from tests.game.randomplay import give_commands
@@ -183,3 +184,39 @@ def test_only_a_fresh_world_of_the_shipped_rules_is_recorded(tmp_path: Path) -> 
 
 def path_name(recorded: tuple[Path, int]) -> str:
     return recorded[0].name
+
+
+def test_a_step_that_raised_is_recorded_and_reproduced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server logs a tick whose step raised and goes on: the recording
+    says so, a replay with the same bug raises there too and goes on, and a
+    replay without it diverges there."""
+    real_step = World.step
+
+    def buggy(world: World) -> list[Event]:
+        if world.tick == 25:
+            raise RuntimeError("a bug at tick 25")
+        return real_step(world)
+
+    monkeypatch.setattr(World, "step", buggy)
+    game = Game(World(SEED, populate=False), SqliteStore(":memory:"))
+    game.recorder = WorldRecorder.open(tmp_path, game.world)
+    aid = game.join("ann", None, None, object())[0].id
+    failed = 0
+    for tick in range(40):
+        game.command(aid, tick + 1, "move", (1, 0) if tick % 2 else (-1, 0))
+        try:
+            game.step()
+        except RuntimeError:
+            failed += 1
+    game.recorder.close()
+    assert failed == 15  # tick 25 never passes
+    report = replay_world(game.recorder.path)
+    assert report.ok and report.ticks == 25, report.summary()
+    assert [tick for tick, _ in report.raised] == [25] * 15
+    assert "a bug at tick 25" in report.summary()
+    monkeypatch.setattr(World, "step", real_step)
+    fixed = replay_world(game.recorder.path)
+    assert fixed.divergence is not None and fixed.divergence.tick == 25
+    assert fixed.divergence.what.startswith("the step did not raise")
