@@ -22,10 +22,11 @@ The file
 ``-3`` ... added when that name is taken): a gzip stream of msgpack values,
 one per record, each an array whose first element names it:
 
-- ``["world", format, version, content, seed, [width, height], populate,
-  tick, tick_rate, keeper_idle_ticks, saved_levels, started]`` — once,
-  first (:class:`Header`): the :data:`FORMAT` number, the server's version,
-  a digest of the rules data, :class:`~server.sim.world.World`'s arguments,
+- ``["world", format, version, content, code, seed, [width, height],
+  populate, tick, tick_rate, keeper_idle_ticks, saved_levels, started]`` —
+  once, first (:class:`Header`): the :data:`FORMAT` number, the server's
+  version, digests of the rules data and of the simulation's code,
+  :class:`~server.sim.world.World`'s arguments,
   the tick it starts at, the ticks per second, the level keeper's idle
   ticks (:class:`~server.game.keeper.LevelKeeper`; 0: none), the saved
   levels laid over the generated ones (depth -> packed
@@ -66,6 +67,7 @@ import msgpack  # type: ignore[import-untyped]
 import msgspec
 
 import server.content
+import server.sim
 from server.content.loader import default_content
 from server.sim.actors import Actor
 from server.sim.events import Event
@@ -89,6 +91,8 @@ class Header(msgspec.Struct, tag="world", array_like=True, frozen=True):
     version: str
     content: str
     """:func:`content_digest` of the rules data."""
+    code: str
+    """:func:`code_digest` of the simulation's code."""
     seed: int
     size: tuple[int, int]
     """``(width, height)`` of generated levels in cells."""
@@ -173,13 +177,24 @@ class RecordingError(Exception):
     """A recording that cannot be read (not ours, another format, damaged)."""
 
 
+def _digest(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def content_digest() -> str:
     """The first 16 hex digits of the SHA-256 of the shipped rules data
     (every ``server/content/data/*.toml``, by name)."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(server.content.__file__).parent.joinpath("data").glob("*.toml")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    return _digest(list(Path(server.content.__file__).parent.joinpath("data").glob("*.toml")))
+
+
+def code_digest() -> str:
+    """The first 16 hex digits of the SHA-256 of the simulation's sources
+    (every ``server/sim/*.py``, by name), so that a replay can tell it runs
+    other rules code than the recording's."""
+    return _digest(list(Path(server.sim.__file__).parent.glob("*.py")))
 
 
 def world_sums(world: World, events: list[Event]) -> Tick:
@@ -270,6 +285,7 @@ class WorldRecorder:
                 format=FORMAT,
                 version=_version(),
                 content=content_digest(),
+                code=code_digest(),
                 seed=world.seed,
                 size=(int(world.size[0]), int(world.size[1])),
                 populate=world.populate,

@@ -26,6 +26,7 @@ from server.game.worldrecord import (
     Raised,
     RecordingReader,
     Tick,
+    code_digest,
     content_digest,
     world_sums,
 )
@@ -124,6 +125,12 @@ def replay_world(path: Path) -> ReplayReport:
         report.notes.append(
             f"the rules data differ from the recording's ({header.content}, here "
             f"{content_digest()}): a divergence may be that"
+        )
+    if header.code != code_digest():
+        report.notes.append(
+            f"the simulation's code (server/sim) differs from the recording's "
+            f"({header.code}, here {code_digest()}; recorded by underhall {header.version}): "
+            "a divergence may be that"
         )
     world = World(header.seed, size=header.size, populate=header.populate)
     world.tick = header.tick

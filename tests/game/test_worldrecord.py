@@ -220,3 +220,20 @@ def test_a_step_that_raised_is_recorded_and_reproduced(
     fixed = replay_world(game.recorder.path)
     assert fixed.divergence is not None and fixed.divergence.tick == 25
     assert fixed.divergence.what.startswith("the step did not raise")
+
+
+def test_a_replay_says_when_its_rules_code_or_data_are_not_the_recordings(
+    recorded: tuple[Path, int], tmp_path: Path
+) -> None:
+    path = tmp_path / path_name(recorded)
+    path.write_bytes(recorded[0].read_bytes())
+    header = next(iter(RecordingReader(path)))
+    assert isinstance(header, Header)
+    rewrite(path, {0: msgspec.structs.replace(header, code="0" * 16, content="1" * 16)})
+    report = replay_world(path)
+    assert report.ok  # the same code and data, in truth
+    assert [note.split(" (")[0] for note in report.notes] == [
+        "the rules data differ from the recording's",
+        "the simulation's code",
+    ]
+    assert "differs from the recording's" in report.notes[1]
