@@ -53,6 +53,8 @@ class ReplayReport:
     first_tick: int = 0
     ticks: int = 0
     """Ticks replayed whose checksums matched."""
+    recorded_ticks: int = 0
+    """Ticks the recording holds (read to its end after a divergence)."""
     players: set[str] = field(default_factory=set)
     """Names that joined."""
     joins: int = 0
@@ -78,7 +80,7 @@ class ReplayReport:
         """The report in a few lines of text."""
         last = self.first_tick + self.ticks - 1
         lines = [
-            f"{self.path}: seed {self.seed}, {self.ticks} ticks"
+            f"{self.path}: seed {self.seed}, {self.ticks} ticks replayed"
             + (f" ({self.first_tick}-{last})" if self.ticks else "")
             + f", {len(self.players)} players ({self.joins} joins, {self.leaves} leaves), "
             f"{self.commands} commands"
@@ -96,7 +98,10 @@ class ReplayReport:
         if self.divergence is None:
             lines.append(f"every recorded tick reproduced ({self.ticks} of {self.ticks})")
         else:
-            lines.append(f"DIVERGED at tick {self.divergence.tick}: {self.divergence.what}")
+            lines.append(
+                f"DIVERGED at tick {self.divergence.tick}: {self.divergence.what} "
+                f"({self.ticks} of the {self.recorded_ticks} recorded ticks reproduced before)"
+            )
         return "\n".join(lines)
 
 
@@ -146,6 +151,8 @@ def replay_world(path: Path) -> ReplayReport:
             break
         if isinstance(record, Tick):
             keeper.after_tick()
+    failed = int(report.divergence is not None and isinstance(record, Tick))
+    report.recorded_ticks = report.ticks + failed + sum(isinstance(r, Tick) for r in records)
     report.ended, report.cut = reader.ended, reader.cut
     return report
 

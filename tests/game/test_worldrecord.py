@@ -127,7 +127,7 @@ def test_a_changed_checksum_diverges_at_its_tick(
     report = replay_world(path)
     assert report.divergence is not None
     assert (report.divergence.tick, report.divergence.what) == (123, "rng differ")
-    assert report.ticks == 123
+    assert (report.ticks, report.recorded_ticks, report.ended) == (123, 320, True)
     assert main(["replay-world", str(path)]) == 1
 
 
