@@ -126,6 +126,11 @@ BUFFER_LIMIT = 64
 """Client messages held per player while it moves; older ones are dropped."""
 OUTBOX_LIMIT_BYTES = 256 * 1024
 """Socket write buffer above which a client gets no frames (and a snapshot later)."""
+INBOUND_EVERY_S = 0.005
+"""Seconds at least between two :class:`Inbound` messages of a gateway
+carrying only clients' messages: a command waits at most this long to go to
+its worker (a tick is 100 ms); a leave or a resync goes at once, with what
+was queued before it."""
 CLOSE_WAIT_S = 2.0
 """Seconds a stopping gateway waits for each closing handshake."""
 GATHER_S = 0.5
@@ -225,7 +230,11 @@ class Gateway(Front):
         (over the guard's output cap)."""
         self._outbox: dict[str, list[ToWorker]] = {}
         """Worker id -> messages for it queued in this turn of the event loop."""
-        self._flushing = False
+        self._flush_soon = False
+        """Whether :meth:`_flush_outbox` runs at the end of this turn of the loop."""
+        self._flush_later: asyncio.TimerHandle | None = None
+        self._flushed_at = 0.0
+        """The event loop's time of the last :class:`Inbound` sent."""
         self.holds = BanList()
         """Names kicked through any gateway's admin socket, kept out of this
         gateway for :data:`~server.game.bans.KICK_HOLD_S` (in memory only;
@@ -734,21 +743,39 @@ class Gateway(Front):
     # ----------------------------------------------------------- to workers
 
     def _to_worker(self, worker: str, message: ToWorker) -> None:
-        """Queue ``message`` for ``worker``: what a turn of the event loop
-        queued for one worker goes in one :class:`Inbound` at the end of the
-        turn (one NATS message and one socket write for many players'
-        commands; each client message published on its own made the NATS
-        client's writes about 40% of a gateway's CPU)."""
+        """Queue ``message`` for ``worker``. What is queued for one worker
+        goes in one :class:`Inbound` (one NATS message and one socket write
+        for many players' messages), in order, at the end of this turn of
+        the event loop; a client's message (:class:`FromClient`) alone waits
+        until :data:`INBOUND_EVERY_S` after the last one if that is later.
+        Each client message published on its own made the NATS client's
+        writes about 40% of a gateway's CPU; one message per turn of the
+        loop still meant about one per command when players' commands
+        arrive spread out, as they do."""
         box = self._outbox.get(worker)
         if box is None:
             box = self._outbox[worker] = []
         box.append(message)
-        if not self._flushing:
-            self._flushing = True
-            asyncio.get_running_loop().call_soon(self._flush_outbox)
+        if self._flush_soon:
+            return
+        loop = asyncio.get_running_loop()
+        wait = 0.0
+        if isinstance(message, FromClient):
+            wait = self._flushed_at + INBOUND_EVERY_S - loop.time()
+        if wait <= 0:
+            self._flush_soon = True
+            loop.call_soon(self._flush_outbox)
+        elif self._flush_later is None:
+            self._flush_later = loop.call_later(wait, self._flush_outbox)
 
     def _flush_outbox(self) -> None:
-        self._flushing = False
+        self._flush_soon = False
+        if self._flush_later is not None:
+            self._flush_later.cancel()
+            self._flush_later = None
+        if not self._outbox:
+            return
+        self._flushed_at = asyncio.get_running_loop().time()
         out, self._outbox = self._outbox, {}
         for worker, events in out.items():
             self._spawn(self._publish(self.subjects.inbox(worker), encode(Inbound(events))))
