@@ -44,6 +44,7 @@ def _floor(send: str, recv: str) -> dict[str, Any]:
     return row
 
 
+@pytest.mark.alone  # it pins to both cores and asserts the tick rate the server kept
 @pytest.mark.skipif(
     not sys.platform.startswith("linux")
     or shutil.which("taskset") is None

@@ -12,6 +12,10 @@ import pytest
 
 from tests.pgdb import PrivatePostgres, database_url, usable_pg
 
+pytestmark = pytest.mark.xdist_group("private-postgres")
+"""One worker runs these under pytest-xdist: they share the private server
+the first one starts (one per worker process)."""
+
 
 def _dead_url() -> str:
     """A ``postgresql://`` URL of a port of 127.0.0.1 that nothing listens on."""

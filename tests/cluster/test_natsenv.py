@@ -6,8 +6,13 @@ from __future__ import annotations
 import socket
 
 import nats
+import pytest
 
 from tests.cluster.natsenv import unique_prefix, usable_nats
+
+pytestmark = pytest.mark.xdist_group("private-nats")
+"""One worker runs these under pytest-xdist: they share the private server
+the first one starts (one per worker process)."""
 
 
 def _dead_url() -> str:

@@ -37,6 +37,12 @@ from tests.pgdb import empty_pg, pg_database
 __all__ = ["pg_database"]
 
 FRONTS = ["serve", "cluster"]
+FRONT_PARAMS = [
+    pytest.param(kind, marks=pytest.mark.xdist_group(f"conformance-{kind}")) for kind in FRONTS
+]
+"""The ``server`` fixture's parameters. Under pytest-xdist each front's tests
+are one group, run by one worker: the session's front is started once per
+run, not once per worker (a cluster costs seconds)."""
 
 
 @pytest.fixture(scope="session")
@@ -144,7 +150,7 @@ async def close_all(players: list[Player]) -> None:
         await asyncio.sleep(0.3)
 
 
-@pytest.fixture(params=FRONTS)
+@pytest.fixture(params=FRONT_PARAMS)
 async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Server]:
     """The front under test: ``serve``, or a cluster (two workers, two gateways)."""
     if request.param == "serve":
