@@ -62,6 +62,8 @@ BOTS_CORE = 1
 BOTS_PER_PROC = 400
 """Default bots per bot process (``--procs`` is ``n`` over this, rounded up)."""
 ADMIN_TIMEOUT_S = 60.0
+CHURN_S = 50.0
+"""Seconds each churning bot plays before it leaves."""
 CHURN_OFFSET_S = 30.0
 """Churning bots join this many seconds into each minute (so each sample,
 on the minute, finds the minute's churners playing)."""
@@ -200,8 +202,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             while True:
                 now = time.monotonic()
                 churn_at = started + CHURN_OFFSET_S + 60.0 * minute
-                if args.churn and now >= churn_at and now < started + seconds - 60:
-                    cmd = bot_command(url, args.churn, 50.0, f"churn{minute}x", 1000 + minute)
+                if args.churn and churn_at <= now < started + seconds - CHURN_S - 5.0:
+                    cmd = bot_command(url, args.churn, CHURN_S, f"churn{minute}x", 1000 + minute)
                     churners.append(launch(cmd, f"churn{minute}"))
                     minute += 1
                 if now >= next_sample:
