@@ -153,8 +153,9 @@ class Link:
     with it (:meth:`Worker.queued_commands`)."""
 
 
-WorkerSeat = Seat[Link]
-"""A player this worker holds: the host's seat, linked by a :class:`Link`."""
+WorkerSeat = Seat
+"""A player this worker holds: the host's seat, whose ``session`` is its
+:class:`Link` (the host's seats are not generic: mypyc compiles the host)."""
 
 
 @dataclass
@@ -305,7 +306,7 @@ class Worker:
             store.close()
         self.world = World(self.seed, first_id=MONSTER_IDS, populate=self.monsters)
         self.world.saved_levels.update(saved_levels)
-        self.host: Host[Link] = Host(self.world, tick_rate=self.tick_rate, motd=self.motd)
+        self.host = Host(self.world, tick_rate=self.tick_rate, motd=self.motd)
         """The seats, views, commands, chat and frames of the levels held
         here: the same host ``underhall serve`` runs."""
         self.chars = await Characters.connect(self.db_url)

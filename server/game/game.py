@@ -77,7 +77,7 @@ class GameError(Exception):
         self.detail = detail
 
 
-class Game(Host[object]):
+class Game(Host):
     """All connected players in one world: the :class:`~server.game.host.Host`
     of ``underhall serve``, with joins, leaves and checkpoints in a
     :class:`Store`. A seat's ``session`` is the connection's session object.

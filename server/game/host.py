@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,8 +51,6 @@ this many frames (about 0.6 ms of building) keep most of the gain."""
 
 MEMORY_KEY = pack_value("memory")
 """The packed key under which a character record holds its map memory."""
-L = TypeVar("L")
-"""The type of a seat's :attr:`Seat.session` (the front's link to it)."""
 
 
 def look_in(world: World, actor_id: int, target_id: int) -> Info:
@@ -95,7 +93,7 @@ class MemoryPart:
 
 
 @dataclass(slots=True)
-class Seat(Generic[L]):
+class Seat:
     """One seated player: its name, token hash, actor, view and the front's
     link to it (``session``)."""
 
@@ -103,7 +101,7 @@ class Seat(Generic[L]):
     token_hash: str
     actor_id: int
     view: PlayerView
-    session: L
+    session: Any  # mypyc: a compiled generic slotted dataclass does not import
     memory_parts: dict[int, MemoryPart] = field(default_factory=dict)
     """The character's map memory of each depth as taken for a checkpoint;
     a depth's part is dropped once a tick wrote cells into that depth's
@@ -202,7 +200,7 @@ class Checkpoint:
         return end == len(self.parts) and len(blobs) == len(self.names)
 
 
-class Host(Generic[L]):
+class Host:
     """The seated players of one world, and its tick.
 
     Args:
@@ -215,8 +213,8 @@ class Host(Generic[L]):
         self.world = world
         self.tick_rate = tick_rate
         self.motd = motd
-        self.seats: dict[int, Seat[L]] = {}
-        self.by_name: dict[str, Seat[L]] = {}
+        self.seats: dict[int, Seat] = {}
+        self.by_name: dict[str, Seat] = {}
         """Seats by lower-cased name (names are one character in any case)."""
         self._tables = welcome_tables(world.content)
         self._carried: Carried | None = None
@@ -231,7 +229,7 @@ class Host(Generic[L]):
 
     # ----------------------------------------------------------- seats
 
-    def add_seat(self, name: str, token_hash: str, actor_id: int, session: L) -> Seat[L]:
+    def add_seat(self, name: str, token_hash: str, actor_id: int, session: Any) -> Seat:
         """Seat the player of actor ``actor_id`` (already in the world) under
         ``name``, with a fresh view (its first frame is a snapshot)."""
         seat = Seat(name, token_hash, actor_id, PlayerView(actor_id), session)
@@ -239,7 +237,7 @@ class Host(Generic[L]):
         self.by_name[name.lower()] = seat
         return seat
 
-    def unseat(self, actor_id: int) -> tuple[Seat[L], dict[str, Any]]:
+    def unseat(self, actor_id: int) -> tuple[Seat, dict[str, Any]]:
         """Take a player out of the seats and its actor out of the world.
 
         Returns:
@@ -269,13 +267,13 @@ class Host(Generic[L]):
             return self.recorder.join(self.world, name, class_key, record)
         return self.world.join(name, class_key, record)
 
-    def reseat(self, seat: Seat[L], session: L) -> None:
+    def reseat(self, seat: Seat, session: Any) -> None:
         """Link ``seat`` to a new session (a reconnect): its view starts
         afresh, so its next frame is a snapshot."""
         seat.session = session
         seat.view = PlayerView(seat.actor_id)
 
-    def welcome(self, seat: Seat[L], token: str | None, resumed: bool) -> Welcome:
+    def welcome(self, seat: Seat, token: str | None, resumed: bool) -> Welcome:
         """The ``welcome`` for ``seat`` (``token`` is told only to the player
         it was made for: None sends an empty one)."""
         return welcome_message(
@@ -394,7 +392,7 @@ class Host(Generic[L]):
 
     # ----------------------------------------------------------- checkpoints
 
-    def take_record(self, seat: Seat[L], pending: Checkpoint) -> None:
+    def take_record(self, seat: Seat, pending: Checkpoint) -> None:
         """Add a seated character's record as of now to ``pending``, to be
         packed by :meth:`_Checkpoint.compress` into a msgpack map equal to
         ``pack_record(actor.to_record())`` at this tick.

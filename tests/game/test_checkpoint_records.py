@@ -22,7 +22,7 @@ from tests.game.randomplay import MOVES, give_commands, seat_players
 from tests.sim.conftest import ROOM, hardy, hardy_monster, make_world
 
 
-def character_blob(game: Game, seat: Seat[object]) -> bytes:
+def character_blob(game: Game, seat: Seat) -> bytes:
     """A seated character's whole record as of now, packed as a checkpoint
     packs it: a checkpoint of that one character, taken and packed at once."""
     pending = Checkpoint(game.world.tick)
