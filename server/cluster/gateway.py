@@ -228,6 +228,11 @@ class Gateway(Front):
         """Workers' frames not written, by reason: ``stale`` (the player left,
         or an old epoch), ``behind`` (the client is not reading), ``cut``
         (over the guard's output cap)."""
+        self._routes: dict[int, tuple[str, int]] = {}
+        """Actor id -> (worker, epoch) of the latest route notice for a player
+        not seated here yet: a join's answer may arrive after the player
+        already moved on (a reconnect during a hand-off), and the seat then
+        takes the newer route instead of waiting for frames that never come."""
         self._outbox: dict[str, list[ToWorker]] = {}
         """Worker id -> messages for it queued in this turn of the event loop."""
         self._flush_soon = False
@@ -600,6 +605,9 @@ class Gateway(Front):
             aid, epoch = event.actor, event.epoch
             p = self.players.get(aid)
             if p is None:  # joining (the answer is on its way), or it left while moving
+                known = self._routes.get(aid)
+                if known is None or known[1] < epoch:
+                    self._routes[aid] = (event.worker, epoch)
                 self._spawn(self._orphan(aid, event.worker, epoch))
                 return
             if epoch < p.epoch:
@@ -633,6 +641,8 @@ class Gateway(Front):
         seated (under that epoch or a later one) after a join's patience, it
         left while moving; tell its new holder, which saves it."""
         await asyncio.sleep(JOIN_TIMEOUT_S + 1.0)
+        if self._routes.get(aid) == (worker, epoch):
+            del self._routes[aid]
         p = self.players.get(aid)
         if p is None or p.epoch < epoch:
             self.metrics.orphans.inc()
@@ -939,6 +949,11 @@ class Gateway(Front):
         )
         if old is not None and old.epoch > player.epoch:
             player.epoch = old.epoch
+        routed = self._routes.pop(aid, None)
+        if routed is not None and routed[1] > player.epoch:
+            # It moved on before this answer arrived (a hand-off raced the
+            # join): its holder is the one that routed it last.
+            player.worker, player.epoch = routed
         self.players[aid] = player
         joining.session.welcomed()
         self._send(ws, welcome_bytes)
