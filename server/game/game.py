@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Callable
 
-from protocol.messages import ServerMessage, Welcome
+from protocol.messages import Welcome
 from server.game.bans import BanList
 from server.game.hooks import GameHooks
 from server.game.host import SEND_BATCH, Checkpoint, Host, Seat, look_in
-from server.sim.events import Event
 from server.sim.world import World
 from server.store import Store, hash_token, pack_record
 from server.store.base import unpack_record
@@ -220,23 +218,14 @@ class Game(Host):
         _, record = self.unseat(actor_id)
         self._left[seat.name] = (seat.token_hash, pack_record(record), 0)
 
-    def step(
-        self,
-        skip: set[int] | frozenset[int] = frozenset(),
-        send: Callable[[list[tuple[int, ServerMessage]]], object] | None = None,
-        *,
-        events: Callable[[list[Event]], list[Event]] | None = None,
-        stepped: Callable[[], object] | None = None,
-    ) -> dict[int, list[ServerMessage]]:
-        """Run one tick (:meth:`Host.step`), then go on with the checkpoint
-        being packed, and take the next one when it is due."""
-        out = super().step(skip, send, events=events, stepped=stepped)
+    def ticked(self) -> None:
+        """After each tick's frames (:meth:`Host.step`): go on with the
+        checkpoint being packed, and take the next one when it is due."""
         pending = self._pending
         if pending is not None and pending.compress(pending.per_tick, pending.heads_per_tick):
             self._submit(pending)
         if self.world.tick % self.save_every == 0:
             self._take_checkpoint()
-        return out
 
     def checkpoint(self) -> int:
         """Hand the writer every seated and recently left character and every

@@ -512,4 +512,10 @@ class Host:
                     batch = []
             if batch and send is not None:
                 send(batch)
+        self.ticked()
         return out
+
+    def ticked(self) -> None:
+        """Called at the end of each :meth:`step`, after the frames: nothing
+        here; ``serve``'s :class:`~server.game.game.Game` packs and takes
+        its checkpoints then."""
