@@ -343,11 +343,11 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             page.keyboard.press("Escape")
 
             # The mouse: a click on a floor cell travels there.
+            # The look panel hid the map: it comes back with the Escape's redraw.
+            box = until("the map shown again", lambda: page.locator("#map").bounding_box())
             dx, dy = open_step(page)
             x, y = browser_pos(page) or (0, 0)
             grid = js(page, "window.underhall.grid()")
-            box = page.locator("#map").bounding_box()
-            assert box is not None
             page.mouse.click(
                 box["x"] + (x + dx - grid["x0"] + 0.5) * grid["cw"],
                 box["y"] + (y + dy - grid["y0"] + 0.5) * grid["ch"],
