@@ -93,6 +93,8 @@ from websockets.http11 import Response
 from websockets.protocol import State
 from websockets.uri import parse_uri
 
+from client.leanclient import frame_at
+
 try:  # websockets' C helper, as its own frames use
     from websockets.speedups import apply_mask
 except ImportError:  # pragma: no cover -- built without its C extension
@@ -509,28 +511,24 @@ class FloorClient(asyncio.Protocol):
     def _frames(self, data: bytes) -> int:
         """Count the whole final binary frames at the start of ``data``, hand any
         other frame to websockets; return the bytes used."""
-        load = self.load
-        n, i = len(data), 0
-        while i + 2 <= n:
-            length, head = data[i + 1], 2
-            if length == 126:
-                if i + 4 > n:
-                    break
-                length, head = int.from_bytes(data[i + 2 : i + 4], "big"), 4
-            elif length == 127:
-                if i + 10 > n:
-                    break
-                length, head = int.from_bytes(data[i + 2 : i + 10], "big"), 10
+        i = 0
+        while (found := frame_at(data, i)) is not None:
+            head, length = found
+            if length < 0:  # masked: a protocol error websockets reports
+                self._to_websockets(data[i:])
+                return len(data)
             end = i + head + length
-            if end > n:
-                break
             if data[i] == 0x82:
-                load.frames += 1
-                load.bytes += length
+                self._binary(length)
             else:  # close (the server sends no ping)
                 self._to_websockets(data[i:end])
             i = end
         return i
+
+    def _binary(self, length: int) -> None:
+        """A binary frame of ``length`` payload bytes came: counted."""
+        self.load.frames += 1
+        self.load.bytes += length
 
     def _to_websockets(self, data: bytes) -> None:
         ws = self.ws
@@ -538,8 +536,7 @@ class FloorClient(asyncio.Protocol):
         for ev in ws.events_received():
             if isinstance(ev, Frame):
                 if ev.opcode is Opcode.BINARY:
-                    self.load.frames += 1
-                    self.load.bytes += len(ev.data)
+                    self._binary(len(ev.data))
             elif isinstance(ev, Response):
                 if ws.handshake_exc is not None:
                     self.load.failed += 1

@@ -200,7 +200,8 @@ async def _fake_worker(cfg: WorkerConfig) -> None:
 class GatewayClient(floor.FloorClient):
     """:class:`floor.FloorClient` that says ``hello`` once the handshake is
     done and counts itself connected (and may send commands) from the
-    ``welcome`` on, which it does not count as a frame."""
+    ``welcome`` on, which it does not count as a frame (the frames are cut
+    by :meth:`floor.FloorClient._frames`, which calls :meth:`_binary`)."""
 
     def _to_websockets(self, data: bytes) -> None:
         ws = self.ws
@@ -227,30 +228,7 @@ class GatewayClient(floor.FloorClient):
             self.open = True  # the welcome
             self.load.connected += 1
             return
-        self.load.frames += 1
-        self.load.bytes += length
-
-    def _frames(self, data: bytes) -> int:
-        n, i = len(data), 0
-        while i + 2 <= n:
-            length, head = data[i + 1], 2
-            if length == 126:
-                if i + 4 > n:
-                    break
-                length, head = int.from_bytes(data[i + 2 : i + 4], "big"), 4
-            elif length == 127:
-                if i + 10 > n:
-                    break
-                length, head = int.from_bytes(data[i + 2 : i + 10], "big"), 10
-            end = i + head + length
-            if end > n:
-                break
-            if data[i] == 0x82:
-                self._binary(length)
-            else:  # ping or close: websockets answers
-                self._to_websockets(data[i:end])
-            i = end
-        return i
+        super()._binary(length)
 
 
 async def _load(cfg: LoadConfig) -> None:

@@ -119,6 +119,30 @@ _ACK, _REJ, _ME, _TILES, _ST, _MV, _UPD = (
 )  # the keys a client reads from a delta (protocol 11)
 
 
+def frame_at(data: bytes, i: int) -> tuple[int, int] | None:
+    """The websocket frame that starts at ``data[i]`` (RFC 6455 section 5.2),
+    if all of it is there: ``(header bytes, payload bytes)``; the payload
+    length is -1 for a masked frame (a server never sends one). None when
+    the header or the payload is not all in ``data`` yet."""
+    n = len(data)
+    if i + 2 > n:
+        return None
+    length, head = data[i + 1], 2
+    if length == 126:
+        if i + 4 > n:
+            return None
+        length, head = int.from_bytes(data[i + 2 : i + 4], "big"), 4
+    elif length == 127:
+        if i + 10 > n:
+            return None
+        length, head = int.from_bytes(data[i + 2 : i + 10], "big"), 10
+    elif length > 127:
+        return head, -1
+    if i + head + length > n:
+        return None
+    return head, length
+
+
 class LeanClient(asyncio.Protocol):
     """One websocket client on a raw transport; see the module docstring."""
 
@@ -230,22 +254,12 @@ class LeanClient(asyncio.Protocol):
         binary one goes to :meth:`_on_message`, any other to websockets
         whole. Return the bytes used; the rest is the start of a frame."""
         n, i = len(data), 0
-        while i + 2 <= n:
-            length, head = data[i + 1], 2
-            if length == 126:
-                if i + 4 > n:
-                    break
-                length, head = int.from_bytes(data[i + 2 : i + 4], "big"), 4
-            elif length == 127:
-                if i + 10 > n:
-                    break
-                length, head = int.from_bytes(data[i + 2 : i + 10], "big"), 10
-            elif length > 127:  # masked: a protocol error websockets reports
+        while (found := frame_at(data, i)) is not None:
+            head, length = found
+            if length < 0:  # masked: a protocol error websockets reports
                 self._to_websockets(data[i:])
                 return n
             end = i + head + length
-            if end > n:
-                break
             if data[i] == 0x82:  # FIN + binary, the server's every message
                 self._on_message(data[i + head : end])
             else:  # ping, close, a text or fragmented frame: websockets' business
