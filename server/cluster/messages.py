@@ -117,6 +117,14 @@ class Holder(_Message, frozen=True):
 # --------------------------------------------------------------- workers -> a gateway (P.g.G)
 
 
+class _OfPlayer(_Message, frozen=True):
+    """A message about one seated player: its actor id and the epoch it is
+    held under (a message of an older epoch is stale)."""
+
+    actor: int
+    epoch: int
+
+
 class Frames(_Message, frozen=True, tag="f"):
     """A tick's frames for a gateway's players: ``(actor, epoch, encoded frame)``."""
 
@@ -131,26 +139,17 @@ class Route(_Message, frozen=True, tag="route"):
     epoch: int
 
 
-class Moving(_Message, frozen=True, tag="moving"):
+class Moving(_OfPlayer, frozen=True, tag="moving"):
     """A hand-off began: hold the player's messages until its next route."""
 
-    actor: int
-    epoch: int
 
-
-class Lost(_Message, frozen=True, tag="lost"):
+class Lost(_OfPlayer, frozen=True, tag="lost"):
     """The player's worker let it go: seat it again."""
 
-    actor: int
-    epoch: int
 
-
-class Replaced(_Message, frozen=True, tag="replaced"):
+class Replaced(_OfPlayer, frozen=True, tag="replaced"):
     """The character connected again through another connection: close this
     one (``replaced``), as ``serve`` does."""
-
-    actor: int
-    epoch: int
 
 
 ToGateway = Frames | Route | Moving | Lost | Replaced
@@ -160,26 +159,18 @@ ToGateway = Frames | Route | Moving | Lost | Replaced
 # --------------------------------------------------------------- gateways -> a worker (P.w.W.in)
 
 
-class FromClient(_Message, frozen=True, tag="m"):
+class FromClient(_OfPlayer, frozen=True, tag="m"):
     """A player's message (``data``: as the client sent it, checked by the gateway)."""
 
-    actor: int
-    epoch: int
     data: bytes
 
 
-class Leave(_Message, frozen=True, tag="leave"):
+class Leave(_OfPlayer, frozen=True, tag="leave"):
     """The player's connection ended."""
 
-    actor: int
-    epoch: int
 
-
-class Resync(_Message, frozen=True, tag="resync"):
+class Resync(_OfPlayer, frozen=True, tag="resync"):
     """The player's next frame must be a snapshot."""
-
-    actor: int
-    epoch: int
 
 
 ToWorker = FromClient | Leave | Resync
