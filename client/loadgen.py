@@ -387,8 +387,13 @@ def _run_workers(
     last_emit = 0.0
     while any(f is None for f in finals):
         if not asked and (stopper.stopped or time.monotonic() - started > cfg.duration + 1.0):
-            for pipe in pipes:
-                pipe.send("stop")
+            for w, pipe in enumerate(pipes):
+                if finals[w] is not None:
+                    continue  # that worker has already finished and may have exited
+                try:
+                    pipe.send("stop")
+                except OSError:  # it exited since (BrokenPipeError): its final is read below
+                    pass
             asked = True
         for w, pipe in enumerate(pipes):
             try:
