@@ -39,7 +39,6 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from pathlib import Path
 from typing import Any, TypeVar
 
 import msgpack  # type: ignore[import-untyped]
@@ -91,11 +90,10 @@ from server.cluster.messages import (
 )
 from server.game.bans import BanList
 from server.net.admin import KICK_TEXT
-from server.net.front import Front, Joining, client_of
+from server.net.front import Front, FrontOptions, Joining, client_of
 from server.net.guard import (
     BINARY_HEADS,
     AddressBook,
-    NetLimits,
     binary_head,
     buffered_output,
     guarded_connection_class,
@@ -176,15 +174,13 @@ class Gateway(Front):
     Args:
         nats_url: The NATS server.
         gateway_id: This gateway's id (letters, digits, ``-`` and ``_``).
-        host: Interface to bind.
-        port: TCP port (0 picks a free one: see :attr:`port` once ready).
+        front: Where it listens (port 0 picks a free one: see :attr:`port`
+            once ready), the caps ``underhall serve`` puts on connections
+            (per address, open files, control frames, buffered output,
+            keepalive; the per-character ones are the workers' business) and
+            the admin socket (:class:`~server.cluster.gateway_admin.GatewayOperator`).
+            None: :class:`~server.net.front.FrontOptions`' defaults.
         prefix: The cluster's subject prefix.
-        limits: The caps ``underhall serve`` puts on connections (per
-            address, open files, control frames, buffered output, keepalive;
-            :class:`~server.net.guard.NetLimits`); the per-character ones
-            are the workers' business.
-        admin_socket: Path of the admin Unix socket (None: no admin socket;
-            :class:`~server.cluster.gateway_admin.GatewayOperator`).
         max_players: Players this gateway seats at most (None: no cap); a
             join beyond is refused ``server_full``, as by ``serve
             --max-players``, unless it replaces a connection of the same
@@ -205,14 +201,11 @@ class Gateway(Front):
         nats_url: str,
         *,
         gateway_id: str,
-        host: str = "127.0.0.1",
-        port: int = 8765,
+        front: FrontOptions | None = None,
         prefix: str = "uh",
-        limits: NetLimits | None = None,
-        admin_socket: Path | None = None,
         max_players: int | None = None,
     ) -> None:
-        super().__init__(host, port, limits, admin_socket)
+        super().__init__(front or FrontOptions())
         self.max_players = max_players
         self.nats_url = nats_url
         self.id = gateway_id
@@ -385,7 +378,7 @@ class Gateway(Front):
         return None
 
     def _refused_connection(self, status: HTTPStatus) -> None:
-        self.metrics.refused.labels(REFUSAL_REASONS.get(status, str(int(status)))).inc()
+        self.metrics.count("refused", REFUSAL_REASONS.get(status, str(int(status))))
 
     # ----------------------------------------------------------- operators
 
@@ -645,7 +638,7 @@ class Gateway(Front):
             del self._routes[aid]
         p = self.players.get(aid)
         if p is None or p.epoch < epoch:
-            self.metrics.orphans.inc()
+            self.metrics.count("orphans")
             self._to_worker(worker, Leave(aid, epoch))
 
     def _frames(self, entries: list[tuple[int, int, bytes]]) -> None:
@@ -719,8 +712,8 @@ class Gateway(Front):
         else:
             targets = [p.ws for p in self.players.values()]
         kind = "notice" if scope is None else str(scope)
-        self.metrics.chat_lines.labels(kind).inc()
-        self.metrics.chat_deliveries.labels(kind).inc(len(targets))
+        self.metrics.count("chat_lines", kind)
+        self.metrics.count("chat_deliveries", kind, by=len(targets))
         self._send_all(targets, out)
 
     async def _on_heartbeat(self, msg: Msg) -> None:
@@ -862,7 +855,7 @@ class Gateway(Front):
     def _rejoin(self, p: Player, cause: str) -> None:
         """Seat ``p`` again; ``cause`` is ``lost`` (its worker let it go) or
         ``silent`` (its worker fell silent)."""
-        self.metrics.reseats.labels(cause).inc()
+        self.metrics.count("reseats", cause)
         p.rejoining = True
         p.moving = True
         self._spawn(self._rejoin_task(p))
@@ -879,7 +872,7 @@ class Gateway(Front):
             return
         if not answer.ok:
             log.warning("could not seat %s again: %s", p.name, answer.detail)
-            self.metrics.reseat_failures.inc()
+            self.metrics.count("reseat_failures")
             self._reply(
                 p.ws, Error(code=ErrorCode.SHUTDOWN.value, msg="your world is gone", fatal=True)
             )
@@ -900,7 +893,7 @@ class Gateway(Front):
         return len(self.players)
 
     async def _handle(self, ws: ServerConnection) -> None:
-        self.metrics.accepted.inc()
+        self.metrics.count("accepted")
         await super()._handle(ws)
 
     async def _admit_join(
@@ -966,7 +959,7 @@ class Gateway(Front):
     async def _unseat(self, player: Player) -> None:
         if self.players.get(player.actor_id) is player:
             del self.players[player.actor_id]
-            self.metrics.leaves.inc()
+            self.metrics.count("leaves")
             self._to_worker(player.worker, Leave(player.actor_id, player.epoch))
 
     def _route(self, p: Player, msg: Command | Look | Chat, raw: bytes | str) -> None:
@@ -990,7 +983,7 @@ class Gateway(Front):
         data = raw if isinstance(raw, bytes) else raw.encode()
         if p.moving:
             if len(p.buffer) == BUFFER_LIMIT:
-                self.metrics.overflows.inc()  # the oldest goes
+                self.metrics.count("overflows")  # the oldest goes
             p.buffer.append(data)
         else:
             self._to_worker(p.worker, FromClient(p.actor_id, p.epoch, data))

@@ -126,7 +126,7 @@ class GatewayOperator:
         self.gateway = gateway
 
     def count(self, cmd: str) -> None:
-        self.gateway.metrics.admin_actions.labels(cmd).inc()
+        self.gateway.metrics.count("admin_actions", cmd)
 
     def _heard(self, answers: dict[str, Reply]) -> Answer:
         """The ``gateways`` that answered and the ``silent`` ones."""

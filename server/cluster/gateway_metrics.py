@@ -20,10 +20,9 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Protocol
 
-from prometheus_client import Counter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from server.net.metrics import FrontMetrics, FrontState, labelled
+from server.net.metrics import FrontMetrics, FrontState
 
 WORKER_SHOWN_S = 600.0
 """A worker not heard from for this many seconds is left out of the
@@ -117,74 +116,13 @@ class _StateCollector:
 
 
 class GatewayMetrics(FrontMetrics):
-    """The metrics of one gateway: the front's, and the gateway's own.
-
-    Args:
-        gateway: The gateway whose state is read at scrape time.
-
-    Attributes:
-        registry: The ``CollectorRegistry`` holding every metric below, the
-            state read at scrape time and ``underhall_process_*``.
-    """
+    """The front's metrics and the gateway's own (the catalogue's ``front``
+    and ``gateway`` groups), with the gateway's state read at scrape time."""
 
     def __init__(self, gateway: Watched) -> None:
-        super().__init__(gateway)
-        r = self.registry
-        self.accepted = Counter(
-            "underhall_gateway_connections_accepted",
-            "Websocket connections past the per-address and open-file caps",
-            registry=r,
-        )
-        self.refused = Counter(
-            "underhall_gateway_connections_refused",
-            "Connections refused at the handshake, by cap",
-            ["reason"],
-            registry=r,
-        )
-        self.routed = Counter(
-            "underhall_gateway_messages_routed",
-            "Client messages routed to a worker (at once or after a move), by message type",
-            ["type"],
-            registry=r,
-        )
-        self.overflows = Counter(
-            "underhall_gateway_messages_dropped",
-            "Client messages dropped: the player's buffer was full while it moved",
-            registry=r,
-        )
-        self.reseats = Counter(
-            "underhall_gateway_reseats",
-            "Players this gateway began seating again after their worker let them go "
-            "(lost) or fell silent (silent)",
-            ["cause"],
-            registry=r,
-        )
-        self.reseat_failures = Counter(
-            "underhall_gateway_reseat_failures",
-            "Players who could not be seated again and were disconnected",
-            registry=r,
-        )
-        self.orphans = Counter(
-            "underhall_gateway_orphans",
-            "Players a worker admitted after they had left this gateway (it was told to save them)",
-            registry=r,
-        )
-        self.chat_lines = Counter(
-            "underhall_gateway_chat_lines",
-            "Cluster chat lines heard, by scope (global, private, notice)",
-            ["scope"],
-            registry=r,
-        )
-        self.chat_deliveries = Counter(
-            "underhall_gateway_chat_deliveries",
-            "Copies of cluster chat lines written to this gateway's players, by scope",
-            ["scope"],
-            registry=r,
-        )
-        r.register(_StateCollector(gateway))
-        self._routed: dict[str, Counter] = {}
+        super().__init__(gateway, ("gateway",), _StateCollector(gateway))
 
     def route(self, kind: str) -> None:
         """A client message of type ``kind`` (``cmd``, ``look``, ``chat``) went
         (or will go) to a worker."""
-        labelled(self._routed, self.routed, kind).inc()
+        self.count("routed", kind)

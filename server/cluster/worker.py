@@ -399,13 +399,13 @@ class Worker:
 
     async def _nats_error(self, exc: Exception) -> None:
         """nats-py's error callback: an error on the connection itself."""
-        self.metrics.nats_errors.labels("client").inc()
+        self.metrics.count("nats_errors", "client")
         log.warning("worker %s: NATS: %r", self.id, exc)
 
     async def _nats_disconnected(self) -> None:
         if self._stop.is_set():
             return  # our own drain closed it
-        self.metrics.nats_disconnects.inc()
+        self.metrics.count("nats_disconnects")
         log.warning("worker %s: NATS disconnected (reconnecting)", self.id)
 
     async def _drain_out(self) -> None:
@@ -551,7 +551,7 @@ class Worker:
         if not depths:
             return
         log.warning("worker %s lost levels %s", self.id, depths)
-        self.metrics.levels_lost.inc(len(depths))
+        self.metrics.count("levels_lost", by=len(depths))
         gone = set(depths)
         for depth in gone:
             self.fences.pop(depth, None)
@@ -781,7 +781,7 @@ class Worker:
     def _joined(self, seat: WorkerSeat, token: str | None, resumed: bool) -> JoinReply:
         self._route(seat)
         welcome = encode_server(self.host.welcome(seat, token, resumed))
-        (self.metrics.joins_resumed if resumed else self.metrics.joins_new).inc()
+        self.metrics.count("joins", "resumed" if resumed else "new")
         log.info("%s joined on %s (epoch %d)", seat.name, self.id, seat.session.epoch)
         return JoinReply(
             ok=True, welcome=welcome, worker=self.id, epoch=seat.session.epoch, actor=seat.actor_id
@@ -821,10 +821,10 @@ class Worker:
                 return AdmitReply(ok=True)  # asked again: admitted (and counted) once
             answer = await self._admit_hand_off_now(req, name, epoch, held)
         if answer.ok:
-            self.metrics.in_admitted.inc()
-            self.metrics.in_seconds.observe(time.perf_counter() - started)
+            self.metrics.count("handoffs", "in", "admitted")
+            self.metrics.observe("handoff_seconds", time.perf_counter() - started, "in")
         else:
-            self.metrics.in_refused.inc()
+            self.metrics.count("handoffs", "in", "refused")
         return answer
 
     async def _admit_hand_off_now(
@@ -1250,7 +1250,7 @@ class Worker:
             saved.set_result(None)
         if not ok:
             self.stats.refused_saves += 1
-            self.metrics.out_dropped.inc()
+            self.metrics.count("handoffs", "out", "dropped")
             log.warning("%s: hand-off refused (held elsewhere now): dropped", seat.name)
             return
         epoch = seat.session.epoch + 1
@@ -1273,8 +1273,8 @@ class Worker:
                     answer = AdmitReply(ok=False, code=repr(exc))
                 if answer.ok:  # steps 5 and 6: the holder routes and snapshots
                     seconds = time.perf_counter() - started
-                    self.metrics.out_admitted.inc()
-                    self.metrics.out_seconds.observe(seconds)
+                    self.metrics.count("handoffs", "out", "admitted")
+                    self.metrics.observe("handoff_seconds", seconds, "out")
                     self.stats.handoffs += 1
                     self.stats.handoff_ms.append(seconds * 1000.0)
                     if len(self.stats.handoff_ms) > 100_000:
@@ -1285,7 +1285,7 @@ class Worker:
                     # it after all, its gateway (still on this epoch) seats it
                     # again; if another holds it, the gateway has moved on.
                     log.warning("%s: admission to %s refused: stale", seat.name, owner)
-                    self.metrics.out_dropped.inc()
+                    self.metrics.count("handoffs", "out", "dropped")
                     await self.nc.publish(gw, encode(Lost(seat.actor_id, seat.session.epoch)))
                     return
                 log.warning(
@@ -1312,11 +1312,13 @@ class Worker:
         if fenced:
             try:
                 if not await self.chars.take_back(seat.name, epoch, back, self.world.tick):
-                    self.metrics.out_admitted.inc()  # after all: the other holder has it
+                    self.metrics.count(
+                        "handoffs", "out", "admitted"
+                    )  # after all: the other holder has it
                     return
             except Exception as exc:
                 self.metrics.failed("takeback", exc)
-                self.metrics.out_dropped.inc()
+                self.metrics.count("handoffs", "out", "dropped")
                 log.exception("take-back of %s failed", seat.name)
                 return
             new_epoch = epoch + 1
@@ -1325,14 +1327,14 @@ class Worker:
         try:
             self.world.join(seat.name, record=back, actor_id=seat.actor_id)
         except (LookupError, ValueError):
-            self.metrics.out_dropped.inc()
+            self.metrics.count("handoffs", "out", "dropped")
             log.exception("take-back of %s found no room", seat.name)
             await self.nc.publish(
                 self.subjects.gateway(seat.session.gateway), encode(Lost(seat.actor_id, new_epoch))
             )
             return
         self.stats.takebacks += 1
-        self.metrics.out_taken_back.inc()
+        self.metrics.count("handoffs", "out", "taken_back")
         self.world.actors[seat.actor_id].last_tag = ack
         self._quiet.add(seat.actor_id)
         again = self._seat(seat.name, seat.actor_id, new_epoch, seat.session.gateway)

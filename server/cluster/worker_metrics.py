@@ -27,23 +27,11 @@ from typing import Protocol
 
 import nats.errors
 import psycopg
-from prometheus_client import Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
-from server.net.metrics import (
-    NOT_FOUND,
-    SAVE_BUCKETS_S,
-    TICK_BUCKETS_S,
-    health_answer,
-    http_response,
-    new_registry,
-)
-
-HANDOFF_BUCKETS_S = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-"""Histogram buckets of a hand-off's duration, in seconds (a sender tries
-five admissions of up to 1 s each before it takes the player back)."""
+from server.net.metrics import NOT_FOUND, Declared, health_answer, http_response
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,125 +135,33 @@ _COUNTERS = (
     "underhall_worker_frame_bytes",
     "underhall_worker_saves_refused",
 )
-DATABASE_STEPS = (
-    "checkpoint", "save", "handoff", "takeback", "claim", "join", "admit", "final_save",
-    "background",
-)  # fmt: skip
-"""Values of the ``what`` label of the error counters: the step that failed."""
-NATS_STEPS = ("client", "heartbeat", "request", "join", "admit", "handoff", "background")
-"""Values of ``underhall_worker_nats_errors_total``'s ``what`` label
-(``client``: an error nats-py reported on the connection itself)."""
 
 
-class WorkerMetrics:
-    """The metrics of one worker, in a registry of their own.
+class WorkerMetrics(Declared):
+    """A worker's metrics (the catalogue's ``worker`` group), with the
+    worker's figures read at scrape time.
 
     Args:
         worker: The worker whose state is read at scrape time.
-
-    Attributes:
-        registry: The ``CollectorRegistry`` holding every metric below, the
-            state read at scrape time and ``underhall_process_*``.
     """
 
     def __init__(self, worker: WorkerState) -> None:
+        super().__init__(("worker",), _StateCollector(worker))
         self._worker = worker
-        self.registry = r = new_registry()
-        self.tick_seconds = Histogram(
-            "underhall_worker_tick_duration_seconds",
-            "Time to run one tick: step the world, build and publish its frames",
-            buckets=TICK_BUCKETS_S,
-            registry=r,
-        )
-        self.late_ticks = Counter(
-            "underhall_worker_late_ticks", "Ticks that started after their time", registry=r
-        )
-        handoffs = Counter(
-            "underhall_worker_handoffs",
-            "Hand-offs of players between workers: out (this worker passed the player on: "
-            "admitted, taken_back, dropped) and in (this worker was asked to admit one: "
-            "admitted, refused)",
-            ["direction", "outcome"],
-            registry=r,
-        )
-        self.out_admitted = handoffs.labels("out", "admitted")
-        self.out_taken_back = handoffs.labels("out", "taken_back")
-        self.out_dropped = handoffs.labels("out", "dropped")
-        self.in_admitted = handoffs.labels("in", "admitted")
-        self.in_refused = handoffs.labels("in", "refused")
-        handoff_seconds = Histogram(
-            "underhall_worker_handoff_duration_seconds",
-            "Duration of a hand-off: out, from the player leaving our level to its admission "
-            "by the new holder; in, from the admission request to the player seated here",
-            ["direction"],
-            buckets=HANDOFF_BUCKETS_S,
-            registry=r,
-        )
-        self.out_seconds = handoff_seconds.labels("out")
-        self.in_seconds = handoff_seconds.labels("in")
-        self.joins = Counter(
-            "underhall_worker_joins",
-            "Players seated here by a join, new characters or resumed",
-            ["kind"],
-            registry=r,
-        )
-        self.joins_new = self.joins.labels("new")
-        self.joins_resumed = self.joins.labels("resumed")
-        self.checkpoint_seconds = Histogram(
-            "underhall_worker_checkpoint_duration_seconds",
-            "Duration of a checkpoint: every held character and level written",
-            buckets=SAVE_BUCKETS_S,
-            registry=r,
-        )
-        rows = Counter(
-            "underhall_worker_checkpoint_rows",
-            "Rows written by checkpoints, players and levels",
-            ["what"],
-            registry=r,
-        )
-        self.player_rows = rows.labels("players")
-        self.level_rows = rows.labels("levels")
-        self.levels_lost = Counter(
-            "underhall_worker_levels_lost",
-            "Levels dropped for a lost lease (not renewed in time, or taken over)",
-            registry=r,
-        )
-        self.nats_disconnects = Counter(
-            "underhall_worker_nats_disconnects",
-            "Times the NATS connection was lost (nats-py reconnects by itself)",
-            registry=r,
-        )
-        self.nats_errors = Counter(
-            "underhall_worker_nats_errors",
-            "NATS calls that failed or timed out, by step",
-            ["what"],
-            registry=r,
-        )
-        self.database_errors = Counter(
-            "underhall_worker_database_errors",
-            "PostgreSQL calls that raised, by step",
-            ["what"],
-            registry=r,
-        )
-        for what in NATS_STEPS:
-            self.nats_errors.labels(what)
-        for what in DATABASE_STEPS:
-            self.database_errors.labels(what)
-        r.register(_StateCollector(worker))
 
     # --------------------------------------------------------- events
 
     def tick(self, seconds: float, late: bool) -> None:
         """A tick ran for ``seconds``; ``late`` if it started after its time."""
-        self.tick_seconds.observe(seconds)
+        self.observe("tick_seconds", seconds)
         if late:
-            self.late_ticks.inc()
+            self.count("late_ticks")
 
     def checkpoint(self, seconds: float, players: int, levels: int) -> None:
         """A checkpoint took ``seconds`` and wrote ``players`` and ``levels`` rows."""
-        self.checkpoint_seconds.observe(seconds)
-        self.player_rows.inc(players)
-        self.level_rows.inc(levels)
+        self.observe("checkpoint_seconds", seconds)
+        self.count("checkpoint_rows", "players", by=players)
+        self.count("checkpoint_rows", "levels", by=levels)
 
     def failed(self, what: str, exc: BaseException) -> None:
         """Step ``what`` raised ``exc``: a PostgreSQL error counts in
@@ -273,9 +169,9 @@ class WorkerMetrics:
         included) in ``underhall_worker_nats_errors_total``; anything else is
         a bug, for the log only."""
         if isinstance(exc, psycopg.Error):
-            self.database_errors.labels(what).inc()
+            self.count("database_errors", what)
         elif isinstance(exc, nats.errors.Error):
-            self.nats_errors.labels(what).inc()
+            self.count("nats_errors", what)
 
     # --------------------------------------------------------- HTTP
 

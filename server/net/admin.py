@@ -72,8 +72,7 @@ class Connected(Protocol):
 class Counting(Protocol):
     """The server's metrics, as the operator uses them."""
 
-    @property
-    def admin_actions(self) -> Any: ...
+    def count(self, key: str, *labels: str, by: float = 1) -> None: ...
 
 
 class Hosting(Protocol):
@@ -320,7 +319,7 @@ class ServeOperator:
         self.server = server
 
     def count(self, cmd: str) -> None:
-        self.server.metrics.admin_actions.labels(cmd).inc()
+        self.server.metrics.count("admin_actions", cmd)
 
     async def who(self) -> Answer:
         server = self.server

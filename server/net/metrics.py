@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import gc
 import http
+import tomllib
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol
+from importlib import resources
+from typing import Any, Protocol
 
 from prometheus_client import (
     CollectorRegistry,
@@ -35,6 +37,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client.registry import Collector
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
@@ -42,12 +45,96 @@ from server.game.game import Game
 from server.game.hooks import GameHooks
 from server.net.collector import Pacer
 
-TICK_BUCKETS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.2, 0.5)
-"""Histogram buckets of the tick duration (a tick at 10 Hz has 0.1 s)."""
-SAVE_BUCKETS_S = (0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0)
-"""Histogram buckets of a save's duration."""
-
 HEALTH_PATHS = ("/metrics", "/healthz", "/readyz")
+
+
+def _catalogue() -> dict[str, Any]:
+    """server/net/metrics.toml, parsed."""
+    return tomllib.loads(resources.files("server.net").joinpath("metrics.toml").read_text())
+
+
+CATALOGUE: dict[str, Any] = _catalogue()
+"""Every event metric of every kind of process (server/net/metrics.toml):
+``{"buckets": {name: [seconds, ...]}, group: {key: {"kind", "name", "help",
+"labels"?, "buckets"?, "zero"?}}}`` for the groups ``front``, ``serve``,
+``gateway`` and ``worker``."""
+
+
+class Declared:
+    """The event metrics of one process, declared from :data:`CATALOGUE`.
+
+    Code counts by a metric's key in the catalogue, with the label values in
+    the order of its ``labels``: ``count("joins", "new")``,
+    ``observe("tick_seconds", 0.012)``, ``gauge("draining", 1)``. A labelled
+    child is looked up once and kept (``labels()`` takes a lock and builds a
+    key: too dear per frame).
+
+    Args:
+        groups: The catalogue's groups to declare (``front``, ``serve``,
+            ``gateway``, ``worker``).
+        collectors: What the process reads of its state at scrape time.
+
+    Attributes:
+        registry: A ``CollectorRegistry`` of this process's own (several
+            servers may run in one process, as in the tests): the declared
+            metrics, the ``collectors`` and ``underhall_process_*``.
+
+    Raises:
+        KeyError: a group, or a histogram's bucket list, not in the catalogue;
+            and from the methods below, a key not declared, or label values
+            not declared for it (ValueError from prometheus_client: too few
+            or too many).
+    """
+
+    def __init__(self, groups: tuple[str, ...], *collectors: Collector) -> None:
+        self.registry = registry = new_registry()
+        self._counters: dict[str, Counter] = {}
+        self._histograms: dict[str, Histogram] = {}
+        self._gauges: dict[str, Gauge] = {}
+        self._children: dict[tuple[str, ...], Any] = {}
+        buckets = CATALOGUE["buckets"]
+        for group in groups:
+            for key, spec in CATALOGUE[group].items():
+                labels = spec.get("labels", ())
+                args = (spec["name"], spec["help"], labels)
+                metric: Counter | Histogram | Gauge
+                if spec["kind"] == "counter":
+                    metric = self._counters[key] = Counter(*args, registry=registry)
+                elif spec["kind"] == "histogram":
+                    bounds = buckets[spec["buckets"]]
+                    metric = self._histograms[key] = Histogram(
+                        *args, buckets=bounds, registry=registry
+                    )
+                else:
+                    metric = self._gauges[key] = Gauge(*args, registry=registry)
+                for values in spec.get("zero", ()):
+                    self._children[(key, *values)] = metric.labels(*values)
+        for collector in collectors:
+            registry.register(collector)
+
+    def _child(self, family: Counter | Histogram | Gauge, key: str, labels: tuple[str, ...]) -> Any:
+        if not labels:
+            return family
+        child = self._children.get((key, *labels))
+        if child is None:
+            child = self._children[(key, *labels)] = family.labels(*labels)
+        return child
+
+    def count(self, key: str, *labels: str, by: float = 1) -> None:
+        """Add ``by`` to counter ``key``'s series for ``labels``."""
+        self._child(self._counters[key], key, labels).inc(by)
+
+    def observe(self, key: str, value: float, *labels: str) -> None:
+        """One observation of ``value`` (seconds) in histogram ``key``."""
+        self._child(self._histograms[key], key, labels).observe(value)
+
+    def gauge(self, key: str, value: float) -> None:
+        """Set gauge ``key`` (unlabelled) to ``value``."""
+        self._gauges[key].set(value)
+
+    def gauge_by(self, key: str, change: float) -> None:
+        """Add ``change`` (may be negative) to gauge ``key`` (unlabelled)."""
+        self._gauges[key].inc(change)
 
 
 class FrontState(Protocol):
@@ -95,54 +182,25 @@ class _FrontCollector:
         yield sent
 
 
-class FrontMetrics:
-    """The metrics every front keeps (:mod:`server.net.front`), in a registry
-    of their own (several servers may run in one process, as in the tests),
-    with ``underhall_process_*``.
+class FrontMetrics(Declared):
+    """The metrics every front keeps (:mod:`server.net.front`): the
+    catalogue's ``front`` group, and the groups a subclass names.
 
     Args:
         front: The front whose state is read at scrape time.
+        groups: More of the catalogue's groups (``serve``, ``gateway``).
+        collectors: The subclass's own series read at scrape time.
 
     Attributes:
-        registry: The ``CollectorRegistry`` holding every metric.
         frames_sent: Frames sent so far to players (plain int: counted per
             frame): ticks' messages, chat, notices, errors.
         bytes_sent: Payload bytes of those frames.
     """
 
-    def __init__(self, front: FrontState) -> None:
-        self.registry = r = new_registry()
+    def __init__(self, front: FrontState, groups: tuple[str, ...], *collectors: Collector) -> None:
         self.frames_sent = 0
         self.bytes_sent = 0
-        self.connections = Gauge(
-            "underhall_connections_open",
-            "Open websocket connections (players, and clients not yet seated)",
-            registry=r,
-        )
-        self.joins = Counter(
-            "underhall_joins", "Players seated, new characters or resumed", ["kind"], registry=r
-        )
-        self.leaves = Counter("underhall_leaves", "Seated players who left", registry=r)
-        self.refusals = Counter(
-            "underhall_join_refusals", "Joins refused, by error code", ["code"], registry=r
-        )
-        self.commands = Counter(
-            "underhall_commands", "Commands received, by command", ["command"], registry=r
-        )
-        self.protocol_errors = Counter(
-            "underhall_protocol_errors",
-            "Protocol errors sent to clients, by code",
-            ["code"],
-            registry=r,
-        )
-        self.admin_actions = Counter(
-            "underhall_admin_actions",
-            "Admin commands carried out, by command",
-            ["action"],
-            registry=r,
-        )
-        r.register(_FrontCollector(front, self))
-        self._command_children: dict[str, Counter] = {}
+        super().__init__(("front", *groups), _FrontCollector(front, self), *collectors)
 
     def sent(self, size: int, frames: int = 1) -> None:
         """``frames`` frames of ``size`` bytes each went to players."""
@@ -151,7 +209,7 @@ class FrontMetrics:
 
     def command(self, name: str) -> None:
         """A command named ``name`` was received (for the world, or a worker)."""
-        _child(self._command_children, self.commands, name).inc()
+        self.count("commands", name)
 
 
 class Served(FrontState, Protocol):
@@ -210,92 +268,41 @@ class _StateCollector:
 
 
 class Metrics(FrontMetrics, GameHooks):
-    """The metrics of ``underhall serve``: the front's, and the game's.
+    """The metrics of ``underhall serve``: the front's, and the game's
+    (the catalogue's ``front`` and ``serve`` groups).
 
     Args:
         server: The server whose state is read at scrape time.
     """
 
     def __init__(self, server: Served) -> None:
-        super().__init__(server)
+        super().__init__(server, ("serve",), _StateCollector(server))
         self._server = server
-        r = self.registry
-        self.rejects = Counter(
-            "underhall_command_rejects",
-            "Commands the world refused, by reason",
-            ["reason"],
-            registry=r,
-        )
-        self.tick_seconds = Histogram(
-            "underhall_tick_duration_seconds",
-            "Time to run one tick and send its frames",
-            buckets=TICK_BUCKETS_S,
-            registry=r,
-        )
-        self.gc_pause_seconds = Histogram(
-            "underhall_gc_pause_seconds",
-            "Duration of each garbage collection, by generation",
-            ["generation"],
-            buckets=TICK_BUCKETS_S,
-            registry=r,
-        )
-        self.late_ticks = Counter(
-            "underhall_late_ticks", "Ticks that started after their time", registry=r
-        )
-        self.saves = Counter(
-            "underhall_saves", "Database saves, by what was saved", ["what"], registry=r
-        )
-        self.save_seconds = Histogram(
-            "underhall_save_duration_seconds",
-            "Duration of a database save",
-            ["what"],
-            buckets=SAVE_BUCKETS_S,
-            registry=r,
-        )
-        self.db_errors = Counter(
-            "underhall_database_errors",
-            "Database calls that raised, by what was attempted",
-            ["what"],
-            registry=r,
-        )
-        self.draining = Gauge("underhall_draining", "1 from the start of a drain", registry=r)
-        self.frames_skipped = Counter(
-            "underhall_frames_skipped",
-            "Players' tick messages not built or not written: the client was behind",
-            registry=r,
-        )
-        self.slow_dropped = Counter(
-            "underhall_slow_clients_dropped",
-            "Clients disconnected for staying behind",
-            registry=r,
-        )
-        r.register(_StateCollector(server))
-        self._reject_children: dict[str, Counter] = {}
 
     # --------------------------------------------------------- events
 
     def skipped(self, count: int) -> None:
         """``count`` players got no message this tick: their clients were
         behind (each will get a snapshot once caught up)."""
-        self.frames_skipped.inc(count)
+        self.count("frames_skipped", by=count)
 
     def tick(self, seconds: float, late: bool) -> None:
         """A tick ran for ``seconds``; ``late`` if it started after its time."""
-        self.tick_seconds.observe(seconds)
+        self.observe("tick_seconds", seconds)
         if late:
-            self.late_ticks.inc()
+            self.count("late_ticks")
 
     def saved(self, what: str, seconds: float) -> None:
-        self.saves.labels(what).inc()
-        self.save_seconds.labels(what).observe(seconds)
+        self.count("saves", what)
+        self.observe("save_seconds", seconds, what)
 
     def db_error(self, what: str) -> None:
-        self.db_errors.labels(what).inc()
+        self.count("db_errors", what)
 
     def rejected(self, reasons: Iterable[str]) -> None:
         """The world refused commands for these reasons."""
         for reason in reasons:
-            _child(self._reject_children, self.rejects, reason).inc()
+            self.count("rejects", reason)
 
     # --------------------------------------------------------- HTTP
 
@@ -325,15 +332,6 @@ class Metrics(FrontMetrics, GameHooks):
     def process_http_only(self, conn: ServerConnection, request: Request) -> Response:
         """The hook for ``--metrics-port``: health and metrics, else 404."""
         return http_response(conn, *(self.answer(request.path) or NOT_FOUND))
-
-
-def _child(children: dict[str, Counter], counter: Counter, label: str) -> Counter:
-    """``counter.labels(label)``, looked up once and kept in ``children``
-    (``labels`` takes a lock and builds a key: too dear per tick)."""
-    child = children.get(label)
-    if child is None:
-        child = children[label] = counter.labels(label)
-    return child
 
 
 def http_response(conn: ServerConnection, status: int, content_type: str, body: bytes) -> Response:
@@ -397,9 +395,3 @@ def health_answer(
             return 200, TEXT_PLAIN, b"ready\n"
         return 503, TEXT_PLAIN, f"{why}\n".encode()
     return None
-
-
-def labelled(children: dict[str, Counter], counter: Counter, label: str) -> Counter:
-    """``counter.labels(label)``, looked up once and kept in ``children``: for
-    counters bumped per message or per frame."""
-    return _child(children, counter, label)

@@ -55,7 +55,7 @@ from server.game.keeper import LevelKeeper
 from server.game.wire import REASONS
 from server.net import collector
 from server.net.acceptor import BulkAcceptor
-from server.net.front import CLOSE_TIMEOUT_S, Front, Joining, client_of
+from server.net.front import CLOSE_TIMEOUT_S, Front, FrontOptions, Joining, client_of
 from server.net.guard import (
     AddressBook,
     GuardedConnection,
@@ -171,7 +171,7 @@ class GameServer(Front):
         admin_socket: Path | None = None,
         limits: NetLimits | None = None,
     ) -> None:
-        super().__init__(host, port, limits, admin_socket)
+        super().__init__(FrontOptions(host, port, limits, admin_socket))
         self.game = game
         self.tick_rate = tick_rate
         self.ssl_context = ssl_context
@@ -227,9 +227,9 @@ class GameServer(Front):
                 loop.add_signal_handler(sig, self._on_signal)
             loop.add_signal_handler(signal.SIGHUP, self.stop)
         self._pauses = pauses = collector.PauseWatch(
-            lambda generation, seconds: self.metrics.gc_pause_seconds.labels(
-                str(generation)
-            ).observe(seconds)
+            lambda generation, seconds: self.metrics.observe(
+                "gc_pause_seconds", seconds, str(generation)
+            )
         )
         fd_limit = raise_open_file_limit()
         self.book = AddressBook(self.limits, fd_limit)
@@ -327,7 +327,7 @@ class GameServer(Front):
     def stop(self) -> None:
         """Ask :meth:`run` to finish now: no grace period for the players."""
         self.draining = True
-        self.metrics.draining.set(1)
+        self.metrics.gauge("draining", 1)
         self._hurry.set()
         self._stop.set()
 
@@ -353,7 +353,7 @@ class GameServer(Front):
         self._grace = grace if self.game.seats else 0.0
         self._drain_started = time.monotonic()
         self.draining = True
-        self.metrics.draining.set(1)
+        self.metrics.gauge("draining", 1)
         self._stop.set()
         return self._grace
 
@@ -544,7 +544,7 @@ class GameServer(Front):
             since = client.behind_since  # set by _deliver when it fell behind
             if buffered is not None and since is not None and now - since > BEHIND_DROP_S:
                 log.warning("dropping %s: behind for %.0f s", aid, now - since)
-                self.metrics.slow_dropped.inc()
+                self.metrics.count("slow_dropped")
                 transport = client.ws.transport
                 if transport is not None:
                     transport.abort()
@@ -654,7 +654,7 @@ class GameServer(Front):
             self._behind.discard(client.actor_id)
         seat = self.game.seats.get(client.actor_id)
         if seat is not None and seat.session is client.session:
-            self.metrics.leaves.inc()
+            self.metrics.count("leaves")
             where = client_of(client.ws)
             log.info(
                 "%s left",
