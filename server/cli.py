@@ -911,6 +911,15 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
         "from any other origin is refused, other clients are not concerned "
         "(default: none)",
     )
+    p.add_argument(
+        "--allow-host",
+        metavar="NAME[,NAME...]",
+        help="host names (such as dungeon.example.org; '*': any) browsers may "
+        "reach this port by, besides IP addresses, localhost, this machine's "
+        "name, --host and the hosts of --allow-origin: the page, the lobby "
+        "and a browser's game connection under any other name are refused "
+        "(DNS rebinding; default: none)",
+    )
 
 
 def worker_main(args: argparse.Namespace) -> int:
@@ -973,7 +982,6 @@ def gateway_main(args: argparse.Namespace) -> int:
     Exit status 0 when stopped, 1 if the port or the admin socket cannot be bound.
     """
     from server.cluster.gateway import Gateway
-    from server.net.front import FrontOptions
     from server.net.logs import setup_logging
 
     setup_logging(args.log_level, "text")
@@ -986,8 +994,11 @@ def gateway_main(args: argparse.Namespace) -> int:
     gateway = Gateway(
         args.nats,
         gateway_id=args.id or f"gateway-{os.getpid()}",
-        front=FrontOptions(args.host, args.port, net_limits(args), args.admin_socket),
+        host=args.host,
+        port=args.port,
         prefix=args.prefix,
+        limits=net_limits(args),
+        admin_socket=args.admin_socket,
         max_players=args.max_players,
     )
     from server.content.loader import default_content
@@ -1055,6 +1066,7 @@ CONFIG_KEYS = {
     "keepalive_timeout": float,
     "trusted_proxy": str,
     "allow_origin": str,
+    "allow_host": str,
     "record_world": str,
 }
 PATH_KEYS = ("tls_cert", "tls_key", "admin_socket", "record_world")
@@ -1114,6 +1126,7 @@ SERVE_DEFAULTS: dict[str, object] = {
     "keepalive_timeout": 10.0,
     "trusted_proxy": "",
     "allow_origin": "",
+    "allow_host": "",
     "record_world": None,
 }
 
@@ -1158,6 +1171,7 @@ LIMIT_KEYS = (
     "keepalive_timeout",
     "trusted_proxy",
     "allow_origin",
+    "allow_host",
 )
 """The options of :func:`add_limit_options` (their ``SERVE_DEFAULTS`` keys)."""
 
@@ -1182,12 +1196,16 @@ def check_limit_options(args: argparse.Namespace, command: str) -> None:
         parse_networks(_proxies(args))
     except ValueError as exc:
         raise SystemExit(f"underhall {command}: trusted_proxy: {exc}") from None
-    from server.net.web import parse_origins
+    from server.net.web import parse_hosts, parse_origins
 
     try:
         parse_origins(str(args.allow_origin or ""))
     except ValueError as exc:
         raise SystemExit(f"underhall {command}: allow_origin: {exc}") from None
+    try:
+        parse_hosts(str(args.allow_host or ""))
+    except ValueError as exc:
+        raise SystemExit(f"underhall {command}: allow_host: {exc}") from None
 
 
 def _proxies(args: argparse.Namespace) -> tuple[str, ...]:
@@ -1197,7 +1215,7 @@ def _proxies(args: argparse.Namespace) -> tuple[str, ...]:
 def net_limits(args: argparse.Namespace) -> Any:
     """The :class:`server.net.guard.NetLimits` of resolved ``serve`` options."""
     from server.net.guard import NetLimits
-    from server.net.web import parse_origins
+    from server.net.web import parse_hosts, parse_origins
 
     return NetLimits(
         max_conns_per_addr=int(args.max_conns_per_addr),
@@ -1208,6 +1226,7 @@ def net_limits(args: argparse.Namespace) -> Any:
         keepalive_timeout_s=float(args.keepalive_timeout),
         trusted_proxies=_proxies(args),
         allowed_origins=parse_origins(str(args.allow_origin or "")),
+        allowed_hosts=parse_hosts(str(args.allow_host or "")),
     )
 
 

@@ -127,6 +127,7 @@ def test_bad_arguments_get_one_line_and_status_2(
         ("max_players = 0\n", ["max_players", "u.toml"]),
         ('trusted_proxy = "10.0.0.0/8, proxy.lan"\n', ["trusted_proxy", "'proxy.lan'"]),
         ('allow_origin = "https://ok.example, example.org"\n', ["allow_origin", "'example.org'"]),
+        ('allow_host = "ok.example, https://x.example"\n', ["allow_host", "'https://x.example'"]),
     ],
 )
 def test_bad_config_values_get_one_line(tmp_path: Path, text: str, words: list[str]) -> None:

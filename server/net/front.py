@@ -53,7 +53,7 @@ from server.net.guard import AddressBook, GuardedConnection, NetLimits, send_bin
 from server.net.logs import address
 from server.net.metrics import FrontMetrics
 from server.net.ratelimit import TokenBucket, message_bucket
-from server.net.web import LobbyRow, WebSite, is_upgrade, origin_refused
+from server.net.web import HostRule, LobbyRow, WebSite, is_upgrade, origin_refused
 
 log = logging.getLogger("underhall.net")
 
@@ -116,23 +116,6 @@ def ip_of(ws: ServerConnection) -> str:
     return ws.address if isinstance(ws, GuardedConnection) else "?"
 
 
-@dataclass(frozen=True, slots=True)
-class FrontOptions:
-    """What every front is given alike, ``serve``'s and each gateway's.
-
-    Attributes:
-        host: The interface the game port listens on.
-        port: The game port (0 picks one).
-        limits: The caps and rates (None: :class:`NetLimits`' defaults).
-        admin_socket: Where the operators' Unix socket is made, or None.
-    """
-
-    host: str = "127.0.0.1"
-    port: int = 8765
-    limits: NetLimits | None = None
-    admin_socket: Path | None = None
-
-
 class Front:
     """The connection handling shared by ``serve`` and the gateway.
 
@@ -141,7 +124,10 @@ class Front:
     :meth:`players_online`, :meth:`_seat`, :meth:`_route` and :meth:`_unseat`.
 
     Args:
-        options: Where it listens and what it allows.
+        host: The interface the game port listens on.
+        port: The game port (0 picks one).
+        limits: The caps and rates (defaults: :class:`NetLimits`).
+        admin_socket: Where the operators' Unix socket is made, or None.
     """
 
     limits: NetLimits
@@ -153,13 +139,17 @@ class Front:
     web: WebSite | None = None
     """The web client and lobby answered on this port (set by the composition
     root before serving; None: no page, only the game and the operators' paths)."""
+    _hosts: HostRule | None = None
+    """The ``Host`` headers a browser's request may carry (:meth:`host_rule`)."""
 
-    def __init__(self, options: FrontOptions) -> None:
-        self.host = options.host
-        self.port = options.port
-        self.limits = options.limits or NetLimits()
+    def __init__(
+        self, host: str, port: int, limits: NetLimits | None, admin_socket: Path | None
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.limits = limits or NetLimits()
         self.book = AddressBook(self.limits, 1 << 20)
-        self.admin_socket = options.admin_socket
+        self.admin_socket = admin_socket
         self.draining = False
         """Whether a drain (or stop) has begun: joins are refused."""
         self._grace = 0.0
@@ -261,7 +251,7 @@ class Front:
         session = ServerSession()
         seated: Seated | None = None
         where = client_of(ws)
-        self.metrics.gauge_by("connections", 1)
+        self.metrics.connections.inc()
         log.debug("connection open from %s", where, extra={"event": "open", "address": where})
         try:
             bucket = message_bucket(time.monotonic())
@@ -279,20 +269,32 @@ class Front:
             pass
         finally:
             session.close()
-            self.metrics.gauge_by("connections", -1)
+            self.metrics.connections.dec()
             if seated is not None:
                 await self._unseat(seated)
             log.debug(
                 "connection closed from %s", where, extra={"event": "close", "address": where}
             )
 
+    def host_rule(self) -> HostRule:
+        """The ``Host`` headers a browser's request may carry (DNS rebinding):
+        :meth:`HostRule.of <server.net.web.HostRule.of>` this front's bind
+        address and its limits' allowed origins and hosts, made once."""
+        if self._hosts is None:
+            limits = self.limits
+            self._hosts = HostRule.of(self.host, limits.allowed_origins, limits.allowed_hosts)
+        return self._hosts
+
     def _process_request(self, ws: ServerConnection, request: Request) -> Response | None:
         """The opening handshake's hook: read a trusted proxy's forwarded
         address; answer HTTP paths; answer a connection the address book
         refused with its HTTP error; refuse a browser's websocket from an
         origin not allowed (HTTP 403, :func:`~server.net.web.origin_refused`);
-        answer the web client's paths (:class:`~server.net.web.WebSite`);
-        let the others through."""
+        refuse a browser's websocket and the web client's paths with a
+        ``Host`` not allowed (HTTP 403, :meth:`host_rule`: DNS rebinding),
+        unless a trusted proxy forwarded the request; answer the web
+        client's paths (:class:`~server.net.web.WebSite`); let the others
+        through."""
         if isinstance(ws, GuardedConnection):
             ws.forwarded(request.headers)
         answer = self._answer_http(ws, request)
@@ -302,12 +304,24 @@ class Front:
             status, text = ws.refusal
             self._refused_connection(status)
             return ws.respond(status, text)
-        if is_upgrade(request.headers):
-            why = origin_refused(request.headers, self.limits.allowed_origins)
-            if why is not None:
-                log.info("refused %s: %s", client_of(ws), why, extra={"event": "origin"})
-                return ws.respond(HTTPStatus.FORBIDDEN, why + "\n")
-        elif self.web is not None:
+        headers = request.headers
+        upgrade = is_upgrade(headers)
+        why = origin_refused(headers, self.limits.allowed_origins) if upgrade else None
+        # The Host of a browser's websocket (it has an Origin) and of the
+        # web client's paths; what a trusted proxy forwarded (it says for
+        # whom) is the proxy's to judge, by the names it serves.
+        judged = "Origin" in headers if upgrade else self.web is not None
+        if why is None and judged:
+            proxied = (
+                isinstance(ws, GuardedConnection)
+                and ws.forwarded_from is not None
+                and ("Forwarded" in headers or "X-Forwarded-For" in headers)
+            )
+            why = None if proxied else self.host_rule().refused(headers)
+        if why is not None:
+            log.info("refused %s: %s", client_of(ws), why, extra={"event": "origin"})
+            return ws.respond(HTTPStatus.FORBIDDEN, why + "\n")
+        if not upgrade and self.web is not None:
             return self.web.answer(ws, request, self.lobby_players)
         return None
 
@@ -368,7 +382,7 @@ class Front:
         return exc.fatal
 
     def _count_error(self, ws: ServerConnection, exc: ProtocolError) -> None:
-        self.metrics.count("protocol_errors", exc.code.value)
+        self.metrics.protocol_errors.labels(exc.code.value).inc()
         log.debug(
             "protocol error %s: %s",
             exc.code.value,
@@ -500,7 +514,7 @@ class Front:
         """Count and log a join the host accepted."""
         if not resumed:
             self.book.record_created(joining.address, time.monotonic())
-        self.metrics.count("joins", "resumed" if resumed else "new")
+        self.metrics.joins.labels("resumed" if resumed else "new").inc()
         where = client_of(ws)
         log.info(
             "%s joined as actor %d%s",
@@ -519,7 +533,7 @@ class Front:
 
     async def _refuse(self, ws: ServerConnection, name: str | None, code: str, text: str) -> None:
         """Refuse a join: count it, log it, send the fatal ``error`` and close."""
-        self.metrics.count("refusals", code)
+        self.metrics.refusals.labels(code).inc()
         where = client_of(ws)
         log.info(
             "refused %s from %s: %s",

@@ -83,6 +83,11 @@ class NetLimits:
         allowed_origins: Origins (``https://example.org``) besides the game
             port's own whose pages may open a game connection from a browser
             (:func:`server.net.web.origin_refused`).
+        allowed_hosts: Host names (``dungeon.example.org``; ``*``: any) a
+            browser's request may name in its ``Host`` header besides IP
+            addresses, ``localhost``, this machine's name, the bind address
+            and the hosts of ``allowed_origins``
+            (:class:`server.net.web.HostRule`).
     """
 
     max_conns_per_addr: int = 32
@@ -98,6 +103,7 @@ class NetLimits:
     fd_margin: int = 64
     trusted_proxies: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

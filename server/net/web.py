@@ -16,19 +16,32 @@ the game port's own origin (the request's ``Host``, over ``http`` or
 no ``Origin`` (the terminal client, the bots, any non-browser client) is not
 judged.
 
+:class:`HostRule` judges a browser's request by its ``Host`` header, against
+DNS rebinding: a page of another site whose name the attacker points at
+127.0.0.1 (or at a machine of the victim's network) is, to the browser, of
+the same origin as that name's port, so the ``Origin`` check lets its
+websocket in and nothing stops it from reading ``/lobby.json``; its ``Host``
+header still names the attacker's domain. Allowed: an IP address, ``localhost``
+and ``*.localhost`` (which browsers resolve to loopback themselves), this
+machine's host name, the bind address when it is a name, the hosts of
+``--allow-origin`` and those named with ``--allow-host`` (``*``: any).
+
 Holds no game rule: the host supplies the lobby's rows (:class:`LobbyRow`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
+import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from http import HTTPStatus
 from pathlib import Path
+from typing import Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
@@ -56,6 +69,8 @@ _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{
 """A ``Host`` header fit to be named in the policy: a name or IPv4 address, or
 a bracketed IPv6 address, with an optional port."""
 _ORIGIN = re.compile(r"^https?://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$")
+_NAME = re.compile(r"^[a-z0-9_]([a-z0-9_\-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_\-]*[a-z0-9_])?)*$")
+"""A host name as ``--allow-host`` takes it (lower-cased, no port)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +92,26 @@ class LobbyRow:
     turns: int
 
 
+class Ranked(Protocol):
+    """What the lobby's order reads of a row."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def level(self) -> int: ...
+
+    @property
+    def depth(self) -> int: ...
+
+
+def lobby_order(row: Ranked) -> tuple[int, int, str]:
+    """The lobby's sort key: highest level first, then deepest, then by name
+    (any case). A cluster's workers cut their lists by it before the
+    gateways merge them, so the merged first :data:`LOBBY_ROWS` are right."""
+    return (-row.level, -row.depth, row.name.lower())
+
+
 def parse_origins(text: str) -> tuple[str, ...]:
     """The origins of a comma-separated ``--allow-origin`` value, lower-cased.
 
@@ -93,6 +128,86 @@ def parse_origins(text: str) -> tuple[str, ...]:
             raise ValueError(f"{entry.strip()!r} is not an origin such as https://example.org:8765")
         out.append(origin)
     return tuple(out)
+
+
+def parse_hosts(text: str) -> tuple[str, ...]:
+    """The host names of a comma-separated ``--allow-host`` value, lower-cased
+    (``*``: any host).
+
+    Raises:
+        ValueError: An entry is not a host name or IP address (a scheme, a
+            port or a path is not taken), naming it.
+    """
+    out: list[str] = []
+    for entry in text.split(","):
+        name = entry.strip().lower().rstrip(".")
+        if not name:
+            continue
+        if name != "*" and not _NAME.match(name) and _ip(name) is None:
+            raise ValueError(f"{entry.strip()!r} is not a host name such as dungeon.example.org")
+        out.append(name)
+    return tuple(out)
+
+
+def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(name.removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return None
+
+
+def host_name(header: str) -> str:
+    """The host of a ``Host`` header, lower-cased, without its port or a
+    final dot (``"[::1]"`` for a bracketed IPv6 address)."""
+    host = header.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[: end + 1] if end > 0 else host
+    name, colon, port = host.rpartition(":")
+    if colon and port.isdigit():
+        host = name
+    return host.rstrip(".")
+
+
+@dataclass(frozen=True, slots=True)
+class HostRule:
+    """The ``Host`` header values a browser's request may carry (see the
+    module's docstring: DNS rebinding).
+
+    Attributes:
+        names: Host names allowed besides IP addresses and ``localhost``.
+        anything: Every host is allowed (``--allow-host '*'``).
+    """
+
+    names: frozenset[str]
+    anything: bool = False
+
+    @classmethod
+    def of(cls, bind: str, origins: Iterable[str], hosts: Iterable[str]) -> HostRule:
+        """The rule of a port bound to ``bind``, with the ``--allow-origin``
+        origins ``origins`` (as :func:`parse_origins` gives them) and the
+        ``--allow-host`` names ``hosts`` (as :func:`parse_hosts` gives them);
+        this machine's host name is allowed too."""
+        names = {host_name(o.split("://", 1)[-1]) for o in origins}
+        names.update(hosts)
+        names.add(host_name(bind))
+        names.add(socket.gethostname().lower())
+        return cls(frozenset(n for n in names if n), "*" in names)
+
+    def refused(self, headers: Headers) -> str | None:
+        """Why a request with these headers is refused, or None to answer
+        it. A request without ``Host`` (not from a browser) is answered."""
+        header = headers.get("Host")
+        if header is None or self.anything:
+            return None
+        host = host_name(header)
+        if host in self.names or host == "localhost" or host.endswith(".localhost"):
+            return None
+        if _ip(host) is not None:
+            return None
+        return (
+            f"host {host[:100]!r} is not served here (the operator can allow it: --allow-host NAME)"
+        )
 
 
 def is_upgrade(headers: Headers) -> bool:
@@ -222,8 +337,10 @@ class WebSite:
 
     def lobby(self, players: Callable[[], tuple[int, list[LobbyRow]] | None]) -> bytes:
         """The body of ``/lobby.json``: ``classes`` (``[key, name]``),
-        ``online`` (players seated here, or null) and ``players`` (at most
-        :data:`LOBBY_ROWS` rows: ``name``, ``cls``, ``level``, ``depth``,
+        ``online`` (players in the game: ``serve``'s, or a cluster's as its
+        workers last reported them to the gateway; null where this server
+        cannot count them) and ``players`` (at most :data:`LOBBY_ROWS` rows
+        in :func:`lobby_order`: ``name``, ``cls``, ``level``, ``depth``,
         ``turns``; null where this server cannot list them), built at most
         once per :data:`LOBBY_CACHE_S`."""
         now = time.monotonic()
@@ -232,7 +349,7 @@ class WebSite:
         found = players()
         online, rows = (None, None) if found is None else found
         if rows is not None:
-            rows = sorted(rows, key=lambda r: (-r.level, -r.depth, r.name.lower()))[:LOBBY_ROWS]
+            rows = sorted(rows, key=lobby_order)[:LOBBY_ROWS]
         body = json.dumps(
             {
                 "classes": self.classes,

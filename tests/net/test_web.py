@@ -5,28 +5,32 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
 import websockets
+from websockets.datastructures import Headers
 from websockets.exceptions import InvalidStatus
 
 from client.web import STATIC
 from protocol.version import PROTOCOL_VERSION
 from server.net.guard import NetLimits
 from server.net.server import GameServer
-from server.net.web import WebSite, parse_origins
+from server.net.web import HostRule, WebSite, host_name, parse_hosts, parse_origins
 from tests.net.conftest import Started, join, recv, send
 
 CLASSES = [("warrior", "Warrior"), ("mage", "Mage")]
 
 
-async def raw_get(port: int, path: str, headers: str = "") -> tuple[int, dict[str, str], bytes]:
+async def raw_get(
+    port: int, path: str, headers: str = "", host: str = "127.0.0.1"
+) -> tuple[int, dict[str, str], bytes]:
     """Status, headers (lower-case names) and body of ``GET path`` sent as
-    written (no client normalising the path)."""
+    written (no client normalising the path), with ``Host: HOST:PORT``."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}\r\n".encode())
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n{headers}\r\n".encode())
     await writer.drain()
     data = await asyncio.wait_for(reader.read(), 5)
     writer.close()
@@ -147,6 +151,103 @@ async def test_allowed_origins_widen_the_check(start_server: Started) -> None:
     assert await hello_through(server.port, "https://play.example.org") == "welcome"
     with pytest.raises(InvalidStatus):
         await hello_through(server.port, "https://other.example.org")
+
+
+async def upgrade_status(port: int, host: str, origin: str | None, more: str = "") -> int:
+    """The HTTP status of a websocket upgrade to 127.0.0.1:``port`` naming
+    ``Host: HOST:PORT`` (and ``Origin``): 101 taken, 403 refused."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    lines = [
+        "GET / HTTP/1.1",
+        f"Host: {host}:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+    ]
+    if origin is not None:
+        lines.append(f"Origin: {origin}")
+    writer.write(("\r\n".join(lines) + "\r\n" + more + "\r\n").encode())
+    await writer.drain()
+    status = await asyncio.wait_for(reader.readline(), 5)
+    writer.close()
+    return int(status.split()[1])
+
+
+async def test_dns_rebinding_another_name_is_refused(start_server: Started) -> None:
+    """A page of evil.example whose name resolves to 127.0.0.1 is the same
+    origin as evil.example:PORT: its Origin matches its Host, so only the
+    Host check stops it reading the lobby or opening a game connection."""
+    server = await served(start_server)
+    port = server.port
+    for path in ("/", "/lobby.json", "/app.js"):
+        status, _, body = await raw_get(port, path, host="evil.example")
+        assert status == 403 and b"--allow-host" in body, path
+        assert b"classes" not in body
+    evil = f"http://evil.example:{port}"
+    assert await upgrade_status(port, "evil.example", evil) == 403
+    for host in ("127.0.0.1", "localhost", "[::1]", "game.localhost", socket.gethostname()):
+        assert (await raw_get(port, "/lobby.json", host=host))[0] == 200, host
+        assert await upgrade_status(port, host, f"http://{host}:{port}") == 101, host
+    # Not a browser (no Origin): any name, as the terminal client uses it.
+    assert await upgrade_status(port, "dungeon.example.org", None) == 101
+    # The operators' paths are not the browser's (a monitor may use any name).
+    assert (await raw_get(port, "/healthz", host="evil.example"))[0] == 200
+
+
+async def test_allowed_hosts_and_origins_widen_the_host_check(start_server: Started) -> None:
+    limits = NetLimits(
+        allowed_origins=parse_origins("https://play.example.org"),
+        allowed_hosts=parse_hosts("dungeon.example.org"),
+    )
+    server = await served(start_server, limits)
+    port = server.port
+    for host in ("dungeon.example.org", "DUNGEON.example.org.", "play.example.org"):
+        assert (await raw_get(port, "/", host=host))[0] == 200, host
+    assert (await raw_get(port, "/", host="other.example.org"))[0] == 403
+    own = f"http://dungeon.example.org:{port}"
+    assert await upgrade_status(port, "dungeon.example.org", own) == 101
+
+
+async def test_a_trusted_proxy_forwards_any_name(start_server: Started) -> None:
+    """Behind a reverse proxy (trusted, saying for whom it forwards) the
+    public name needs no option: the proxy serves the names it is set to."""
+    server = await served(start_server, NetLimits(trusted_proxies=("127.0.0.1",)))
+    port = server.port
+    forwarded = "X-Forwarded-For: 203.0.113.9\r\n"
+    assert (await raw_get(port, "/lobby.json", forwarded, host="dungeon.example.org"))[0] == 200
+    origin = f"http://dungeon.example.org:{port}"
+    assert await upgrade_status(port, "dungeon.example.org", origin, forwarded) == 101
+    assert await upgrade_status(port, "dungeon.example.org", origin) == 403
+    # The proxy's own address without a forwarding header: judged as any other.
+    assert (await raw_get(port, "/lobby.json", host="dungeon.example.org"))[0] == 403
+
+
+def test_host_rule() -> None:
+    rule = HostRule.of("0.0.0.0", parse_origins("https://play.example.org:8443"), ())
+    for header in ("127.0.0.1:8765", "10.1.2.3", "[::1]:8765", "[fe80::1]", "localhost:1"):
+        assert rule.refused(Headers({"Host": header})) is None, header
+    for header in ("play.example.org", "a.localhost:9", socket.gethostname()):
+        assert rule.refused(Headers({"Host": header})) is None, header
+    for header in ("evil.example:8765", "127.0.0.1.evil.example", "localhost.evil.example"):
+        assert rule.refused(Headers({"Host": header})) is not None, header
+    assert rule.refused(Headers()) is None  # no Host: not a browser
+    assert HostRule.of("game.lan", (), ()).refused(Headers({"Host": "game.lan:80"})) is None
+    assert HostRule.of("127.0.0.1", (), ("*",)).refused(Headers({"Host": "any.example"})) is None
+    assert host_name("Dungeon.Example.ORG.:443") == "dungeon.example.org"
+    assert host_name("[::1]:8765") == "[::1]"
+
+
+def test_parse_hosts() -> None:
+    assert parse_hosts("") == ()
+    assert parse_hosts("Dungeon.Example.org, 10.0.0.1,*") == (
+        "dungeon.example.org",
+        "10.0.0.1",
+        "*",
+    )
+    for bad in ("https://a.example", "a.example:8765", "a b", "a.example/x"):
+        with pytest.raises(ValueError, match="is not a host name"):
+            parse_hosts(bad)
 
 
 def test_parse_origins() -> None:
