@@ -982,6 +982,7 @@ def gateway_main(args: argparse.Namespace) -> int:
     Exit status 0 when stopped, 1 if the port or the admin socket cannot be bound.
     """
     from server.cluster.gateway import Gateway
+    from server.net.front import FrontOptions
     from server.net.logs import setup_logging
 
     setup_logging(args.log_level, "text")
@@ -994,11 +995,8 @@ def gateway_main(args: argparse.Namespace) -> int:
     gateway = Gateway(
         args.nats,
         gateway_id=args.id or f"gateway-{os.getpid()}",
-        host=args.host,
-        port=args.port,
+        front=FrontOptions(args.host, args.port, net_limits(args), args.admin_socket),
         prefix=args.prefix,
-        limits=net_limits(args),
-        admin_socket=args.admin_socket,
         max_players=args.max_players,
     )
     from server.content.loader import default_content

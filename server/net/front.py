@@ -116,6 +116,23 @@ def ip_of(ws: ServerConnection) -> str:
     return ws.address if isinstance(ws, GuardedConnection) else "?"
 
 
+@dataclass(frozen=True, slots=True)
+class FrontOptions:
+    """What every front is given alike, ``serve``'s and each gateway's.
+
+    Attributes:
+        host: The interface the game port listens on.
+        port: The game port (0 picks one).
+        limits: The caps and rates (None: :class:`NetLimits`' defaults).
+        admin_socket: Where the operators' Unix socket is made, or None.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    limits: NetLimits | None = None
+    admin_socket: Path | None = None
+
+
 class Front:
     """The connection handling shared by ``serve`` and the gateway.
 
@@ -124,10 +141,7 @@ class Front:
     :meth:`players_online`, :meth:`_seat`, :meth:`_route` and :meth:`_unseat`.
 
     Args:
-        host: The interface the game port listens on.
-        port: The game port (0 picks one).
-        limits: The caps and rates (defaults: :class:`NetLimits`).
-        admin_socket: Where the operators' Unix socket is made, or None.
+        options: Where it listens and what it allows.
     """
 
     limits: NetLimits
@@ -142,14 +156,12 @@ class Front:
     _hosts: HostRule | None = None
     """The ``Host`` headers a browser's request may carry (:meth:`host_rule`)."""
 
-    def __init__(
-        self, host: str, port: int, limits: NetLimits | None, admin_socket: Path | None
-    ) -> None:
-        self.host = host
-        self.port = port
-        self.limits = limits or NetLimits()
+    def __init__(self, options: FrontOptions) -> None:
+        self.host = options.host
+        self.port = options.port
+        self.limits = options.limits or NetLimits()
         self.book = AddressBook(self.limits, 1 << 20)
-        self.admin_socket = admin_socket
+        self.admin_socket = options.admin_socket
         self.draining = False
         """Whether a drain (or stop) has begun: joins are refused."""
         self._grace = 0.0
@@ -251,7 +263,7 @@ class Front:
         session = ServerSession()
         seated: Seated | None = None
         where = client_of(ws)
-        self.metrics.connections.inc()
+        self.metrics.gauge_by("connections", 1)
         log.debug("connection open from %s", where, extra={"event": "open", "address": where})
         try:
             bucket = message_bucket(time.monotonic())
@@ -269,7 +281,7 @@ class Front:
             pass
         finally:
             session.close()
-            self.metrics.connections.dec()
+            self.metrics.gauge_by("connections", -1)
             if seated is not None:
                 await self._unseat(seated)
             log.debug(
@@ -382,7 +394,7 @@ class Front:
         return exc.fatal
 
     def _count_error(self, ws: ServerConnection, exc: ProtocolError) -> None:
-        self.metrics.protocol_errors.labels(exc.code.value).inc()
+        self.metrics.count("protocol_errors", exc.code.value)
         log.debug(
             "protocol error %s: %s",
             exc.code.value,
@@ -514,7 +526,7 @@ class Front:
         """Count and log a join the host accepted."""
         if not resumed:
             self.book.record_created(joining.address, time.monotonic())
-        self.metrics.joins.labels("resumed" if resumed else "new").inc()
+        self.metrics.count("joins", "resumed" if resumed else "new")
         where = client_of(ws)
         log.info(
             "%s joined as actor %d%s",
@@ -533,7 +545,7 @@ class Front:
 
     async def _refuse(self, ws: ServerConnection, name: str | None, code: str, text: str) -> None:
         """Refuse a join: count it, log it, send the fatal ``error`` and close."""
-        self.metrics.refusals.labels(code).inc()
+        self.metrics.count("refusals", code)
         where = client_of(ws)
         log.info(
             "refused %s from %s: %s",
