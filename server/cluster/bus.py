@@ -52,6 +52,10 @@ the messages each carries:
   answers ``Found`` (its player's spelling of the name, or None); a private
   chat line goes out only once its addressee is found somewhere.
 - ``P.hb.W``: a worker's ``Heartbeat`` (tick, players), once a second.
+- ``P.lobby.W`` (every gateway): a worker's ``LobbyReport`` (how many players
+  it holds, and the first hundred of them by level with their class, depth
+  and turns), every :data:`LOBBY_EVERY_S`: what the gateways' ``/lobby.json``
+  lists.
 - ``P.ghb.G``: a gateway's ``GatewayBeat`` (players), once a second
   (workers let go of the players of a gateway silent for
   :data:`GATEWAY_SILENT_S`).
@@ -71,6 +75,9 @@ SILENT_S = 3.5
 GATEWAY_SILENT_S = 7.0
 """Seconds without a heartbeat after which a worker deems a gateway dead and
 saves and unseats its players."""
+LOBBY_EVERY_S = 2.0
+"""Seconds between two lobby reports of a worker; a gateway forgets the
+report of a worker not heard from within :data:`SILENT_S` after that."""
 MAX_BATCH_BYTES = 512 * 1024
 """A tick's frames for one gateway are split into messages of about this
 size at most (NATS's default payload limit is 1 MiB)."""
@@ -93,6 +100,7 @@ class Subjects:
         self.presence = f"{prefix}.presence"
         self.heartbeats = f"{prefix}.hb.*"
         self.gateway_heartbeats = f"{prefix}.ghb.*"
+        self.lobby_reports = f"{prefix}.lobby.*"
         self.leases = f"{prefix}_leases"
 
     def worker(self, worker_id: str) -> str:
@@ -118,6 +126,10 @@ class Subjects:
     def gateway_heartbeat(self, gateway_id: str) -> str:
         """One gateway's heartbeat."""
         return f"{self.prefix}.ghb.{gateway_id}"
+
+    def lobby_report(self, worker_id: str) -> str:
+        """One worker's lobby reports."""
+        return f"{self.prefix}.lobby.{worker_id}"
 
 
 def batches(frames: list[tuple[int, int, bytes]]) -> list[bytes]:

@@ -57,7 +57,7 @@ from protocol.limits import (
 )
 from protocol.messages import Chat, ChatOut, Command, Error, Hello, Look
 from protocol.session import ServerSession
-from server.cluster.bus import HEARTBEAT_S, SILENT_S, Subjects
+from server.cluster.bus import HEARTBEAT_S, LOBBY_EVERY_S, SILENT_S, Subjects
 from server.cluster.gateway_metrics import GatewayMetrics
 from server.cluster.messages import (
     ANSWER,
@@ -77,6 +77,7 @@ from server.cluster.messages import (
     JoinRequest,
     Kick,
     Leave,
+    LobbyReport,
     Moving,
     PlayerRow,
     Present,
@@ -102,6 +103,7 @@ from server.net.guard import (
 )
 from server.net.metrics import TEXT_PLAIN, http_response, metrics_answer
 from server.net.ratelimit import TokenBucket, chat_buckets
+from server.net.web import LobbyRow
 
 log = logging.getLogger("underhall.gateway")
 
@@ -269,6 +271,8 @@ class Gateway(Front):
         self.nc = await nats.connect(
             self.nats_url, name=f"gateway {self.id}", max_reconnect_attempts=-1
         )
+        self.lobby_reports: dict[str, tuple[float, LobbyReport]] = {}
+        """Worker id -> when its latest lobby report came (``time.monotonic()``), and the report."""
         await self.nc.subscribe(self.subjects.gateway(self.id), cb=self._on_worker)
         await self.nc.subscribe(self.subjects.chat, cb=self._on_chat)
         await self.nc.subscribe(self.subjects.heartbeats, cb=self._on_heartbeat)
@@ -277,6 +281,7 @@ class Gateway(Front):
         await self.nc.subscribe(self.subjects.kick, cb=self._on_kick)
         await self.nc.subscribe(self.subjects.who, cb=self._on_who)
         await self.nc.subscribe(self.subjects.seek, cb=self._on_seek)
+        await self.nc.subscribe(self.subjects.lobby_reports, cb=self._on_lobby_report)
         if install_signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -715,6 +720,29 @@ class Gateway(Front):
         self.metrics.count("chat_lines", kind)
         self.metrics.count("chat_deliveries", kind, by=len(targets))
         self._send_all(targets, out)
+
+    async def _on_lobby_report(self, msg: Msg) -> None:
+        worker = msg.subject.rsplit(".", 1)[1]
+        with contextlib.suppress(ValueError):
+            self.lobby_reports[worker] = (time.monotonic(), decode(msg.data, LobbyReport))
+
+    def lobby_players(self) -> tuple[int, list[LobbyRow]]:
+        """Who plays in the whole cluster, for ``/lobby.json``: the players
+        of the workers' latest lobby reports (those heard within
+        :data:`~server.cluster.bus.LOBBY_EVERY_S` + :data:`SILENT_S`; older
+        ones are forgotten), counted and listed. A player in two reports (a
+        hand-off between them) is listed once, as the newer report has it."""
+        now = time.monotonic()
+        online = 0
+        rows: dict[str, LobbyRow] = {}
+        for worker, (heard, report) in sorted(self.lobby_reports.items(), key=lambda w: w[1][0]):
+            if now - heard > LOBBY_EVERY_S + SILENT_S:
+                del self.lobby_reports[worker]
+                continue
+            online += report.online
+            for p in report.players:
+                rows[p.name.lower()] = LobbyRow(p.name, p.cls, p.level, p.depth, p.turns)
+        return online, list(rows.values())
 
     async def _on_heartbeat(self, msg: Msg) -> None:
         worker = msg.subject.rsplit(".", 1)[1]

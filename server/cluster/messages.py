@@ -61,6 +61,9 @@ class AdmitRequest(_Message, frozen=True, tag="admit"):
     pending: list[bytes] = []
     ack: int = -1
     tick: int = 0
+    turns: int = 0
+    """The player's commands of this session so far (the lobby's ``turns``
+    go on across the hand-off)."""
 
 
 WorkerRequest = JoinRequest | AdmitRequest
@@ -182,6 +185,35 @@ class Inbound(_Message, frozen=True, tag="in"):
     the order the gateway queued them (one event-loop turn's)."""
 
     events: list[FromClient | Leave | Resync]
+
+
+# --------------------------------------------------------------- workers -> every gateway (P.lobby.W)
+
+
+class LobbyPlayer(_Message, frozen=True):
+    """One player as the lobby lists it (:class:`server.net.web.LobbyRow`):
+    its name, class key (``""``: none), experience level, depth, and the
+    commands it sent this session (``turns``)."""
+
+    name: str
+    cls: str
+    level: int
+    depth: int
+    turns: int
+
+
+class LobbyReport(_Message, frozen=True):
+    """``P.lobby.W``: who plays on a worker, for the gateways' ``/lobby.json``
+    (every :data:`~server.cluster.bus.LOBBY_EVERY_S`).
+
+    Attributes:
+        online: The players the worker holds.
+        players: The first :data:`~server.net.web.LOBBY_ROWS` of them in
+            the lobby's order (:func:`~server.net.web.lobby_order`).
+    """
+
+    online: int
+    players: list[LobbyPlayer]
 
 
 # --------------------------------------------------------------- every process

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import hmac
 import logging
 import secrets
@@ -48,7 +49,7 @@ from protocol.codec import decode_client, encode_server
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.messages import Chat, Command, Look, ServerMessage
 from server.cluster.bans import ClusterBans
-from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, Subjects, batches
+from server.cluster.bus import GATEWAY_SILENT_S, HEARTBEAT_S, LOBBY_EVERY_S, Subjects, batches
 from server.cluster.fence import Character, Characters
 from server.cluster.lease import LEASE_S, RENEW_S, Leases, open_bucket
 from server.cluster.messages import (
@@ -65,6 +66,8 @@ from server.cluster.messages import (
     JoinReply,
     JoinRequest,
     Leave,
+    LobbyPlayer,
+    LobbyReport,
     Lost,
     Moving,
     Presence,
@@ -78,6 +81,7 @@ from server.cluster.worker_metrics import WorkerFigures, WorkerMetrics
 from server.game.game import NEW_CHARS_LIMITED
 from server.game.host import Checkpoint, Host, Seat
 from server.net import collector
+from server.net.web import LOBBY_ROWS, lobby_order
 from server.sim.events import Event, Joined, Left
 from server.sim.world import COMMAND_QUEUE_LIMIT, World
 from server.store import hash_token, open_store
@@ -151,6 +155,9 @@ class Link:
     """The player's latest commands as its client sent them, by ``seq``: those
     still queued in the world when it leaves for another worker's level go
     with it (:meth:`Worker.queued_commands`)."""
+    turns: int = 0
+    """Commands its client sent this session (across hand-offs): the lobby's
+    ``turns``, as ``serve`` counts them."""
 
 
 WorkerSeat = Seat
@@ -348,6 +355,7 @@ class Worker:
             asyncio.create_task(self._tick_loop()),
             asyncio.create_task(self._lease_loop()),
             asyncio.create_task(self._heartbeat_loop()),
+            asyncio.create_task(self._lobby_loop()),
             asyncio.create_task(self.bans.keep_fresh()),
         ]
         log.info("worker %s ready (seed %d)", self.id, self.seed)
@@ -852,6 +860,7 @@ class Worker:
             seat.session.hold_until = req.tick
         self._route(seat)
         self._resubmit(seat, req.pending)
+        seat.session.turns = req.turns  # the commands resubmitted were counted there
         return AdmitReply(ok=True)
 
     async def _on_release(self, msg: Msg) -> None:
@@ -921,6 +930,7 @@ class Worker:
         except ProtocolError:
             return  # the gateway checked it: nothing to do
         if isinstance(msg, Command):
+            seat.session.turns += 1
             with contextlib.suppress(ValueError, KeyError):
                 if self.host.carry_out(seat.actor_id, msg):
                     seat.session.sent.append((msg.seq, raw))
@@ -1036,6 +1046,28 @@ class Worker:
                     )
                     self._leave(seat)
             await asyncio.sleep(HEARTBEAT_S)
+
+    def lobby_report(self) -> LobbyReport:
+        """Who plays here, for the gateways' lobby: every player held here
+        counted, the first :data:`~server.net.web.LOBBY_ROWS` of them in
+        :func:`~server.net.web.lobby_order` listed (name, class, level,
+        depth, turns), as ``serve`` lists its own."""
+        actors = self.world.actors
+        rows = [
+            LobbyPlayer(actor.name, actor.cls or "", actor.level, actor.depth, seat.session.turns)
+            for aid, seat in self.seats.items()
+            if (actor := actors.get(aid)) is not None
+        ]
+        if len(rows) > LOBBY_ROWS:
+            rows = heapq.nsmallest(LOBBY_ROWS, rows, key=lobby_order)
+        return LobbyReport(len(self.seats), rows)
+
+    async def _lobby_loop(self) -> None:
+        """Publish :meth:`lobby_report` every :data:`~server.cluster.bus.LOBBY_EVERY_S`."""
+        subject = self.subjects.lobby_report(self.id)
+        while True:
+            await self._publish(subject, encode(self.lobby_report()))
+            await asyncio.sleep(LOBBY_EVERY_S)
 
     async def _tick_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -1255,7 +1287,14 @@ class Worker:
             return
         epoch = seat.session.epoch + 1
         request = AdmitRequest(
-            seat.name, epoch, seat.session.gateway, seat.actor_id, pending, ack, self.world.tick
+            seat.name,
+            epoch,
+            seat.session.gateway,
+            seat.actor_id,
+            pending,
+            ack,
+            self.world.tick,
+            seat.session.turns,
         )
         for attempt in range(ADMIT_TRIES):
             owner = await self._owner_or_claim(depth)  # step 3
@@ -1340,6 +1379,7 @@ class Worker:
         again = self._seat(seat.name, seat.actor_id, new_epoch, seat.session.gateway)
         self._route(again)
         self._resubmit(again, pending)
+        again.session.turns = seat.session.turns  # the commands resubmitted were counted
 
 
 async def _no_websocket(conn: ServerConnection) -> None:

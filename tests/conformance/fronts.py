@@ -48,6 +48,7 @@ PLANTED: dict[str, tuple[int, str]] = {
     "Stairs3": (1, "down"),
     "Stairs4": (1, "down"),
     "Faraway": (1, "down"),
+    "Lobbied": (2, "down"),
 }
 """Characters saved before a front starts: name -> (depth, the staircase
 (``"up"``/``"down"``) they stand on). Each test that uses one takes it for

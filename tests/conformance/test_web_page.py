@@ -1,14 +1,16 @@
 """The browser client on the game port (issue 47; README, "From a browser"):
 ``serve`` and every gateway answer ``GET /`` with the page under a strict
-Content-Security-Policy, ``/lobby.json`` with the classes, and refuse a
-browser's game connection from another origin (HTTP 403) while taking one
-from their own."""
+Content-Security-Policy, ``/lobby.json`` with the classes and who is playing
+(a cluster's gateways list every worker's players), and refuse a browser's
+game connection from another origin (HTTP 403) while taking one from their
+own."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import urllib.request
+from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
@@ -16,6 +18,7 @@ import websockets
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
+from protocol.messages import CommandName
 from tests.conformance.conftest import Server
 
 
@@ -27,12 +30,12 @@ async def get(url: str) -> tuple[int, dict[str, str], bytes]:
     return await asyncio.to_thread(fetch)
 
 
-def http_of(server: Server) -> str:
-    return "http://" + server.url.split("://", 1)[1].rstrip("/")
+def http_of(url: str) -> str:
+    return "http://" + url.split("://", 1)[1].rstrip("/")
 
 
 async def test_the_page_and_the_lobby_are_served(server: Server) -> None:
-    base = http_of(server)
+    base = http_of(server.url)
     status, headers, body = await get(base + "/")
     assert status == 200 and headers["content-type"] == "text/html; charset=utf-8"
     assert b'src="app.js"' in body
@@ -41,8 +44,39 @@ async def test_the_page_and_the_lobby_are_served(server: Server) -> None:
     status, headers, body = await get(base + "/lobby.json")
     lobby = json.loads(body)
     assert ["warrior", "Warrior"] in lobby["classes"]
-    if server.kind == "serve":
-        assert isinstance(lobby["players"], list)
+    assert isinstance(lobby["players"], list) and isinstance(lobby["online"], int)
+
+
+async def test_the_lobby_lists_who_is_playing(server: Server) -> None:
+    """Name, class, level, depth and turns of each player. On a cluster the
+    second gateway lists a new mage on level 1 (worker ``wa``) and a
+    character on level 2 (worker ``wb``), both of whom joined through the
+    first gateway: every worker reports its players to every gateway."""
+    mage = server.name("Lobby")
+    player, _ = await server.join(mage, cls="mage")
+    await player.command(CommandName.WAIT)
+    await player.command(CommandName.WAIT)
+    deep, token, record = server.front.planted("Lobbied")
+    await server.join(deep, token)
+    url = http_of(server.front.other_door) + "/lobby.json"
+
+    def listed(lobby: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {r["name"]: r for r in lobby["players"] if r["name"] in (mage, deep)}
+
+    async with asyncio.timeout(20):  # a worker reports every 2 s, a lobby is kept 1 s
+        while len(rows := listed(lobby := json.loads((await get(url))[2]))) < 2 or (
+            rows[mage]["turns"] < 2
+        ):
+            await asyncio.sleep(0.25)
+    assert rows[mage] == {"name": mage, "cls": "mage", "level": 1, "depth": 1, "turns": 2}
+    assert rows[deep] == {
+        "name": deep,
+        "cls": record["cls"],
+        "level": record["level"],
+        "depth": 2,
+        "turns": 0,
+    }
+    assert lobby["online"] >= 2
 
 
 async def test_a_browser_from_another_origin_is_refused(server: Server) -> None:
