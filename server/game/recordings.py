@@ -1,26 +1,11 @@
-"""Recordings of games: every frame a player was written, kept for replays.
+"""Recordings of games kept by a server: where they go, and the recorder.
 
-A recording is one player's game, from its ``welcome`` to its leave: each
-frame the server wrote to that player's websocket, byte for byte, with the
-world's tick and the time it was written (issue 45, item 2). A replay feeds
-those frames to a client's model in order and draws what the player saw.
-
-The file format (``.uhrec``) is a gzip stream written as consecutive gzip
-members, one per flush, so that a file cut short by ``kill -9`` still reads
-up to its last whole member. Uncompressed, it is a stream of msgpack values:
-
-1. a header map: ``{"format": "underhall-recording", "v": 1, "protocol":
-   int, "name": str, "started": float}`` (``started`` in Unix seconds,
-   ``protocol`` the protocol version its frames are in);
-2. one array per frame: ``[ms, tick, frame]``: milliseconds since
-   ``started`` (int), the world's tick when it was written (int) and the
-   frame's payload (bytes, as the client received it);
-3. last, if the game ended while the server ran: ``{"ended": float}``.
-
-:class:`Shelf` keeps the files in one directory; :class:`Recorder` takes
-frames from the server's event loop and appends them from a thread of its
-own every :data:`FLUSH_S` seconds, so a crash loses at most the last few
-seconds. Imports nothing of the game: the caller hands it bytes.
+Every player's game is recorded (issue 45, item 2): each frame the server
+wrote to the player, with its tick and time, in the file format of
+:mod:`protocol.recording`. :class:`Shelf` keeps the files in one directory;
+:class:`Recorder` takes frames from the server's event loop and appends them
+from a thread of its own every :data:`FLUSH_S` seconds, so a crash loses at
+most the last few seconds. Holds no game rule: the caller hands it bytes.
 """
 
 from __future__ import annotations
@@ -29,8 +14,6 @@ import os
 import re
 import threading
 import time
-import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,11 +21,8 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-FORMAT = "underhall-recording"
-"""The header's ``format``."""
-VERSION = 1
-"""The header's ``v``: the version of this file format."""
-SUFFIX = ".uhrec"
+from protocol.recording import SUFFIX, RecordingError, compress, pack_header
+
 FLUSH_S = 2.0
 """Seconds between two appends of the frames written since: at most this
 much of a game (and the append's own time) is lost to a crash."""
@@ -53,15 +33,9 @@ MAX_DAYS = 30.0
 """Default age in days after which a finished recording is deleted."""
 SWEEP_S = 3600.0
 """Seconds between two sweeps of a running recorder."""
-LEVEL = 6
-"""zlib level of each member."""
 
 _ID = re.compile(r"^(\d{8}T\d{6}Z)-([A-Za-z0-9_-]{1,32})-(\d{1,9})$")
 """A recording id: ``<UTC start>-<name>-<serial>``; nothing else is opened."""
-
-
-class RecordingError(Exception):
-    """A recording is unknown or unreadable; the message says which, in one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,29 +57,6 @@ class RecordingInfo:
     modified: float
 
 
-@dataclass(frozen=True, slots=True)
-class Recording:
-    """A recording read back (:func:`read_recording`).
-
-    Attributes:
-        name: The player's name.
-        protocol: The protocol version of its frames.
-        started: When its game began, Unix seconds.
-        frames: ``(ms since started, tick, payload)`` in the order written.
-        ended: When the game ended, Unix seconds, or None: still going, or
-            cut short (the server died, or the file was copied mid-game).
-        complete: False when the file ended inside a member (a crash in
-            the middle of an append): what came before is still here.
-    """
-
-    name: str
-    protocol: int
-    started: float
-    frames: list[tuple[int, int, bytes]]
-    ended: float | None
-    complete: bool
-
-
 def recording_id(name: str, started: float, serial: int) -> str:
     """The id of ``name``'s recording begun at ``started`` (Unix seconds).
 
@@ -124,74 +75,6 @@ def _started_of(rid: str) -> float:
     if m is None:
         raise RecordingError(f"not a recording id: {rid!r}")
     return datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
-
-
-def pack_header(name: str, protocol: int, started: float) -> bytes:
-    """A recording's first value (see the module's docstring)."""
-    header = {"format": FORMAT, "v": VERSION, "protocol": protocol, "name": name}
-    header["started"] = started
-    return bytes(msgpack.packb(header, use_bin_type=True))
-
-
-def compress(data: bytes) -> bytes:
-    """``data`` as one gzip member."""
-    c = zlib.compressobj(LEVEL, zlib.DEFLATED, 31)
-    return c.compress(data) + c.flush()
-
-
-def _members(data: bytes) -> tuple[bytes, bool]:
-    """The uncompressed bytes of consecutive gzip members, and whether the
-    last one was whole (a crash may cut the final member short)."""
-    out: list[bytes] = []
-    rest = data
-    while rest:
-        d = zlib.decompressobj(31)
-        try:
-            out.append(d.decompress(rest))
-        except zlib.error:
-            return b"".join(out), False
-        if not d.eof:
-            return b"".join(out), False
-        rest = d.unused_data
-    return b"".join(out), True
-
-
-def read_recording(data: bytes) -> Recording:
-    """Read a recording file's bytes.
-
-    Raises:
-        RecordingError: not a recording (no header), or of a newer format.
-    """
-    raw, whole = _members(data)
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
-    unpacker.feed(raw)
-    values: Iterator[Any] = iter(unpacker)
-    try:
-        header = next(values)
-    except (StopIteration, ValueError, msgpack.ExtraData) as exc:
-        raise RecordingError("not an Underhall recording: no header") from exc
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise RecordingError("not an Underhall recording")
-    if header.get("v") != VERSION:
-        raise RecordingError(f"recording format {header.get('v')!r}: this version reads {VERSION}")
-    frames: list[tuple[int, int, bytes]] = []
-    ended: float | None = None
-    try:
-        for value in values:
-            if isinstance(value, list) and len(value) == 3:
-                frames.append((int(value[0]), int(value[1]), bytes(value[2])))
-            elif isinstance(value, dict) and "ended" in value:
-                ended = float(value["ended"])
-    except (ValueError, TypeError):
-        whole = False
-    return Recording(
-        name=str(header.get("name", "")),
-        protocol=int(header.get("protocol", 0)),
-        started=float(header.get("started", 0.0)),
-        frames=frames,
-        ended=ended,
-        complete=whole,
-    )
 
 
 class Shelf:

@@ -1,4 +1,4 @@
-"""Recordings of games (server/store/recordings.py): the file format, the
+"""Recordings of games (protocol/recording.py, server/game/recordings.py): the file format, the
 recorder's appends, a file cut short by a crash, and the shelf's caps."""
 
 from __future__ import annotations
@@ -9,14 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.store.recordings import (
-    Recorder,
-    RecordingError,
-    Shelf,
-    compress,
-    pack_header,
-    read_recording,
-)
+from protocol.recording import RecordingError, compress, pack_header, read_recording
+from server.game.recordings import Recorder, Shelf
 
 
 def test_a_game_reads_back_frame_for_frame(tmp_path: Path) -> None:
