@@ -74,7 +74,7 @@ except ImportError:  # pragma: no cover -- built without its C extension
 TICK_RATE = 10
 """The fake worker's ticks per second (a worker's default)."""
 WORKER_ID = "fw"
-PROTOCOL_VERSION = 11
+PROTOCOL_VERSION = 12
 _NAMES = itertools.count()
 
 

@@ -1,8 +1,10 @@
 """Chat lines as a player types and reads them: the scope prefixes.
 
 Typed: ``/g text`` says ``text`` to every player (the global channel),
-``/w name text`` says it to ``name`` only, anything else to the players on
-your level (docs/protocol.md, "chat").
+``/w name text`` says it to ``name`` only, ``/s text`` to those who watch
+you (the watch scope: you and your spectators), anything else to the
+players on your level (docs/protocol.md, "chat"); a spectator's lines all
+go to the watch scope of the player it watches.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ def chat_from_line(line: str) -> Chat | str:
         if NAME_RE.fullmatch(name) is None or not text.strip():
             return "usage: /w name text"
         return Chat(text.strip(), to=name)
+    if line.startswith("/s ") or line == "/s":
+        text = line[3:].strip()
+        return Chat(text, scope="watch") if text else "usage: /s text"
     return Chat(line)
 
 
@@ -34,4 +39,6 @@ def describe_chat_line(msg: ChatOut) -> str:
         return f"[global] {line}"
     if msg.scope == "private":
         return f"[to {msg.to}] {line}" if msg.to else f"[private] {line}"
+    if msg.scope == "watch":
+        return f"[watching {msg.to}] {line}" if msg.to else f"[watching] {line}"
     return line

@@ -153,6 +153,7 @@ class Connection:
         token: str | None = None,
         open_timeout: float = 5.0,
         ca: str | os.PathLike[str] | None = None,
+        watch: str | None = None,
     ) -> Connection:
         """Connect, say ``hello`` and wait for ``welcome``.
 
@@ -168,6 +169,9 @@ class Connection:
                 of the system's (a private authority or a self-signed
                 certificate); default ``$UNDERHALL_CA`` if set. The server's
                 certificate and host name are always verified.
+            watch: a player's name: watch that player as a spectator called
+                ``name`` instead of playing (protocol 12; ``cls_key`` and
+                ``token`` must then be None).
 
         Returns:
             The connection; the server's ``snap`` is the next :meth:`recv`.
@@ -180,7 +184,7 @@ class Connection:
         """
         ws = await _connect(url, open_timeout, ca)
         conn = cls(ws, url)
-        hello = Hello(PROTOCOL_VERSION, name, token, cls_key)
+        hello = Hello(PROTOCOL_VERSION, name, token, cls_key, watch)
         try:
             # asyncio.timeout, not wait_for: 3.11's wait_for may swallow a cancellation
             async with asyncio.timeout(open_timeout):

@@ -59,6 +59,10 @@ _ERRORS: Mapping[str, str] = {
     "too_large": "A message was too large for the server.",
     "kicked": "An operator disconnected you from the server.",
     "banned": "This name is banned from the server.",
+    "spectator": "You are watching: you cannot act, only chat.",
+    "not_playing": "Nobody of that name is playing.",
+    "not_watchable": "That player does not want to be watched.",
+    "gone": "The player you watched has left the game.",
 }
 
 _WITH_DETAIL = frozenset({"bad_class"})

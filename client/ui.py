@@ -40,7 +40,17 @@ from client.safe_text import clean_message, clean_text
 from client.text import describe_error, describe_event, describe_reject
 from client.travel import Walk
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.messages import ChatOut, Delta, Error, Info, Look, Reject, Snapshot, Welcome
+from protocol.messages import (
+    ChatOut,
+    Delta,
+    Error,
+    Info,
+    Look,
+    Reject,
+    Snapshot,
+    Watchers,
+    Welcome,
+)
 
 __all__ = [
     "MAX_FPS",
@@ -165,6 +175,8 @@ class PlayApp:
             self.say(describe_reject(msg.reason))
         elif isinstance(msg, ChatOut):
             self.say(describe_chat_line(msg))
+        elif isinstance(msg, Watchers):
+            self.say(f"{msg.n} watching you." if msg.n else "Nobody is watching you.")
         elif isinstance(msg, Error):
             line = describe_error(msg.code, msg.msg)
             if msg.fatal:

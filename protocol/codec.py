@@ -55,6 +55,8 @@ from protocol.messages import (
     Reject,
     ServerMessage,
     Snapshot,
+    Spectators,
+    Watchers,
     Welcome,
 )
 
@@ -175,7 +177,7 @@ def _bad(t: str, key: str, what: str, value: object) -> ProtocolError:
 
 
 _HELLO_REQ = frozenset({"t", "v", "name"})
-_HELLO_OPT = frozenset({"token", "class"})
+_HELLO_OPT = frozenset({"token", "class", "watch"})
 
 
 def _decode_hello(obj: dict[Any, Any]) -> Hello:
@@ -191,7 +193,15 @@ def _decode_hello(obj: dict[Any, Any]) -> Hello:
     cls = obj.get("class")
     if "class" in obj and not isinstance(cls, str):
         raise _bad("hello", "class", "a string (omit the key for none)", cls)
-    return Hello(v=v, name=name, token=token, cls=cls)
+    watch = obj.get("watch")
+    if "watch" in obj:
+        if not isinstance(watch, str) or NAME_RE.fullmatch(watch) is None:
+            raise _bad("hello", "watch", "a player name (omit the key to play)", watch)
+        if "token" in obj or "class" in obj:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, "hello: a spectator's hello takes no token or class"
+            )
+    return Hello(v=v, name=name, token=token, cls=cls, watch=watch)
 
 
 _CMD_REQ = frozenset({"t", "seq", "c"})
@@ -320,12 +330,24 @@ def _decode_look(obj: dict[Any, Any]) -> Look:
     return Look(id=ident)
 
 
+_SPECTATORS_REQ = frozenset({"t", "allow"})
+
+
+def _decode_spectators(obj: dict[Any, Any]) -> Spectators:
+    _check_keys(obj, "spectators", _SPECTATORS_REQ)
+    allow = obj["allow"]
+    if not isinstance(allow, bool):
+        raise _bad("spectators", "allow", "a bool", allow)
+    return Spectators(allow=allow)
+
+
 _CLIENT_DECODERS: dict[str, Callable[[dict[Any, Any]], ClientMessage]] = {
     "hello": _decode_hello,
     "cmd": _decode_command,
     "chat": _decode_chat,
     "ping": _decode_ping,
     "look": _decode_look,
+    "spectators": _decode_spectators,
 }
 
 
@@ -399,6 +421,10 @@ def encode_client(msg: ClientMessage) -> bytes:
             obj["token"] = msg.token
         if msg.cls is not None:
             obj["class"] = msg.cls
+        if msg.watch is not None:
+            obj["watch"] = msg.watch
+    elif isinstance(msg, Spectators):
+        obj = {"t": "spectators", "allow": msg.allow}
     else:
         raise TypeError(f"not a client message: {type(msg).__name__}")
     return _pack(obj)
@@ -481,13 +507,16 @@ def _enc_snapshot(m: Snapshot) -> dict[str, Any]:
 
 
 def _enc_welcome(m: Welcome) -> dict[str, Any]:
-    return {
+    obj = {
         "t": "welcome", "v": m.v, "id": m.id, "name": m.name, "token": m.token,
         "resumed": m.resumed, "tick": m.tick, "tick_rate": m.tick_rate, "terrain": m.terrain,
         "kinds": m.kinds, "items": m.items, "classes": m.classes, "motd": m.motd,
         "spells": m.spells, "statuses": m.statuses, "damage_types": m.damage_types,
         "reasons": m.reasons,
     }  # fmt: skip
+    if m.watch is not None:
+        obj["watch"] = m.watch
+    return obj
 
 
 def _enc_reject(m: Reject) -> dict[str, Any]:
@@ -515,6 +544,10 @@ def _enc_info(m: Info) -> dict[str, Any]:
     return {"t": "info", "id": m.id, "found": m.found, "about": m.about}
 
 
+def _enc_watchers(m: Watchers) -> dict[str, Any]:
+    return {"t": "watchers", "n": m.n}
+
+
 _SERVER_ENCODERS: dict[type, Callable[[Any], dict[Any, Any]]] = {
     Delta: _enc_delta,
     Snapshot: _enc_snapshot,
@@ -524,6 +557,7 @@ _SERVER_ENCODERS: dict[type, Callable[[Any], dict[Any, Any]]] = {
     Pong: _enc_pong,
     ChatOut: _enc_chat_out,
     Info: _enc_info,
+    Watchers: _enc_watchers,
 }
 
 
@@ -591,6 +625,7 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
         [
             ("spells", "spells", _dict), ("statuses", "statuses", _list),
             ("damage_types", "damage_types", _list), ("reasons", "reasons", _list),
+            ("watch", "watch", _str),
         ],
     ),
     "snap": (
@@ -623,6 +658,7 @@ _SERVER_SCHEMAS: dict[str, tuple[type, _Fields, _Fields]] = {
         [("scope", "scope", _str), ("to", "to", _str)],
     ),
     "info": (Info, [("id", "id", _int), ("found", "found", _bool), ("about", "about", _dict)], []),
+    "watchers": (Watchers, [("n", "n", _int)], []),
 }  # fmt: skip
 
 

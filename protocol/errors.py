@@ -36,6 +36,10 @@ class ErrorCode(StrEnum):
     KICKED = "kicked"
     BANNED = "banned"
     LIMITED = "limited"
+    SPECTATOR = "spectator"
+    NOT_PLAYING = "not_playing"
+    NOT_WATCHABLE = "not_watchable"
+    GONE = "gone"
 
     @property
     def fatal(self) -> bool:
@@ -57,6 +61,9 @@ FATAL_CODES: frozenset[ErrorCode] = frozenset(
         ErrorCode.KICKED,
         ErrorCode.BANNED,
         ErrorCode.LIMITED,
+        ErrorCode.NOT_PLAYING,
+        ErrorCode.NOT_WATCHABLE,
+        ErrorCode.GONE,
     }
 )
 """Codes after which the server closes the websocket (1008, or 1001 for shutdown)."""

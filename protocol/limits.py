@@ -20,9 +20,10 @@ NAME_RE = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_NAME}}}", re.ASCII)
 MAX_CHAT = 200
 """Longest chat text, in characters."""
 
-CHAT_SCOPES: tuple[str, ...] = ("level", "global")
+CHAT_SCOPES: tuple[str, ...] = ("level", "global", "watch")
 """The ``scope`` of a client ``chat`` without ``to``: ``level`` (the default,
-players on the sender's level) or ``global`` (every player)."""
+players on the sender's level), ``global`` (every player) or ``watch`` (the
+player and those who watch it, protocol 12)."""
 
 CHAT_RATE_PER_S = 1.0
 """Chat lines (any scope) a player may send per second on average."""

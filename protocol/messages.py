@@ -130,12 +130,15 @@ on the wire; clients show unknown ones as they are)."""
 
 @dataclass(frozen=True, slots=True)
 class Hello:
-    """``hello``: join as a new character or resume one with its token."""
+    """``hello``: join as a new character or resume one with its token, or
+    (with ``watch``, protocol 12) watch the player of that name as a
+    spectator called ``name``."""
 
     v: int
     name: str
     token: str | None = None
     cls: str | None = None
+    watch: str | None = None
 
 
 @dataclass(slots=True)
@@ -171,8 +174,10 @@ class Chat:
 
     Attributes:
         text: the line.
-        scope: ``"level"`` (players on the sender's level) or ``"global"``
-            (every player); ignored when ``to`` is set.
+        scope: ``"level"`` (players on the sender's level), ``"global"``
+            (every player) or ``"watch"`` (the sender and its spectators,
+            protocol 12); ignored when ``to`` is set. A spectator's line
+            goes to its watch scope whatever the scope.
         to: a player's name: a private line to that player only.
     """
 
@@ -198,7 +203,16 @@ class Look:
     id: int
 
 
-ClientMessage: TypeAlias = Hello | Command | Chat | Ping | Look
+@dataclass(frozen=True, slots=True)
+class Spectators:
+    """``spectators`` (protocol 12): a player lets spectators watch it
+    (``allow`` True, the default of every connection) or not (False: those
+    watching are closed with ``not_watchable``, and new ones refused)."""
+
+    allow: bool
+
+
+ClientMessage: TypeAlias = Hello | Command | Chat | Ping | Look | Spectators
 
 
 # --- server -> client -------------------------------------------------------
@@ -230,6 +244,9 @@ class Welcome:
     statuses: list[Any] = field(default_factory=list)
     damage_types: list[Any] = field(default_factory=list)
     reasons: list[Any] = field(default_factory=list)
+    watch: str | None = None
+    """A spectator's welcome only (protocol 12): the name of the player it
+    watches (``id`` and ``name`` are that player's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,7 +485,8 @@ class Pong:
 class ChatOut:
     """``chat`` from the server; ``sender`` (wire key ``from``) is "" for notices.
 
-    ``scope`` is ``"level"``, ``"global"`` or ``"private"`` (None: a notice, or
+    ``scope`` is ``"level"``, ``"global"``, ``"private"`` or ``"watch"``
+    (protocol 12: a player and its spectators; None: a notice, or
     a server that does not say); ``to`` names the recipient of a private line.
     """
 
@@ -492,4 +510,14 @@ class Info:
     about: dict[str, Any]
 
 
-ServerMessage: TypeAlias = Welcome | Snapshot | Delta | Reject | Error | Pong | ChatOut | Info
+@dataclass(frozen=True, slots=True)
+class Watchers:
+    """``watchers`` (protocol 12): how many spectators watch the player now
+    (sent to the player when the number changes)."""
+
+    n: int
+
+
+ServerMessage: TypeAlias = (
+    Welcome | Snapshot | Delta | Reject | Error | Pong | ChatOut | Info | Watchers
+)

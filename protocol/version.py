@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode, ProtocolError
 
-PROTOCOL_VERSION = 11
+PROTOCOL_VERSION = 12
 """The version this package implements, sent as ``v`` in ``hello`` and ``welcome``."""
 
 

@@ -1,4 +1,4 @@
-"""The ``underhall`` command: ``serve``, ``play``, ``bots``, ``db`` and ``admin``;
+"""The ``underhall`` command: ``serve``, ``play``, ``watch``, ``bots``, ``db`` and ``admin``;
 ``worker`` and ``gateway`` for a cluster (:mod:`server.cluster`).
 
 This module is the composition root: it wires the server's layers together
@@ -321,6 +321,14 @@ def play_main(args: argparse.Namespace) -> int:
     return run_play(args.url, args.name, cls_key=args.cls)
 
 
+def watch_main(args: argparse.Namespace) -> int:
+    """Run the terminal client as a spectator of ``args.player``."""
+    from client.watch import run_watch
+
+    _trust_ca(args.ca)
+    return run_watch(args.url, args.player, name=args.name)
+
+
 def bots_main(args: argparse.Namespace) -> int:
     """Run headless bots against a server and print their report."""
     if args.lean:
@@ -611,6 +619,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="certificate authority (PEM) to trust for a wss:// server (also $UNDERHALL_CA)",
     )
     p.set_defaults(func=play_main)
+
+    p = sub.add_parser(
+        "watch",
+        help="watch a player live in a terminal, read-only",
+        description="Watch a player live in this terminal, as a spectator: you see what "
+        "the player sees and can chat with the player and its other spectators, but act "
+        "on nothing (docs/protocol.md, 'Watching a player'). Q quits.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("player", type=_player_name, help="the name of the player to watch")
+    p.add_argument(
+        "--url", default="ws://127.0.0.1:8765", type=_ws_url, help="server (default %(default)s)"
+    )
+    p.add_argument(
+        "--name",
+        default=_login_name(),
+        type=_player_name,
+        help="your name in the chat, 1-16 of A-Z a-z 0-9 _ - (default %(default)s)",
+    )
+    p.add_argument(
+        "--ca",
+        default=None,
+        metavar="FILE",
+        help="certificate authority (PEM) to trust for a wss:// server (also $UNDERHALL_CA)",
+    )
+    p.set_defaults(func=watch_main)
 
     p = sub.add_parser(
         "bots",

@@ -26,7 +26,7 @@ def test_version() -> None:
     out = subprocess.run(
         UNDERHALL + ["--version"], capture_output=True, text=True, timeout=30, check=False
     )
-    assert out.returncode == 0 and "protocol 11" in out.stdout
+    assert out.returncode == 0 and "protocol 12" in out.stdout
 
 
 def test_config_file_fills_options_and_the_command_line_wins(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ from protocol.errors import ErrorCode
 from protocol.limits import (
     MAX_FRAME_BYTES,
 )
-from protocol.messages import Chat, ChatOut, Command, Error, Hello, Look
+from protocol.messages import Chat, ChatOut, Command, Error, Hello, Look, Watchers
 from protocol.session import ServerSession
 from server.cluster.bus import HEARTBEAT_S, LOBBY_EVERY_S, SILENT_S, Subjects
 from server.cluster.gateway_metrics import GatewayMetrics
@@ -89,6 +89,18 @@ from server.cluster.messages import (
     decode,
     encode,
 )
+from server.cluster.watching import (
+    WATCH_ASK_TIMEOUT_S,
+    WATCH_NOTICE,
+    WatchAnswer,
+    WatchAsk,
+    WatchCount,
+    Watched,
+    WatchEnd,
+    watch_gateway_subject,
+    watch_subject,
+    watch_worker_subject,
+)
 from server.game.bans import BanList
 from server.net.admin import KICK_TEXT
 from server.net.front import Front, FrontOptions, Joining, client_of
@@ -103,6 +115,7 @@ from server.net.guard import (
 )
 from server.net.metrics import TEXT_PLAIN, http_response, metrics_answer
 from server.net.ratelimit import TokenBucket, chat_buckets
+from server.net.watch import Spectator, spectator_welcome_map
 from server.net.web import LobbyRow
 
 log = logging.getLogger("underhall.gateway")
@@ -281,6 +294,9 @@ class Gateway(Front):
         await self.nc.subscribe(self.subjects.kick, cb=self._on_kick)
         await self.nc.subscribe(self.subjects.who, cb=self._on_who)
         await self.nc.subscribe(self.subjects.seek, cb=self._on_seek)
+        prefix = self.subjects.prefix
+        await self.nc.subscribe(watch_subject(prefix), cb=self._on_watch_ask)
+        await self.nc.subscribe(watch_gateway_subject(prefix, self.id), cb=self._on_watch_notice)
         await self.nc.subscribe(self.subjects.lobby_reports, cb=self._on_lobby_report)
         if install_signals:
             loop = asyncio.get_running_loop()
@@ -612,9 +628,12 @@ class Gateway(Front):
                 return
             if p.worker != event.worker:
                 self.handoffs += 1
+            moved = (p.worker, p.epoch) != (event.worker, epoch)
             p.worker, p.epoch = event.worker, epoch
             p.moving = p.rejoining = False
             self._flush_buffer(p)
+            if moved and aid in self._watch_counts:
+                self._send_watched(p, resync=True)
         elif isinstance(event, Moving):
             p = self.players.get(event.actor)
             if p is not None and p.epoch == event.epoch:
@@ -624,6 +643,7 @@ class Gateway(Front):
             if p is not None and p.epoch == event.epoch:
                 del self.players[event.actor]  # its close must not tell the worker it left
                 self._replace(p.ws)
+                self._player_gone(p, "the player you watched connected again elsewhere")
         else:
             p = self.players.get(event.actor)
             if p is not None and p.epoch == event.epoch and not p.rejoining:
@@ -658,9 +678,13 @@ class Gateway(Front):
         heads = BINARY_HEADS
         limit = OUTBOX_LIMIT_BYTES
         stale = sent = size = 0
+        watched = self._audience.by_actor if self._audience is not None else None
         for aid, epoch, data in entries:
             p = players.get(aid)
             if p is None or p.epoch != epoch:
+                if watched and aid in watched and p is None:
+                    self._to_spectators(aid, epoch, data)  # of a player held elsewhere
+                    continue
                 stale += 1
                 continue  # gone, or a late frame from a worker it left
             transport = p.transport
@@ -675,6 +699,8 @@ class Gateway(Front):
             transport.write(heads[n] + data if n < 126 else binary_head(n) + data)
             sent += 1
             size += n
+            if watched and aid in watched:
+                self._to_spectators(aid, epoch, data, p)
         if stale:
             self.dropped["stale"] += stale
         self.metrics.frames_sent += sent
@@ -708,12 +734,21 @@ class Gateway(Front):
         sender, text, scope, to, tick = line.sender, line.text, line.scope, line.to, line.tick
         out = encode_server(
             ChatOut(sender=sender, text=text, tick=tick, scope=scope, to=to)
-            if scope == "private"
+            if scope in ("private", "watch")
             else ChatOut(sender=sender, text=text, tick=tick, scope=scope)
         )
         if scope == "private":
             names = {str(sender).lower(), str(to).lower()}
             targets = [p.ws for p in self.players.values() if p.name.lower() in names]
+        elif scope == "watch":
+            watched = str(to).lower()
+            targets = [p.ws for p in self.players.values() if p.name.lower() == watched]
+            targets += [
+                s.ws
+                for spectators in self.audience.by_actor.values()
+                for s in spectators
+                if s.watched.lower() == watched
+            ]
         else:
             targets = [p.ws for p in self.players.values()]
         kind = "notice" if scope is None else str(scope)
@@ -763,6 +798,7 @@ class Gateway(Front):
                         self.subjects.gateway_heartbeat(self.id),
                         encode(GatewayBeat(len(self.players))),
                     )
+            self._end_orphaned_spectators()
             now = time.monotonic()
             for p in list(self.players.values()):
                 # A worker not heard of yet is given SILENT_S from now.
@@ -978,6 +1014,11 @@ class Gateway(Front):
         self.players[aid] = player
         joining.session.welcomed()
         self._send(ws, welcome_bytes)
+        if self._welcome_template is None:
+            self._welcome_template = welcome
+        self.audience.refusing.discard(aid)  # a new connection lets them watch
+        if self._watchers_of(aid):
+            self._tell_watchers(player)
         self._joined(ws, joining, player.name, aid, bool(welcome.get("resumed")), None)
         # Frames the worker sent before the answer arrived were dropped:
         # the first one the client gets must be a snapshot.
@@ -989,6 +1030,7 @@ class Gateway(Front):
             del self.players[player.actor_id]
             self.metrics.count("leaves")
             self._to_worker(player.worker, Leave(player.actor_id, player.epoch))
+            self._player_gone(player, "the player you watched left the game")
 
     def _route(self, p: Player, msg: Command | Look | Chat, raw: bytes | str) -> None:
         """Send a seated client's command, look or level chat line to its
@@ -1015,6 +1057,243 @@ class Gateway(Front):
             p.buffer.append(data)
         else:
             self._to_worker(p.worker, FromClient(p.actor_id, p.epoch, data))
+
+    # ----------------------------------------------------------- spectators
+
+    _welcome_template: dict[str, Any] | None = None
+    """The first ``welcome`` a worker sent a player here (decoded): a
+    spectator's is made from it, with the watched player's id and name (the
+    tables are the same for every player of the cluster)."""
+    _watch_counts_made: dict[int, dict[str, int]] | None = None
+
+    @property
+    def _watch_counts(self) -> dict[int, dict[str, int]]:
+        """Actor id of a player held here -> the other gateways that hold
+        spectators of it, and how many each."""
+        if self._watch_counts_made is None:
+            self._watch_counts_made = {}
+        return self._watch_counts_made
+
+    def _watchers_of(self, aid: int) -> int:
+        """How many watch player ``aid`` (held here), through every gateway."""
+        return self.audience.count(aid) + sum(self._watch_counts.get(aid, {}).values())
+
+    def _tell_watchers(self, p: Player) -> None:
+        """Tell player ``p`` how many watch it now (``watchers``)."""
+        self._reply(p.ws, Watchers(self._watchers_of(p.actor_id)))
+
+    def _send_watched(self, p: Player, resync: bool) -> None:
+        """Tell ``p``'s worker which other gateways get its frames; with
+        ``resync``, ask it for a snapshot too (a spectator waits for one)."""
+        gateways = sorted(self._watch_counts.get(p.actor_id, {}))
+        watched = Watched(p.actor_id, p.epoch, gateways)
+        subject = watch_worker_subject(self.subjects.prefix, p.worker)
+        self._spawn(self._publish(subject, encode(watched)))
+        if resync:
+            self._to_worker(p.worker, Resync(p.actor_id, p.epoch))
+
+    def _notify(self, gateway: str, notice: WatchCount | WatchEnd) -> None:
+        subject = watch_gateway_subject(self.subjects.prefix, gateway)
+        self._spawn(self._publish(subject, encode(notice)))
+
+    def _by_name(self, name: str) -> Player | None:
+        key = name.lower()
+        return next((p for p in self.players.values() if p.name.lower() == key), None)
+
+    def _spectator_welcome(self, p: Player) -> bytes | None:
+        """The encoded ``welcome`` of a spectator of ``p`` (None before any
+        welcome came here, which cannot be once ``p`` is seated)."""
+        template = self._welcome_template
+        if template is None:
+            return None
+        welcome = spectator_welcome_map(template, p.actor_id, p.name, self.tick)
+        data: bytes = msgpack.packb(welcome, use_bin_type=True)
+        return data
+
+    async def _watch(self, spectator: Spectator) -> bool:
+        p = self._by_name(spectator.watched)
+        ws = spectator.ws
+        if p is not None:  # held here
+            refusal = None if p.actor_id not in self.audience.refusing else "not_watchable"
+            welcome = self._spectator_welcome(p)
+            answer = WatchAnswer(
+                ok=refusal is None and welcome is not None,
+                code=refusal or ErrorCode.NOT_PLAYING.value,
+                detail=f"{p.name} does not want to be watched",
+                actor=p.actor_id,
+                welcome=welcome or b"",
+            )
+        else:
+            ask = encode(WatchAsk(spectator.watched, self.id))
+            try:
+                reply = await self.nc.request(
+                    watch_subject(self.subjects.prefix), ask, timeout=WATCH_ASK_TIMEOUT_S
+                )
+                answer = decode(reply.data, WatchAnswer)
+            except Exception:  # noqa: BLE001 - nobody answered: nobody of that name plays
+                answer = WatchAnswer(
+                    ok=False,
+                    code=ErrorCode.NOT_PLAYING.value,
+                    detail=f"nobody called {spectator.watched} is playing",
+                )
+        if not answer.ok:
+            await self._refuse(ws, spectator.name, answer.code, answer.detail)
+            return False
+        if ws.state is not State.OPEN:
+            if answer.holder:  # counted there: not here after all
+                self._notify(
+                    answer.holder,
+                    WatchCount(answer.actor, self.id, self.audience.count(answer.actor)),
+                )
+            return False
+        spectator.actor_id = answer.actor
+        spectator.holder = answer.holder
+        welcome = msgpack.unpackb(answer.welcome, raw=False)
+        spectator.watched = str(welcome.get("name", spectator.watched))
+        spectator.session.watching()
+        spectator.asked = True
+        self._send(ws, answer.welcome)
+        self.audience.add(spectator)
+        if p is not None:
+            self._to_worker(p.worker, Resync(p.actor_id, p.epoch))
+            self._tell_watchers(p)
+        return True
+
+    def _unwatch(self, spectator: Spectator) -> None:
+        aid = spectator.actor_id
+        if self.audience.remove(spectator) is None:
+            return
+        if spectator.holder:
+            self._notify(spectator.holder, WatchCount(aid, self.id, self.audience.count(aid)))
+            return
+        p = self.players.get(aid)
+        if p is not None:
+            self._tell_watchers(p)
+
+    def _let_watch(self, p: Player, allow: bool) -> None:
+        aid = p.actor_id
+        if allow:
+            self.audience.refusing.discard(aid)
+        else:
+            self.audience.refusing.add(aid)
+            self._end_everywhere(
+                p, ErrorCode.NOT_WATCHABLE, "the player you watched does not want to be watched"
+            )
+        self._tell_watchers(p)
+
+    def _player_gone(self, p: Player, text: str) -> None:
+        """Player ``p`` is no longer held here: close its spectators here and
+        on the other gateways (``gone``)."""
+        self.audience.refusing.discard(p.actor_id)
+        self._end_everywhere(p, ErrorCode.GONE, text)
+
+    def _end_everywhere(self, p: Player, code: ErrorCode, text: str) -> None:
+        """Close every spectator of ``p``, here and on the other gateways,
+        with the fatal error ``code``; its worker sends its frames to this
+        gateway alone again."""
+        self._end_spectators(p.actor_id, code, text)
+        remote = self._watch_counts.pop(p.actor_id, None)
+        if remote:
+            for gateway in remote:
+                self._notify(gateway, WatchEnd(p.actor_id, code.value, text))
+            self._send_watched(p, resync=False)
+
+    def _watch_line(self, speaker: Player | Spectator, text: str) -> None:
+        """A line to a watch scope goes to every gateway (``P.chat``): each
+        writes it to the player and the spectators it holds."""
+        if isinstance(speaker, Spectator):
+            sender, watched = speaker.name, speaker.watched
+        else:
+            sender = watched = speaker.name
+        line = ChatLine(sender, text, "watch", watched, self.tick)
+        self._spawn(self._publish(self.subjects.chat, encode(line)))
+
+    def _to_spectators(self, aid: int, epoch: int, data: bytes, p: Player | None = None) -> None:
+        """Write a frame of player ``aid`` to its spectators here; when one
+        waits for a snapshot, ask the player's worker (through the player's
+        gateway, if it is another) for one."""
+        if not self.audience.forward(aid, data, data.startswith(SNAP_MARK, 1), epoch):
+            return
+        if p is not None:
+            self._to_worker(p.worker, Resync(aid, p.epoch))
+            return
+        for s in self.audience.by_actor.get(aid, ())[:1]:
+            notice = WatchCount(aid, self.id, self.audience.count(aid), resync=True)
+            self._notify(s.holder, notice)
+
+    async def _on_watch_ask(self, msg: Msg) -> None:
+        """A spectator on some gateway would watch a player: if this gateway
+        holds it, answer (and count the spectator); else stay silent."""
+        try:
+            ask = decode(msg.data, WatchAsk)
+        except ValueError:
+            return
+        p = self._by_name(ask.name)
+        if p is None or ask.gateway == self.id or not msg.reply:
+            return
+        welcome = self._spectator_welcome(p)
+        if p.actor_id in self.audience.refusing or welcome is None:
+            answer = WatchAnswer(
+                ok=False,
+                code=ErrorCode.NOT_WATCHABLE.value,
+                detail=f"{p.name} does not want to be watched",
+            )
+        else:
+            counts = self._watch_counts.setdefault(p.actor_id, {})
+            counts[ask.gateway] = counts.get(ask.gateway, 0) + 1
+            answer = WatchAnswer(ok=True, actor=p.actor_id, holder=self.id, welcome=welcome)
+            self._send_watched(p, resync=True)
+            self._tell_watchers(p)
+        with contextlib.suppress(Exception):
+            await self.nc.publish(msg.reply, encode(answer))
+
+    async def _on_watch_notice(self, msg: Msg) -> None:
+        """How many spectators another gateway holds of a player held here;
+        or (as a spectators' gateway) that a watched player is gone."""
+        try:
+            notice = WATCH_NOTICE.decode(msg.data)
+        except ValueError:
+            return
+        if isinstance(notice, WatchEnd):
+            try:
+                code = ErrorCode(notice.code)
+            except ValueError:
+                code = ErrorCode.GONE
+            self._end_spectators(notice.actor, code, notice.text)
+            return
+        p = self.players.get(notice.actor)
+        if p is None:
+            if notice.count:  # gone: that gateway's spectators must go too
+                self._notify(
+                    notice.gateway,
+                    WatchEnd(
+                        notice.actor, ErrorCode.GONE.value, "the player you watched left the game"
+                    ),
+                )
+            return
+        counts = self._watch_counts.setdefault(notice.actor, {})
+        before = self._watchers_of(notice.actor)
+        changed = (notice.count > 0) != (notice.gateway in counts)
+        if notice.count:
+            counts[notice.gateway] = notice.count
+        else:
+            counts.pop(notice.gateway, None)
+        if not counts:
+            del self._watch_counts[notice.actor]
+        if changed or notice.resync:
+            self._send_watched(p, resync=notice.resync)
+        if self._watchers_of(notice.actor) != before:
+            self._tell_watchers(p)
+
+    def _end_orphaned_spectators(self) -> None:
+        """Close the spectators whose player's gateway fell silent (``gone``)."""
+        if self._audience is None or not self._audience.by_actor:
+            return
+        live = set(self.live_gateways())
+        for aid, spectators in list(self._audience.by_actor.items()):
+            holder = spectators[0].holder
+            if holder and holder not in live:
+                self._end_spectators(aid, ErrorCode.GONE, "the player you watched is gone")
 
 
 REFUSAL_REASONS = {

@@ -77,6 +77,7 @@ from server.cluster.messages import (
     decode,
     encode,
 )
+from server.cluster.watching import Watched, watch_worker_subject
 from server.cluster.worker_metrics import WorkerFigures, WorkerMetrics
 from server.game.game import NEW_CHARS_LIMITED
 from server.game.host import Checkpoint, Host, Seat
@@ -346,6 +347,9 @@ class Worker:
             await self.nc.subscribe(self.subjects.gateway_heartbeats, cb=self._on_gateway_beat),
             await self.nc.subscribe(self.subjects.admin, "workers", cb=self._on_admin),
             await self.nc.subscribe(self.subjects.bans, cb=self._on_bans),
+            await self.nc.subscribe(
+                watch_worker_subject(self.subjects.prefix, self.id), cb=self._on_watched
+            ),
         ]
         if install_signals:
             loop = asyncio.get_running_loop()
@@ -992,6 +996,32 @@ class Worker:
         for raw in pending:
             self._client_message(seat, raw)
 
+    _watched_made: dict[int, tuple[int, list[str]]] | None = None
+
+    @property
+    def _watched(self) -> dict[int, tuple[int, list[str]]]:
+        """Actor id -> the epoch and the gateways, besides the player's own,
+        that get its frames: those holding spectators of it (protocol 12,
+        :mod:`server.cluster.watching`), as the player's gateway said last."""
+        if self._watched_made is None:
+            self._watched_made = {}
+        return self._watched_made
+
+    async def _on_watched(self, msg: Msg) -> None:
+        """The player's gateway says which other gateways get its frames (an
+        epoch not the player's here is a late word: dropped)."""
+        try:
+            watched = decode(msg.data, Watched)
+        except ValueError:
+            return
+        seat = self.seats.get(watched.actor)
+        if watched.gateways and seat is not None and seat.session.epoch == watched.epoch:
+            self._watched[watched.actor] = (watched.epoch, watched.gateways)
+        else:
+            self._watched.pop(watched.actor, None)
+        for aid in [a for a, (epoch, _) in self._watched.items() if a not in self.seats]:
+            del self._watched[aid]  # left, or handed to another worker
+
     def _extra_to(self, seat: WorkerSeat, msg: ServerMessage) -> None:
         self._extra.setdefault(seat.session.gateway, []).append(
             (seat.actor_id, seat.session.epoch, encode_server(msg))
@@ -1112,10 +1142,18 @@ class Worker:
         # Its last worker was ahead: no frame of a tick of ours it has passed.
         held_back = {aid for aid, seat in seats.items() if tick <= seat.session.hold_until}
 
+        watched = self._watched
+
         def send(batch: list[tuple[int, ServerMessage]]) -> None:
             for aid, msg in batch:
                 link = seats[aid].session
-                out.setdefault(link.gateway, []).append((aid, link.epoch, encode_server(msg)))
+                entry = (aid, link.epoch, encode_server(msg))
+                out.setdefault(link.gateway, []).append(entry)
+                if watched and aid in watched:
+                    epoch, gateways = watched[aid]
+                    if epoch == link.epoch:  # the same bytes to the spectators' gateways
+                        for gateway in gateways:
+                            out.setdefault(gateway, []).append(entry)
 
         self.host.step(held_back, send, events=self._presence, stepped=self._leave_levels)
         for gateway, frames in out.items():

@@ -46,13 +46,24 @@ from protocol.limits import (
     HELLO_TIMEOUT_S,
     RATE_PER_S,
 )
-from protocol.messages import Chat, Command, Error, Hello, Look, Ping, Pong, ServerMessage
+from protocol.messages import (
+    Chat,
+    Command,
+    Error,
+    Hello,
+    Look,
+    Ping,
+    Pong,
+    ServerMessage,
+    Spectators,
+)
 from protocol.session import ServerSession
 from protocol.version import check_version
 from server.net.guard import AddressBook, GuardedConnection, NetLimits, send_binary
 from server.net.logs import address
 from server.net.metrics import FrontMetrics
-from server.net.ratelimit import TokenBucket, message_bucket
+from server.net.ratelimit import TokenBucket, chat_buckets, message_bucket
+from server.net.watch import Audience, Spectator
 from server.net.web import HostRule, LobbyRow, WebSite, is_upgrade, origin_refused
 
 log = logging.getLogger("underhall.net")
@@ -243,6 +254,15 @@ class Front:
             return True
         if isinstance(msg, Ping):
             self._reply(ws, Pong(id=msg.id, tick=self.current_tick()))
+        elif isinstance(msg, Spectators):
+            self._let_watch(seated, msg.allow)
+        elif isinstance(msg, Chat) and (
+            isinstance(seated, Spectator) or msg.scope == "watch" and msg.to is None
+        ):
+            if self._watch_chat_allowed(seated, msg) and self._chat_allowed(
+                ws, seated.chat, seated.global_chat, msg
+            ):
+                self._watch_line(seated, msg.text)
         elif (
             isinstance(msg, Command | Look)
             or isinstance(msg, Chat)
@@ -250,6 +270,97 @@ class Front:
         ):
             self._route(seated, msg, raw)
         return True
+
+    # ----------------------------------------------------------- spectators
+
+    _audience: Audience | None = None
+
+    @property
+    def audience(self) -> Audience:
+        """The spectators watching through this front (protocol 12)."""
+        if self._audience is None:
+            self._audience = Audience()
+        return self._audience
+
+    async def _admit_spectator(
+        self, ws: ServerConnection, hello: Hello, session: ServerSession, bucket: TokenBucket
+    ) -> Spectator | None:
+        """Whether a spectator's ``hello`` may watch, and its record: None when
+        refused (then closed): ``shutdown`` while draining, ``not_playing``
+        for a spectator named as the player it would watch, and what
+        :meth:`_watch` refuses."""
+        watch = str(hello.watch)
+        if self.draining:
+            await self._refuse(ws, hello.name, ErrorCode.SHUTDOWN.value, self.stopping_text)
+            return None
+        if hello.name.lower() == watch.lower():
+            text = "a spectator's name must not be that of the player it watches"
+            await self._refuse(ws, hello.name, ErrorCode.NOT_PLAYING.value, text)
+            return None
+        spectator = Spectator(
+            ws, session, bucket, *chat_buckets(time.monotonic()), hello.name, watch, -1
+        )
+        if not await self._watch(spectator):
+            return None
+        log.info(
+            "%s watches %s",
+            hello.name,
+            spectator.watched,
+            extra={
+                "event": "watch",
+                "player": spectator.watched,
+                "spectator": hello.name,
+                "address": client_of(ws),
+            },
+        )
+        return spectator
+
+    async def _watch(self, spectator: Spectator) -> bool:
+        """Find the player ``spectator.watched`` names (any case), send the
+        spectator its ``welcome`` (:func:`~server.net.watch.spectator_welcome`;
+        its session then ``watching``), add it to :attr:`audience` waiting for
+        the player's next snapshot, and ask the host for one; fill in the
+        spectator's ``actor_id`` and ``watched`` (the player's spelling).
+        False when refused (``not_playing``, ``not_watchable``; closed
+        before this returns)."""
+        raise NotImplementedError
+
+    def _unwatch(self, spectator: Spectator) -> None:
+        """A spectator's connection ended: take it out of :attr:`audience`
+        (the player is told how many watch now)."""
+        raise NotImplementedError
+
+    def _let_watch(self, seated: Any, allow: bool) -> None:
+        """A player lets spectators watch it, or not (``spectators``): those
+        watching it are closed with ``not_watchable`` when not; the player
+        is answered with ``watchers``."""
+        raise NotImplementedError
+
+    def _watch_line(self, speaker: Any, text: str) -> None:
+        """A chat line in a player's watch scope, said by the player or one
+        of its spectators (within their chat rates): to the player and every
+        spectator of it, as a ``chat`` with ``scope`` ``"watch"`` and ``to``
+        the player's name."""
+        raise NotImplementedError
+
+    def _watch_chat_allowed(self, seated: Seated, msg: Chat) -> bool:
+        """Whether a chat line may go to a watch scope: a spectator's line
+        with ``to`` or ``scope`` ``"global"`` is refused with ``spectator``
+        (non-fatal)."""
+        if isinstance(seated, Spectator) and (msg.to is not None or msg.scope == "global"):
+            text = "a spectator chats only with the player it watches and its spectators"
+            self._error_now(seated.ws, ProtocolError(ErrorCode.SPECTATOR, text))
+            return False
+        return True
+
+    def _end_spectators(self, actor_id: int, code: ErrorCode, text: str) -> int:
+        """Close every spectator of player ``actor_id`` here with the fatal
+        error ``code`` (``gone``, ``not_watchable``); how many."""
+        ended = self.audience.take(actor_id)
+        for spectator in ended:
+            self._reply(spectator.ws, Error(code=code.value, msg=text, fatal=True))
+            self._end(spectator, code.value)
+        return len(ended)
 
     def _end(self, seated: Seated, code: str) -> None:
         """Stop handling a seated player's messages and close its connection."""
@@ -270,6 +381,11 @@ class Front:
             hello = await self._await_hello(ws, session, bucket)
             if hello is None:
                 return
+            if hello.watch is not None:
+                seated = await self._admit_spectator(ws, hello, session, bucket)
+                if seated is not None:
+                    await self._serve(seated)
+                return
             joining = await self._admit_join(ws, hello, session, bucket)
             if joining is None:
                 return
@@ -282,7 +398,9 @@ class Front:
         finally:
             session.close()
             self.metrics.gauge_by("connections", -1)
-            if seated is not None:
+            if isinstance(seated, Spectator):
+                self._unwatch(seated)
+            elif seated is not None:
                 await self._unseat(seated)
             log.debug(
                 "connection closed from %s", where, extra={"event": "close", "address": where}

@@ -48,6 +48,8 @@ from protocol.messages import (
     Error,
     Look,
     ServerMessage,
+    Snapshot,
+    Watchers,
 )
 from protocol.session import ServerSession
 from server.game.game import Game, GameError
@@ -67,6 +69,7 @@ from server.net.guard import (
 )
 from server.net.metrics import Metrics
 from server.net.ratelimit import TokenBucket, chat_buckets
+from server.net.watch import Spectator, spectator_welcome
 from server.net.web import LobbyRow
 
 log = logging.getLogger("underhall.net")
@@ -565,7 +568,16 @@ class GameServer(Front):
         refused = getattr(msg, "rej", None)
         if refused:
             self.metrics.rejected(REASONS[code] for code in refused[1::2])
-        self._write(client, encode_server(msg))
+        data = encode_server(msg)
+        self._write(client, data)
+        aid = client.actor_id
+        audience = self._audience
+        if (
+            audience is not None
+            and aid in audience.by_actor
+            and audience.forward(aid, data, type(msg) is Snapshot)
+        ):
+            self.game.resync(aid)  # a spectator waits for a snapshot
         return True
 
     def _worst_pause_ms(self) -> float:
@@ -641,6 +653,9 @@ class GameServer(Front):
         self.clients[welcome.id] = client
         self._behind.discard(welcome.id)  # a new connection starts caught up
         self._send_raw(client, encode_server(welcome))
+        self.audience.refusing.discard(welcome.id)  # a new connection lets them watch
+        if self.audience.count(welcome.id):
+            self._send_raw(client, encode_server(Watchers(self.audience.count(welcome.id))))
         self._joined(
             ws, joining, welcome.name, welcome.id, welcome.resumed, self._depth(welcome.id)
         )
@@ -669,6 +684,12 @@ class GameServer(Front):
                 },
             )
         self.game.leave(client.actor_id, client.session)
+        if self.clients.get(client.actor_id) is None:  # not replaced by a new connection
+            self.audience.refusing.discard(client.actor_id)
+        if client.actor_id not in self.game.seats:
+            self._end_spectators(
+                client.actor_id, ErrorCode.GONE, "the player you watched left the game"
+            )
 
     def _depth(self, actor_id: int) -> int | None:
         actor = self.game.world.actors.get(actor_id)
@@ -687,6 +708,64 @@ class GameServer(Front):
             self._chat(client, msg)
         else:
             self._reply(client.ws, self.game.look(client.actor_id, msg.id))
+
+    # ----------------------------------------------------------- spectators
+
+    async def _watch(self, spectator: Spectator) -> bool:
+        seat = self.game.by_name.get(spectator.watched.lower())
+        client = self.clients.get(seat.actor_id) if seat is not None else None
+        ws = spectator.ws
+        if seat is None or client is None:
+            text = f"nobody called {spectator.watched} is playing"
+            await self._refuse(ws, spectator.name, ErrorCode.NOT_PLAYING.value, text)
+            return False
+        if seat.actor_id in self.audience.refusing:
+            text = f"{seat.name} does not want to be watched"
+            await self._refuse(ws, spectator.name, ErrorCode.NOT_WATCHABLE.value, text)
+            return False
+        spectator.actor_id, spectator.watched = seat.actor_id, seat.name
+        spectator.session.watching()
+        self._reply(ws, spectator_welcome(self.game.welcome(seat, None, False)))
+        spectator.asked = True
+        self.audience.add(spectator)
+        self.game.resync(seat.actor_id)  # its next frame, a snapshot, starts the spectator
+        self._tell_watchers(seat.actor_id)
+        return True
+
+    def _unwatch(self, spectator: Spectator) -> None:
+        if self.audience.remove(spectator) is not None:
+            self._tell_watchers(spectator.actor_id)
+
+    def _tell_watchers(self, actor_id: int) -> None:
+        """Tell player ``actor_id`` how many watch it now (``watchers``)."""
+        client = self.clients.get(actor_id)
+        if client is not None:
+            self._send_raw(client, encode_server(Watchers(self.audience.count(actor_id))))
+
+    def _let_watch(self, client: Client, allow: bool) -> None:
+        aid = client.actor_id
+        if allow:
+            self.audience.refusing.discard(aid)
+        else:
+            self.audience.refusing.add(aid)
+            self._end_spectators(
+                aid, ErrorCode.NOT_WATCHABLE, "the player you watched does not want to be watched"
+            )
+        self._tell_watchers(aid)
+
+    def _watch_line(self, speaker: Client | Spectator, text: str) -> None:
+        """A line of ``speaker`` (a player or one of its spectators) to the
+        player's watch scope, encoded once for all."""
+        seat = self.game.seats.get(speaker.actor_id)
+        if seat is None:
+            return  # the player left: its spectators are being closed
+        sender = speaker.name if isinstance(speaker, Spectator) else seat.name
+        out = ChatOut(sender, text, self.game.world.tick, scope="watch", to=seat.name)
+        player = self.clients.get(speaker.actor_id)
+        targets = [s.ws for s in self.audience.by_actor.get(speaker.actor_id, ())]
+        if player is not None:
+            targets.append(player.ws)
+        broadcast([ws for ws in targets if not _over_cap(ws)], encode_server(out))
 
     def lobby_players(self) -> tuple[int, list[LobbyRow]]:
         """Every seated player's lobby row (``/lobby.json``)."""

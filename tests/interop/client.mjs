@@ -17,7 +17,7 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 
-const PROTOCOL_VERSION = 11;
+const PROTOCOL_VERSION = 12;
 // version 11: a delta's map key k is the field DELTA_KEYS[k]
 const DELTA_KEYS = ["tick", "ack", "tiles", "fov", "add", "upd", "rm", "objs", "ev", "me", "rej", "mv", "st", "back"];
 // version 8: how many ticks a record removed by delta.rm is kept for delta.back

@@ -39,6 +39,8 @@ from protocol.messages import (
     Reject,
     ServerMessage,
     Snapshot,
+    Spectators,
+    Watchers,
     Welcome,
     unpack_ids,
     unpack_moves,
@@ -98,6 +100,9 @@ client_messages: st.SearchStrategy[ClientMessage] = st.one_of(
     st.builds(Chat, text=chat_texts, to=names),
     st.builds(Ping, id=st.integers(min_value=0, max_value=2**31 - 1)),
     st.builds(Look, id=st.integers(min_value=0, max_value=2**31 - 1)),
+    st.builds(Hello, v=wire_ints, name=names, watch=names),
+    st.builds(Chat, text=chat_texts, scope=st.just("watch")),
+    st.builds(Spectators, allow=st.booleans()),
 )
 
 # Values msgpack carries unchanged (lists, not tuples; no NaN, which is != itself).
@@ -162,6 +167,7 @@ server_messages: st.SearchStrategy[ServerMessage] = st.one_of(
         spells=dicts,
         statuses=lists,
         damage_types=lists,
+        watch=st.none() | names,
     ),
     snapshots(),
     st.builds(
@@ -190,6 +196,7 @@ server_messages: st.SearchStrategy[ServerMessage] = st.one_of(
         to=st.none() | names,
     ),
     st.builds(Info, id=wire_ints, found=st.booleans(), about=dicts),
+    st.builds(Watchers, n=wire_ints),
 )
 
 # Maps that look like client messages: a valid "t" with arbitrary fields.
@@ -443,6 +450,8 @@ VALID: dict[str, dict[str, Any]] = {
     "chat": {"t": "chat", "text": "hello all"},
     "ping": {"t": "ping", "id": 5},
     "look": {"t": "look", "id": 5},
+    "spectators": {"t": "spectators", "allow": False},
+    "watch": {"t": "hello", "v": 12, "name": "bob", "watch": "Ann"},
 }
 
 
@@ -464,6 +473,14 @@ def _with(t: str, **changes: Any) -> bytes:
 _DROP = object()
 
 BAD_FIELDS = [
+    # spectators (protocol 12)
+    _with("spectators", allow=0),
+    _with("spectators", allow=None),
+    _with("spectators", allow=_DROP),
+    _with("watch", watch="bad name"),
+    _with("watch", watch=None),
+    _with("watch", token="t"),
+    _with("watch", **{"class": "mage"}),
     # unknown and missing keys
     _with("ping", extra=1),
     _with("ping", id=_DROP),

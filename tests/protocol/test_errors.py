@@ -40,9 +40,9 @@ def test_protocol_error() -> None:
 
 
 def test_version() -> None:
-    assert PROTOCOL_VERSION == 11
-    check_version(11)
-    for other in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12):
+    assert PROTOCOL_VERSION == 12
+    check_version(12)
+    for other in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13):
         try:
             check_version(other)
         except ProtocolError as exc:

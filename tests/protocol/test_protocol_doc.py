@@ -31,6 +31,7 @@ from protocol.messages import (
 from protocol.version import PROTOCOL_VERSION
 from server.game.game import Game
 from server.game.store import Store
+from server.net.watch import spectator_welcome
 from server.sim.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,8 +160,24 @@ def test_every_server_message_the_game_sends_is_documented(played: dict[str, Any
 
 @pytest.mark.parametrize("t", ["welcome", "info", "pong", "error"])
 def test_a_server_messages_keys_are_as_documented(t: str, played: dict[str, Any]) -> None:
-    documented = set(names(server_rows()[t][1]))
-    assert set(played[t]) - {"t"} == documented
+    row = server_rows()[t][1]
+    required, optional = keys_of(row)
+    assert set(played[t]) - {"t"} == required
+    assert optional <= {"watch"}  # a spectator's welcome only
+
+
+def test_a_spectators_welcome_has_the_optional_watch(played: dict[str, Any]) -> None:
+    """A spectator's ``welcome`` (protocol 12) carries every key of the
+    row, ``watch`` included; a player's carries none but the required ones."""
+    game = Game(World(5), Store(":memory:"))
+    game.join("ann", None, "mage", session=object())
+    seat = game.by_name["ann"]
+    spectator = spectator_welcome(game.welcome(seat, None, False))
+    welcome = msgpack.unpackb(encode_server(spectator), raw=False)
+    required, optional = keys_of(server_rows()["welcome"][1])
+    assert set(welcome) - {"t"} == required | optional
+    assert (welcome["watch"], welcome["name"], welcome["token"]) == ("ann", "ann", "")
+    assert "watch" not in played["welcome"]
 
 
 def test_a_chats_keys_are_as_documented(played: dict[str, Any]) -> None:

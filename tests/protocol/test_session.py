@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 
 from protocol.errors import ErrorCode, LocalProtocolError, ProtocolError
-from protocol.messages import Chat, ClientMessage, Command, CommandName, Hello, Look, Ping
-from protocol.session import CLIENT_TRANSITIONS, ServerSession, SessionState
+from protocol.messages import (
+    Chat,
+    ClientMessage,
+    Command,
+    CommandName,
+    Hello,
+    Look,
+    Ping,
+    Spectators,
+)
+from protocol.session import CLIENT_TRANSITIONS, SPECTATOR_REFUSED, ServerSession, SessionState
 
 EXAMPLES: list[ClientMessage] = [
     Hello(2, "bob"),
@@ -14,20 +23,25 @@ EXAMPLES: list[ClientMessage] = [
     Chat("hi"),
     Ping(1),
     Look(4),
+    Spectators(False),
 ]
 
 # docs/protocol.md, "Session": in connected only hello and ping; in playing
-# cmd, chat, ping and look; nothing once closed.
+# cmd, chat, ping, look and spectators; watching (a spectator) chat and
+# ping; nothing once closed.
 ALLOWED = {
     SessionState.CONNECTED: {Hello, Ping},
-    SessionState.PLAYING: {Command, Chat, Ping, Look},
+    SessionState.PLAYING: {Command, Chat, Ping, Look, Spectators},
+    SessionState.WATCHING: {Chat, Ping},
     SessionState.CLOSED: set(),
 }
 
 
 def session_in(state: SessionState) -> ServerSession:
     session = ServerSession()
-    if state is not SessionState.CONNECTED:
+    if state is SessionState.WATCHING:
+        session.watching()
+    elif state is not SessionState.CONNECTED:
         session.welcomed()
     if state is SessionState.CLOSED:
         session.close()
@@ -50,7 +64,9 @@ def test_every_pair(state: SessionState, msg: ClientMessage) -> None:
     else:
         with pytest.raises(ProtocolError) as info:
             session.receive(msg)
-        assert info.value.code == ErrorCode.NOT_ALLOWED and not info.value.fatal
+        spectator = state is SessionState.WATCHING and type(msg) in SPECTATOR_REFUSED
+        code = ErrorCode.SPECTATOR if spectator else ErrorCode.NOT_ALLOWED
+        assert info.value.code == code and not info.value.fatal
         assert session.state is state
 
 
@@ -73,9 +89,23 @@ def test_close_before_welcome() -> None:
     assert session.state is SessionState.CLOSED
 
 
-@pytest.mark.parametrize("state", [SessionState.PLAYING, SessionState.CLOSED])
+@pytest.mark.parametrize(
+    "state", [SessionState.PLAYING, SessionState.WATCHING, SessionState.CLOSED]
+)
 def test_welcome_only_once(state: SessionState) -> None:
     session = session_in(state)
     with pytest.raises(LocalProtocolError):
         session.welcomed()
+    with pytest.raises(LocalProtocolError):
+        session.watching()
     assert session.state is state
+
+
+def test_a_spectators_life_cycle() -> None:
+    session = ServerSession()
+    session.receive(Hello(12, "bob", watch="ann"))
+    session.watching()
+    assert session.state is SessionState.WATCHING
+    session.receive(Chat("hi"))
+    session.close()
+    assert session.state.value == "closed"

@@ -10,7 +10,7 @@ import { menuItems, inventoryRows, equipmentRows } from "./menus.js";
 import { Walk } from "./walk.js";
 import { Animator, tracksFromEvents } from "./anim.js";
 
-const PROTOCOL_VERSION = 11;
+const PROTOCOL_VERSION = 12;
 const VIEW_W = 80;
 const VIEW_H = 21;
 const LOG_LINES = 6;

@@ -1,0 +1,120 @@
+"""The terminal spectator: ``underhall watch NAME``.
+
+The screen of ``underhall play`` (:class:`~client.ui.PlayApp`: the same
+model, renderer, log and chat line) fed by the watched player's frames
+(docs/protocol.md, "Watching a player"), read-only: keys that would act
+send nothing; ``Enter`` opens the chat line (to the player and its other
+spectators), ``?`` the help, ``Q`` quits. A lost connection is watched
+again for about 10 s, as ``play`` reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from blessed import Terminal
+
+from client import keys, menus
+from client.connection import Connection, ConnectionClosed
+from client.safe_text import clean_message, clean_text
+from client.ui import RECONNECT_DELAYS, PlayApp, _terminal_mode, describe_open_failure
+
+__all__ = ["WatchApp", "run_watch"]
+
+
+class WatchApp(PlayApp):
+    """One watching session: :class:`~client.ui.PlayApp` with no command.
+
+    Args:
+        term: The terminal.
+        url: The server.
+        name: The spectator's own name (its chat lines').
+        watched: The name of the player watched.
+        conn: The open connection (its ``welcome`` is the spectator's).
+    """
+
+    def __init__(self, term: Terminal, url: str, name: str, watched: str, conn: Connection) -> None:
+        self.watched = watched
+        super().__init__(term, url, name, None, conn)
+        self.log.add("Watching: keys act on nothing.  Enter: chat   ?: help   Q: quit.")
+
+    def _welcomed(self, conn: Connection) -> None:
+        """A spectator has no token to keep."""
+        welcome = clean_message(conn.welcome)
+        self.log.add(f"You watch {welcome.name}.")
+
+    def on_key(self, key: keys.Key) -> None:
+        """Quit, help, chat, look at a cell (said from what is on screen);
+        every other action is dropped (a spectator sends no command)."""
+        ctx = menus.context(self.model)
+        self.state.mode, action = keys.translate(self.state.mode, key, ctx)
+        if isinstance(action, keys.Quit):
+            self.finish(0)
+        elif isinstance(action, keys.Say):
+            self.say(action.text)
+        elif isinstance(action, keys.LookAt) and action.id is None:
+            self.say(menus.cell_description(self.model, action.x, action.y))
+        elif isinstance(action, keys.ChatSend):
+            self._outbox.put_nowait(action)
+        self.dirty()
+
+    async def reconnect(self, reason: str) -> bool:
+        """Watch again for about 10 s; False (and finish) if in vain."""
+        self.conn = None
+        self.state.note = "connection lost — watching again…"
+        self.log.add("Connection lost.")
+        self.dirty()
+        last = reason
+        for delay in RECONNECT_DELAYS:
+            await asyncio.sleep(delay)
+            try:
+                conn = await Connection.open(
+                    self.url, self.name, watch=self.watched, open_timeout=2.0
+                )
+            except ConnectionClosed as exc:
+                last = describe_open_failure(self.url, exc)
+                continue
+            self.conn = conn
+            self.state.mode = keys.Mode()
+            self.model.apply(clean_message(conn.welcome))
+            self._welcomed(conn)
+            self.state.note = ""
+            self.dirty()
+            return True
+        self.finish(1, f"connection to {self.url} lost; gave up watching ({last})")
+        return False
+
+
+async def _watch(term: Terminal, url: str, name: str, watched: str) -> tuple[int, str]:
+    try:
+        conn = await Connection.open(url, name, watch=watched)
+    except ConnectionClosed as exc:
+        return 1, describe_open_failure(url, exc)
+    with _terminal_mode(term):
+        app = WatchApp(term, url, name, watched, conn)
+        return await app.run()
+
+
+def run_watch(url: str, watched: str, *, name: str) -> int:
+    """Watch the player called ``watched`` on the server at ``url``, in this
+    terminal, as a spectator called ``name``.
+
+    Returns:
+        The process exit status, as :func:`client.ui.run_play`'s: 0 after
+        quitting, 1 when the server cannot be reached or refuses (nobody of
+        that name plays, the player does not want to be watched) or the
+        watched player leaves, 2 when standard input/output is not a
+        terminal, 130 after Ctrl-C.
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("underhall watch needs an interactive terminal", file=sys.stderr)
+        return 2
+    term = Terminal()
+    try:
+        status, message = asyncio.run(_watch(term, url, name, watched))
+    except KeyboardInterrupt:
+        return 130
+    if message:
+        print(clean_text(message), file=sys.stderr if status else sys.stdout)
+    return status
