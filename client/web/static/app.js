@@ -20,7 +20,7 @@ const NAME_RE = /^[A-Za-z0-9_-]{1,16}$/;
 const CHAT_MAX = 200;
 const FAR = 8;
 const DEFAULT_RANGE = 4;
-const NO_RETRY = new Set(["name_taken", "bad_class", "banned", "kicked", "replaced", "version", "limited"]);
+const NO_RETRY = new Set(["name_taken", "bad_class", "banned", "kicked", "replaced", "version", "limited", "not_playing", "not_watchable", "gone"]);
 
 const DIRS = {
   h: [-1, 0], j: [0, 1], k: [0, -1], l: [1, 0], y: [-1, -1], u: [1, -1], b: [-1, 1], n: [1, 1],
@@ -134,6 +134,11 @@ const lobby = {
     for (const p of data.players) {
       const row = el("tr");
       for (const value of [p.name, p.cls, p.level, p.depth, p.turns]) row.append(el("td", String(value)));
+      const watch = el("a", "watch"); // a spectator's view of that player (protocol 12)
+      watch.href = `?watch=${encodeURIComponent(p.name)}`;
+      const cell = el("td");
+      cell.append(watch);
+      row.append(cell);
       body.append(row);
     }
     if (!data.players.length) {
@@ -507,18 +512,20 @@ const conn = {
   retries: 0,
   stopped: true,
   timer: null,
+  watch: "", // the player watched, or "" to play
 
   url() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     return `${scheme}//${location.host}/`;
   },
 
-  start(name, cls) {
+  start(name, cls, watch = "") {
     this.name = name;
     this.cls = cls;
+    this.watch = watch;
     this.stopped = false;
     this.retries = 0;
-    sessionStorage.setItem("underhall.playing", name);
+    if (!watch) sessionStorage.setItem("underhall.playing", name);
     this.open();
   },
 
@@ -531,8 +538,9 @@ const conn = {
     ws.onopen = () => {
       const hello = { t: "hello", v: PROTOCOL_VERSION, name: this.name };
       const token = store.token(this.name);
-      if (token) hello.token = token;
-      if (this.cls) hello.class = this.cls;
+      if (this.watch) hello.watch = this.watch; // a spectator: no token, no class
+      else if (token) hello.token = token;
+      if (this.cls && !this.watch) hello.class = this.cls;
       this.send(hello);
     };
     ws.onmessage = (event) => {
@@ -567,6 +575,7 @@ const conn = {
   },
 
   send(msg) {
+    if (this.watch && (msg.t === "cmd" || msg.t === "look")) return; // a spectator only watches
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(MessagePack.encode(msg));
   },
 
@@ -587,6 +596,10 @@ function receive(msg) {
   switch (msg.t) {
     case "welcome":
       model.applyWelcome(msg);
+      if (msg.watch) {
+        addLine(`You watch ${msg.name}: keys act on nothing; Enter chats with ${msg.name} and its spectators.`);
+        break;
+      }
       store.saveToken(msg.name, msg.token);
       store.saveLast(msg.name, conn.cls);
       conn.name = msg.name;
@@ -604,11 +617,15 @@ function receive(msg) {
       const line = msg.from ? `<${msg.from}> ${msg.text}` : `* ${msg.text}`;
       if (msg.scope === "global") addLine(`[global] ${line}`);
       else if (msg.scope === "private") addLine(msg.to ? `[to ${msg.to}] ${line}` : `[private] ${line}`);
+      else if (msg.scope === "watch") addLine(`[watching ${msg.to}] ${line}`);
       else addLine(line);
       break;
     }
     case "info":
       lookInfo.set(msg.id, msg);
+      break;
+    case "watchers":
+      addLine(msg.n ? `${msg.n} watching you.` : "Nobody is watching you.");
       break;
     case "error":
       if (msg.fatal) {
@@ -984,14 +1001,14 @@ function join(e) {
   begin(name, $("class").value);
 }
 
-function begin(name, cls) {
+function begin(name, cls, watch = "") {
   lobby.hide();
   log = [];
   mode = { kind: "normal" };
   model.reset();
   invalidate();
   note = "Connecting…";
-  conn.start(name, cls);
+  conn.start(name, cls, watch);
   scheduleDraw();
 }
 
@@ -1002,6 +1019,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("chat").addEventListener("keydown", onChatKey);
   $("map").addEventListener("click", onMapClick);
   const playing = sessionStorage.getItem("underhall.playing");
-  if (playing && store.token(playing)) begin(playing, store.last().cls || "");
+  const watch = new URLSearchParams(location.search).get("watch");
+  if (watch && NAME_RE.test(watch)) {
+    // A spectator (the lobby's watch link): named as this browser last played, unless that is the player.
+    const last = store.last().name || "";
+    begin(NAME_RE.test(last) && last.toLowerCase() !== watch.toLowerCase() ? last : "spectator", "", watch);
+  } else if (playing && store.token(playing)) begin(playing, store.last().cls || "");
   else lobby.show("");
 });

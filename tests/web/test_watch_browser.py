@@ -1,0 +1,80 @@
+"""The browser lobby's ``watch`` link (issue 45, item 1): a real Chromium
+opens the lobby of a real ``underhall serve``, follows the link beside a
+terminal player, and is then a spectator of that player: its model is the
+player's (same actor, same cell as the player walks), its keys move nobody,
+and its chat line reaches the player in the watch scope. Skipped without
+playwright or Chromium, as tests/web/test_browser.py."""
+
+from __future__ import annotations
+
+import functools
+import time
+from pathlib import Path
+from typing import Any
+
+from protocol.messages import CommandName
+from tests.serverproc import server_process
+from tests.web.test_browser import (
+    Terminal,
+    browser_pos,
+    chromium,
+    free_port,
+    js,
+    log_has,
+    until,
+)
+
+
+def at(page: Any, cell: tuple[int, int] | None) -> bool:
+    """Whether the browser's own actor (the watched player) is at ``cell``."""
+    return browser_pos(page) == cell
+
+
+STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1))
+
+
+def test_the_lobbys_watch_link_watches_a_player(tmp_path: Path) -> None:
+    port = free_port()
+    args = ["--port", str(port), "--drain-s", "0"]
+    with chromium(tmp_path) as page, server_process(tmp_path, args=args) as (url, _):
+        term = Terminal(url, "Termy")
+        page.goto(f"http://127.0.0.1:{port}/")
+        link = page.locator("#players a", has_text="watch")
+        until("the watch link beside Termy", lambda: link.count() == 1)
+        assert link.get_attribute("href") == "?watch=Termy"
+        link.click()
+        until("the spectator's welcome", lambda: log_has(page, "You watch Termy"))
+        until("the first snapshot", lambda: browser_pos(page) is not None)
+        assert js(page, "window.underhall.model.id") == term.model.player_id
+
+        # The player walks: the spectator's view follows it.
+        moved = False
+        for step in STEPS:
+            before = term.find("Termy")
+            term.command(CommandName.MOVE, step)
+            time.sleep(0.3)
+            after = term.find("Termy")
+            if after != before:
+                until("the spectator sees the step", functools.partial(at, page, after))
+                moved = True
+                break
+        assert moved, "Termy could not step anywhere"
+
+        # The spectator's keys move nobody.
+        here = term.find("Termy")
+        for key in "hjklyubn":
+            page.keyboard.press(key)
+        time.sleep(0.6)
+        assert term.find("Termy") == here
+        assert browser_pos(page) == here
+
+        # It chats with the player.
+        page.keyboard.press("Enter")
+        page.keyboard.type("nice walk")
+        page.keyboard.press("Enter")
+        until("the line at the player", lambda: term.heard("spectator", "nice walk"))
+        assert [c.scope for c in term.chats if c.text == "nice walk"] == ["watch"]
+        # The player leaves: the spectator is back in the lobby, told why.
+        term.ws.close()
+        until("the lobby again", lambda: page.locator("#lobby").is_visible())
+        assert "left the game" in page.inner_text("#lobby-error")
