@@ -158,7 +158,7 @@ HELP_LINES: tuple[str, ...] = (
     "  aiming: move the cursor (H J K L Y U B N: 8 cells), Tab: next monster,",
     "          Enter or .: fire, Escape: cancel",
     "  chat  Enter  '  \"  (Enter sends; /g text: everyone, /w name text: one player)",
-    "        /s text: you and those who watch you (underhall watch NAME)",
+    "        /s text: your spectators; /watchers off, /watchers on: refuse, allow them",
     "  messages  Ctrl-P   help  ?   quit  Q",
     "",
     "Escape cancels a prompt or menu.  Press any key to return.",

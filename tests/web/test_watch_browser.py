@@ -7,12 +7,17 @@ playwright or Chromium, as tests/web/test_browser.py."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from pathlib import Path
 from typing import Any
 
-from protocol.messages import CommandName
+from websockets.sync.client import connect
+
+from protocol.codec import decode_server, encode_client
+from protocol.messages import ChatOut, CommandName, Error, Hello, Welcome
+from protocol.version import PROTOCOL_VERSION
 from tests.serverproc import server_process
 from tests.web.test_browser import (
     Terminal,
@@ -78,3 +83,45 @@ def test_the_lobbys_watch_link_watches_a_player(tmp_path: Path) -> None:
         term.ws.close()
         until("the lobby again", lambda: page.locator("#lobby").is_visible())
         assert "left the game" in page.inner_text("#lobby-error")
+
+
+def test_a_browser_player_talks_to_its_spectators_and_refuses_them(tmp_path: Path) -> None:
+    port = free_port()
+    args = ["--port", str(port), "--drain-s", "0"]
+    with chromium(tmp_path) as page, server_process(tmp_path, args=args) as (url, _):
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector("#class option[value=mage]", state="attached")
+        page.fill("#name", "Webby")
+        page.click("#join")
+        until("the browser's first snapshot", lambda: browser_pos(page) is not None)
+        spectator = connect(url, compression=None)
+        spectator.send(encode_client(Hello(v=PROTOCOL_VERSION, name="eve", watch="webby")))
+        heard: list[Any] = []
+
+        def hears(check: Any) -> bool:
+            with contextlib.suppress(TimeoutError):
+                data = spectator.recv(timeout=0.1)
+                assert isinstance(data, bytes), data
+                heard.append(decode_server(data))
+            return any(check(m) for m in heard)
+
+        until("the spectator's welcome", lambda: hears(lambda m: isinstance(m, Welcome)))
+        until("the player told", lambda: log_has(page, "1 watching you."))
+        page.keyboard.press("Enter")
+        page.keyboard.type("/s welcome, eve")
+        page.keyboard.press("Enter")
+        until(
+            "the player's line at the spectator",
+            lambda: hears(lambda m: isinstance(m, ChatOut) and m.text == "welcome, eve"),
+        )
+        line = next(m for m in heard if isinstance(m, ChatOut) and m.text == "welcome, eve")
+        assert (line.sender, line.scope, line.to) == ("Webby", "watch", "Webby")
+        page.keyboard.press("Enter")
+        page.keyboard.type("/watchers off")
+        page.keyboard.press("Enter")
+        until(
+            "the spectator closed",
+            lambda: hears(lambda m: isinstance(m, Error) and m.code == "not_watchable"),
+        )
+        until("the player told", lambda: log_has(page, "Nobody is watching you."))
+        spectator.close()

@@ -905,6 +905,16 @@ function sendChat(line) {
     else conn.send({ t: "chat", text, to: name });
     return;
   }
+  if (line.startsWith("/s ") || line === "/s") {
+    const text = line.slice(3).trim(); // to your spectators (protocol 12)
+    if (text) conn.send({ t: "chat", text, scope: "watch" });
+    else addLine("usage: /s text");
+    return;
+  }
+  if (line === "/watchers off" || line === "/watchers on") {
+    conn.send({ t: "spectators", allow: line === "/watchers on" });
+    return;
+  }
   conn.send({ t: "chat", text: line });
 }
 
