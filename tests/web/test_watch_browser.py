@@ -48,6 +48,8 @@ def test_the_lobbys_watch_link_watches_a_player(tmp_path: Path) -> None:
         until("the watch link beside Termy", lambda: link.count() == 1)
         assert link.get_attribute("href") == "?watch=Termy"
         link.click()
+        page.wait_for_url("**/?watch=Termy")
+        page.wait_for_function("window.underhall !== undefined")
         until("the spectator's welcome", lambda: log_has(page, "You watch Termy"))
         until("the first snapshot", lambda: browser_pos(page) is not None)
         assert js(page, "window.underhall.model.id") == term.model.player_id
