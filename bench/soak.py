@@ -93,8 +93,18 @@ def flatten(answer: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, 
                 yield f"levels.{field}", float(sum(level.get(field, 0) for level in value))
 
 
-def line(t_s: float, rss: int, answer: Mapping[str, Any]) -> str:
-    """One sample as a line of text."""
+def tick_rate(first: Mapping[str, Any], last: Mapping[str, Any]) -> float | None:
+    """Ticks per second the server kept between two samples (None if
+    they are the same or lack the world's tick)."""
+    ticks = [s["answer"].get("world", {}).get("tick") for s in (first, last)]
+    span = float(last["t_s"] - first["t_s"])
+    if None in ticks or span <= 0:
+        return None
+    return round(float(ticks[1] - ticks[0]) / span, 2)
+
+
+def line(t_s: float, rss: int, answer: Mapping[str, Any], rate: float | None = None) -> str:
+    """One sample as a line of text (``rate``: ticks/s since the last sample)."""
     world = answer.get("world", {})
     host = answer.get("host", {})
     levels = answer.get("levels", [])
@@ -105,11 +115,13 @@ def line(t_s: float, rss: int, answer: Mapping[str, Any]) -> str:
         f"min {t_s / 60:5.1f}  rss {rss / 2**20:6.1f} MB  players {host.get('seats')}"
         f"  levels {world.get('levels')} (saved {world.get('saved_levels')})"
         f"  left {host.get('left')} ({host.get('left_bytes', 0) / 2**10:.0f} kB)"
-        f"  map memory {world.get('memory_grids')} grids"
+        f"  map memory {world.get('memory_grids')} depths"
         f" {world.get('memory_bytes', 0) / 2**20:.1f} MB"
+        f" ({world.get('memory_live_bytes', 0) / 2**20:.1f} live)"
         f"  parts {host.get('memory_part_bytes', 0) / 2**20:.1f} MB"
         f"  monsters {world.get('monsters')}"
         + (f"  objects {tracked}" if tracked is not None else "")
+        + (f"  ticks/s {rate:.2f}" if rate is not None else "")
         + f"  floor items by depth {items}"
     )
 
@@ -145,6 +157,7 @@ def growth(first: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
         "rss_from_bytes": rss_a,
         "rss_to_bytes": rss_b,
         "rss_growth_pct": round(100.0 * (rss_b - rss_a) / rss_a, 2),
+        "ticks_per_s": tick_rate(first, last),
         "counts": counts,
         "types": types[:15],
         "sites": sites[:10],
@@ -214,9 +227,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     answer = request(admin, ask, timeout=ADMIN_TIMEOUT_S)
                     _, _, rss = read_cpu(server.pid)
                     sample = {"t_s": round(t_s, 1), "rss_bytes": rss, "answer": answer}
+                    rate = tick_rate(samples[-1], sample) if samples else None
                     samples.append(sample)
                     if not args.json:
-                        print(line(t_s, rss, answer), flush=True)
+                        print(line(t_s, rss, answer, rate), flush=True)
                     next_sample += args.every
                     if t_s >= seconds - 1.0:
                         break
@@ -260,7 +274,7 @@ def print_report(result: dict[str, Any]) -> None:
     print(
         f"growth from minute {g['from_s'] / 60:.1f} to {g['to_s'] / 60:.1f}: rss "
         f"{g['rss_from_bytes'] / 2**20:.1f} -> {g['rss_to_bytes'] / 2**20:.1f} MB "
-        f"({g['rss_growth_pct']:+.1f}%)"
+        f"({g['rss_growth_pct']:+.1f}%), {g['ticks_per_s']} ticks/s kept"
     )
     for name, (a, b) in sorted(g["counts"].items()):
         print(f"  {name:<32} {a} -> {b}")

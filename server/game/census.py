@@ -54,13 +54,16 @@ def level_census(world: World) -> list[dict[str, int]]:
 
 
 def world_census(world: World) -> dict[str, Any]:
-    """Counts of the world's own maps: actors, players, map memory (grids
-    and bytes, ``uint8[H, W]`` per depth a player has seen), saved level
+    """Counts of the world's own maps: actors, players, map memory (depths
+    remembered, and bytes: ``memory_live_bytes`` of the grids of the depths
+    players are on, ``memory_packed_bytes`` of the compressed grids of the
+    others, :class:`~server.sim.actors.MapMemory`), saved level
     records waiting to be laid over a level (count and bytes), and the
     sizes of the view and path caches (entries)."""
     players = [a for a in world.actors.values() if a.is_player]
     grids = sum(len(a.memory) for a in players)
-    grid_bytes = sum(int(m.nbytes) for a in players for m in a.memory.values())
+    live_bytes = sum(a.memory.live_bytes for a in players)
+    packed_bytes = sum(a.memory.packed_bytes for a in players)
     saved = world.saved_levels
     saved_bytes = sum(len(r.get("terrain", b"")) for r in saved.values())
     saved_items = sum(len(pile) for r in saved.values() for _x, _y, pile in r.get("items", ()))
@@ -71,7 +74,9 @@ def world_census(world: World) -> dict[str, Any]:
         "monsters": len(world.monsters()),
         "levels": len(world.levels),
         "memory_grids": grids,
-        "memory_bytes": grid_bytes,
+        "memory_bytes": live_bytes + packed_bytes,
+        "memory_live_bytes": live_bytes,
+        "memory_packed_bytes": packed_bytes,
         "saved_levels": len(saved),
         "saved_level_bytes": saved_bytes,
         "saved_level_items": saved_items,

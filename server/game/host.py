@@ -28,15 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
 from protocol.messages import ChatOut, Command, Info, ServerMessage, Welcome
 from server.game.index import Carried, TickIndex
 from server.game.views import PlayerView
 from server.game.wire import describe_actor, to_command, welcome_message, welcome_tables
 from server.game.worldrecord import WorldRecorder
-from server.sim.actors import Actor, MovingState, memory_entry, moving_record_of
+from server.sim.actors import Actor, MapMemory, MovingState, memory_entry, moving_record_of
 from server.sim.events import Event
 from server.sim.world import World
 from server.store import join_maps, map_pairs, pack_record, pack_value
@@ -51,6 +48,8 @@ this many frames (about 0.6 ms of building) keep most of the gain."""
 
 MEMORY_KEY = pack_value("memory")
 """The packed key under which a character record holds its map memory."""
+ZLIB_TAIL = pack_value("zlib")
+"""The packed last field of a map memory entry (its coding)."""
 
 
 def look_in(world: World, actor_id: int, target_id: int) -> Info:
@@ -70,21 +69,41 @@ def look_in(world: World, actor_id: int, target_id: int) -> Info:
 
 
 class MemoryPart:
-    """One depth's map memory in a checkpoint's character records: a copy of
-    the grid's bytes as they were when taken, compressed into the record's
-    packed ``str(depth)`` key and :func:`~server.sim.actors.memory_entry`
-    value by the first call of :meth:`pairs`."""
+    """One depth's map memory in a checkpoint's character records, as the
+    record's packed ``str(depth)`` key and
+    :func:`~server.sim.actors.memory_entry` value (:meth:`pairs`).
 
-    __slots__ = ("_depth", "_pairs", "_raw", "_shape")
+    The depth the player is on (:attr:`~server.sim.actors.MapMemory.live_depth`)
+    is copied as it is when taken and compressed by the first call of
+    :meth:`pairs` (:attr:`copied` is True). A depth put away is
+    already compressed: the part holds the map memory's own bytes (shared,
+    not copied) and joins them to the packed key and the entry's other
+    fields on each call."""
 
-    def __init__(self, depth: int, grid: NDArray[np.uint8]) -> None:
+    __slots__ = ("_depth", "_head", "_pairs", "_raw", "_shape", "_zipped", "copied")
+
+    def __init__(self, depth: int, memory: MapMemory) -> None:
         self._depth = depth
-        self._shape: tuple[int, ...] = grid.shape
-        self._raw = grid.tobytes()
+        self._head = b""
         self._pairs: bytes | None = None
+        self._raw = b""
+        self._zipped = b""
+        packed = memory.packed(depth)
+        if packed is None:
+            grid = memory[depth]
+            self._shape: tuple[int, ...] = grid.shape
+            self._raw = grid.tobytes()
+            self.copied = True
+        else:
+            self._shape, self._zipped = packed
+            whole = pack_value(str(depth)) + pack_value([list(self._shape), self._zipped, "zlib"])
+            self._head = whole[: len(whole) - len(self._zipped) - len(ZLIB_TAIL)]
+            self.copied = False
 
     def pairs(self) -> bytes:
         """The packed key and value (compressing the copy on the first call)."""
+        if not self.copied:
+            return self._head + self._zipped + ZLIB_TAIL
         if self._pairs is None:
             entry = memory_entry(self._shape, self._raw)
             self._pairs = pack_value(str(self._depth)) + pack_value(entry)
@@ -403,17 +422,23 @@ class Host:
         depth's map memory that a tick wrote to since the last checkpoint is
         copied now, and added to ``pending.parts`` to be compressed over the
         next ticks; a compressed part is reused until the memory changes
-        again."""
+        again. The depths put away (:class:`~server.sim.actors.MapMemory`)
+        are compressed already: their parts hold the map memory's bytes."""
         actor = self.world.actors[seat.actor_id]
         memory = actor.memory
         listed = seat.memory_list
         if listed is None or len(listed) != len(memory):
             parts = seat.memory_parts
-            for depth, grid in memory.items():
-                if depth not in parts:
-                    part = parts[depth] = MemoryPart(depth, grid)
-                    pending.parts.append(part)
-            listed = seat.memory_list = [parts[d] for d in sorted(memory)]
+            live = memory.live_depth
+            depths = memory.depths()
+            for depth in depths:
+                part = parts.get(depth)
+                if part is None or (part.copied and depth != live):
+                    # (a copy of a depth since put away: the map memory's own bytes instead)
+                    part = parts[depth] = MemoryPart(depth, memory)
+                    if part.copied:
+                        pending.parts.append(part)
+            listed = seat.memory_list = [parts[d] for d in depths]
         steady = seat.steady_blob
         if steady is None:
             record = actor.steady_record()

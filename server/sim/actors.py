@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -40,6 +41,182 @@ class Mind(IntEnum):
     WANDERING = 2
     HUNTING = 3
     FLEEING = 4
+
+
+class MapMemory:
+    """A player's map memory: for each depth it has seen, a ``uint8[H, W]``
+    grid of terrain codes, row by row (255 where never seen).
+
+    Only one depth's grid is held as an array, the *live* one: the depth
+    last asked for (:meth:`get`, ``[]``) or written (``[]=``), which is the
+    depth the player is on, since only the world's view update and the
+    views ask, and they ask for that depth. Every other depth is *put
+    away*: held as its bytes compressed with zlib at
+    :data:`MEMORY_COMPRESSION` (about 0.6 kB for a 12.8 kB grid), exactly
+    what :meth:`Actor.memory_record` saves, so a record reuses them. Asking
+    for a put-away depth decompresses it and puts the live one away (about
+    0.1 ms each way), which happens when the player takes the stairs.
+    Memory held per player is therefore one grid plus the compressed rest,
+    rather than a grid per depth seen (issue 48).
+
+    Reading a depth that is put away with :meth:`items` or :meth:`values`
+    gives a decompressed copy and leaves the live depth as it is (writing
+    to that copy changes nothing). Depths are never forgotten.
+    """
+
+    __slots__ = ("_live", "_live_depth", "_packed", "_shapes")
+
+    def __init__(self) -> None:
+        self._live_depth = -1
+        """Depth of ``_live`` (-1: none)."""
+        self._live: NDArray[np.uint8] | None = None
+        self._packed: dict[int, bytes] = {}
+        """Put-away depths' grids, zlib-compressed."""
+        self._shapes: dict[int, tuple[int, int]] = {}
+        """Put-away depths' grid shapes ``(H, W)``."""
+
+    def __len__(self) -> int:
+        return len(self._packed) + (self._live is not None)
+
+    def __contains__(self, depth: object) -> bool:
+        return (self._live is not None and depth == self._live_depth) or depth in self._packed
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.depths())
+
+    def __getitem__(self, depth: int) -> NDArray[np.uint8]:
+        grid = self.get(depth)
+        if grid is None:
+            raise KeyError(depth)
+        return grid
+
+    def __setitem__(self, depth: int, grid: NDArray[np.uint8]) -> None:
+        """Make ``grid`` (``uint8[H, W]``, held, not copied) the live depth's."""
+        if depth != self._live_depth:
+            self._put_away()
+            self._packed.pop(depth, None)
+            self._shapes.pop(depth, None)
+            self._live_depth = depth
+        self._live = grid
+
+    def depths(self) -> list[int]:
+        """Every depth remembered, ascending."""
+        depths = list(self._packed)
+        if self._live is not None:
+            depths.append(self._live_depth)
+        return sorted(depths)
+
+    def keys(self) -> set[int]:
+        """Every depth remembered."""
+        return set(self.depths())
+
+    def get(self, depth: int) -> NDArray[np.uint8] | None:
+        """The grid of ``depth``, made the live one (the array the world
+        writes into); None if that depth was never seen."""
+        if depth == self._live_depth:
+            return self._live
+        packed = self._packed.get(depth)
+        if packed is None:
+            return None
+        grid = _unpack(packed, self._shapes[depth])
+        self[depth] = grid
+        return grid
+
+    def setdefault(self, depth: int, grid: NDArray[np.uint8]) -> NDArray[np.uint8]:
+        """:meth:`get`, or ``grid`` made that depth's (live) if it has none."""
+        known = self.get(depth)
+        if known is None:
+            self[depth] = grid
+            return grid
+        return known
+
+    def items(self) -> list[tuple[int, NDArray[np.uint8]]]:
+        """``(depth, grid)`` for every depth, ascending; a put-away depth's
+        grid is a decompressed copy (the live depth does not change)."""
+        return [(d, self.peek(d)) for d in self.depths()]
+
+    def values(self) -> list[NDArray[np.uint8]]:
+        """The grids of :meth:`items`."""
+        return [grid for _, grid in self.items()]
+
+    def peek(self, depth: int) -> NDArray[np.uint8]:
+        """The live grid of ``depth``, or a decompressed copy of a put-away
+        one (the live depth does not change).
+
+        Raises:
+            KeyError: That depth was never seen.
+        """
+        if depth == self._live_depth and self._live is not None:
+            return self._live
+        return _unpack(self._packed[depth], self._shapes[depth])
+
+    def entry(self, depth: int) -> list[Any]:
+        """``depth``'s entry in :meth:`Actor.memory_record`, ``[[H, W],
+        zlib bytes, "zlib"]``: a put-away depth's bytes as held, the live
+        one compressed now.
+
+        Raises:
+            KeyError: That depth was never seen.
+        """
+        if depth == self._live_depth and self._live is not None:
+            return memory_entry(self._live.shape, self._live.tobytes())
+        return [list(self._shapes[depth]), self._packed[depth], "zlib"]
+
+    def packed(self, depth: int) -> tuple[tuple[int, int], bytes] | None:
+        """A put-away depth's grid shape ``(H, W)`` and compressed bytes (as
+        :meth:`entry` gives them); None for the live depth or one never seen."""
+        packed = self._packed.get(depth)
+        return None if packed is None else (self._shapes[depth], packed)
+
+    @property
+    def live_depth(self) -> int | None:
+        """The depth whose grid is held as an array (None if none is)."""
+        return None if self._live is None else self._live_depth
+
+    def put_away(self, depth: int, shape: tuple[int, int], packed: bytes) -> None:
+        """Hold ``depth``'s grid as ``packed``, its ``uint8[H, W]`` bytes
+        compressed with zlib (a saved record's), replacing what was held.
+
+        Raises:
+            ValueError: ``packed`` is not zlib data of ``H * W`` bytes.
+        """
+        try:
+            size = len(zlib.decompress(packed))
+        except zlib.error as exc:
+            raise ValueError(f"map memory of depth {depth}: {exc}") from exc
+        height, width = shape
+        if size != height * width:
+            raise ValueError(f"map memory of depth {depth}: {size} bytes for {height}x{width}")
+        if depth == self._live_depth:
+            self._live_depth = -1
+            self._live = None
+        self._packed[depth] = packed
+        self._shapes[depth] = (height, width)
+
+    @property
+    def live_bytes(self) -> int:
+        """Bytes of the live grid (0 if none)."""
+        return 0 if self._live is None else int(self._live.nbytes)
+
+    @property
+    def packed_bytes(self) -> int:
+        """Bytes of the put-away depths' compressed grids."""
+        return sum(len(b) for b in self._packed.values())
+
+    def _put_away(self) -> None:
+        """Compress the live grid into the put-away depths; none is live after."""
+        live = self._live
+        if live is not None:
+            self._packed[self._live_depth] = zlib.compress(live.tobytes(), MEMORY_COMPRESSION)
+            self._shapes[self._live_depth] = (int(live.shape[0]), int(live.shape[1]))
+        self._live_depth = -1
+        self._live = None
+
+
+def _unpack(packed: bytes, shape: tuple[int, int]) -> NDArray[np.uint8]:
+    """A writable ``uint8`` grid of ``shape`` from its zlib-compressed bytes."""
+    raw = bytearray(zlib.decompress(packed))
+    return np.frombuffer(raw, dtype=np.uint8).reshape(shape)
 
 
 def xp_for_level(level: int) -> int:
@@ -115,7 +292,7 @@ class Actor:
     last_tag: int = -1
     fov: FieldOfView | None = None
     fov_key: tuple[int, int, int, int] | None = None
-    memory: dict[int, NDArray[np.uint8]] = field(default_factory=dict)
+    memory: MapMemory = field(default_factory=MapMemory)
     seen_tiles: list[int] = field(default_factory=list)
 
     @property
@@ -234,7 +411,8 @@ class Actor:
         ``[[H, W], bytes]``; :func:`player_from_record` reads both.) It changes
         only when a tick's field of view or a scrying writes cells into it
         (they are then in ``seen_tiles``)."""
-        return {str(d): memory_entry(m.shape, m.tobytes()) for d, m in sorted(self.memory.items())}
+        memory = self.memory
+        return {str(d): memory.entry(d) for d in memory.depths()}
 
 
 MovingState = tuple[int, int, int, int, int, int, int, int, int, tuple[tuple[int, int, int], ...]]
@@ -333,13 +511,16 @@ def player_from_record(actor_id: int, record: dict[str, Any]) -> Actor:
         item = next((i for i in actor.inventory if i.letter == letter), None)
         if item is not None:
             actor.equipment[str(slot)] = item
-    for depth, (shape, raw, *coding) in record["memory"].items():
+    for key, (shape, raw, *coding) in record["memory"].items():
+        depth = int(key)
+        height, width = (int(n) for n in shape)
         if coding == ["zlib"]:
-            raw = zlib.decompress(raw)
+            actor.memory.put_away(depth, (height, width), bytes(raw))
         elif coding:
             raise ValueError(f"map memory coded as {coding!r}")
-        mem = np.frombuffer(raw, dtype=np.uint8).reshape(shape).copy()
-        actor.memory[int(depth)] = mem
+        else:  # saved before compression: the grid's bytes
+            grid = np.frombuffer(bytearray(raw), dtype=np.uint8).reshape(height, width)
+            actor.memory[depth] = grid
     return actor
 
 
