@@ -197,6 +197,7 @@ class ReplayApp(PlayApp):
             self.model = GameModel(self.tape.welcome)
             self.log = MessageLog(self.model.log)
             self._welcomed(cast(Connection, _Stand(self.tape.welcome)))
+            self.log.add("Press ? for help.")  # as PlayApp's start
             self.next = 1
         for i in range(self.next, target):
             self.on_message(self.tape.messages[i])

@@ -41,6 +41,19 @@ def default_admin_socket(db: object) -> Path:
     return Path(text).with_name(Path(text).name + ".admin.sock")
 
 
+def default_recordings(db: object) -> Path | None:
+    """Where a server keeps its games' recordings by default: beside its
+    SQLite file (``world.db.recordings``), in the data directory when the
+    database is a URL, nowhere for an in-memory database."""
+    text = str(db)
+    if text == ":memory:":
+        return None
+    if "://" in text:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+        return base / "underhall" / "recordings"
+    return Path(text).with_name(Path(text).name + ".recordings")
+
+
 def _server_ssl(cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
     """The TLS context for ``--tls-cert``/``--tls-key``, or None for plain ws://.
 
@@ -230,6 +243,18 @@ def serve_main(args: argparse.Namespace) -> int:
     )
     server.web = web_site(_classes(game.world.content))
     server.keeper.idle_ticks = round(float(args.level_idle_s) * args.tick_rate)
+    where = default_recordings(args.db) if args.recordings is None else args.recordings
+    if where is not None and str(where) != "off":
+        from protocol.version import PROTOCOL_VERSION
+        from server.game.recordings import Recorder, Shelf
+
+        server.recorder = Recorder(
+            Shelf(where),
+            PROTOCOL_VERSION,
+            max_bytes=int(args.recordings_max_mb) * 10**6,
+            max_age_s=float(args.recordings_days) * 86400.0,
+        )
+        server.web.recordings = server.recorder.shelf
     if args.record_world is not None:
         from server.game.worldrecord import WorldRecorder
 
@@ -268,6 +293,8 @@ def serve_main(args: argparse.Namespace) -> int:
             said.append(f"metrics on http://{args.host}:{server.metrics_port}/metrics")
         if game.recorder is not None:
             said.append(f"recording the world to {game.recorder.path}")
+        if server.recorder is not None:
+            said.append(f"recording games to {server.recorder.shelf.path}")
         for line in said:
             if args.log_format == "json":  # every line of output is then one JSON object
                 print(json.dumps({"event": "listening", "msg": line}), flush=True)
@@ -286,8 +313,18 @@ def serve_main(args: argparse.Namespace) -> int:
     finally:
         if game.recorder is not None:
             game.recorder.close()
+        if server.recorder is not None:
+            server.recorder.close()
         store.close()
     return 0
+
+
+def replay_main(args: argparse.Namespace) -> int:
+    """``replay WHAT``: replay a recorded game in this terminal."""
+    from client.replay import run_replay
+
+    directory = args.dir if args.dir is not None else default_recordings(default_db())
+    return run_replay(args.what, url=args.url, directory=directory)
 
 
 def replay_world_main(args: argparse.Namespace) -> int:
@@ -565,6 +602,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a recording of the world (seed, joins, leaves, every command, a "
         "checksum per tick) to a new file in DIR, for `underhall replay-world` and bug reports",
     )
+    p.add_argument(
+        "--recordings",
+        default=None,
+        metavar="DIR",
+        help="keep every player's game (the frames it was written) in DIR, for "
+        "`underhall replay` and /recordings/ (default: beside the database, "
+        "DB.recordings; off: record nothing)",
+    )
+    p.add_argument(
+        "--recordings-max-mb",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="delete the oldest finished recordings beyond MB in all (default 1024)",
+    )
+    p.add_argument(
+        "--recordings-days",
+        type=float,
+        default=None,
+        metavar="DAYS",
+        help="delete finished recordings older than DAYS (default 30)",
+    )
     add_limit_options(p)
     p.add_argument(
         "--config",
@@ -573,6 +632,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="TOML file with any of these options (command line wins)",
     )
     p.set_defaults(func=serve_main)
+
+    p = sub.add_parser(
+        "replay",
+        help="replay a recorded game in this terminal",
+        description="Replay a player's recorded game in this terminal, as the player "
+        "saw it: space pauses, 1 2 4 8 set the speed, the arrows seek 10 or 100 "
+        "turns, g and G go to the start and the end, q quits.",
+    )
+    p.add_argument(
+        "what",
+        help="a recording file (.uhrec), a recording's id, or a player's name (their newest game)",
+    )
+    p.add_argument(
+        "--url",
+        default=None,
+        help="fetch it from this server (ws://, wss://, http:// or https://) "
+        "instead of this machine's recordings",
+    )
+    p.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="the recordings directory to look in (default: the default database's, DB.recordings)",
+    )
+    p.set_defaults(func=replay_main)
 
     p = sub.add_parser(
         "replay-world",
@@ -1101,6 +1185,9 @@ CONFIG_KEYS = {
     "allow_origin": str,
     "allow_host": str,
     "record_world": str,
+    "recordings": str,
+    "recordings_max_mb": int,
+    "recordings_days": float,
 }
 PATH_KEYS = ("tls_cert", "tls_key", "admin_socket", "record_world")
 
@@ -1161,6 +1248,9 @@ SERVE_DEFAULTS: dict[str, object] = {
     "allow_origin": "",
     "allow_host": "",
     "record_world": None,
+    "recordings": None,
+    "recordings_max_mb": 1024,
+    "recordings_days": 30.0,
 }
 
 
@@ -1192,6 +1282,10 @@ def resolve_serve_options(args: argparse.Namespace) -> None:
         raise SystemExit("underhall serve: drain_s must be 0-3600 seconds")
     if not 0 <= float(args.level_idle_s) <= 86400:
         raise SystemExit("underhall serve: level_idle_s must be 0-86400 seconds")
+    if int(args.recordings_max_mb) < 1:
+        raise SystemExit("underhall serve: recordings_max_mb must be at least 1")
+    if not float(args.recordings_days) > 0:
+        raise SystemExit("underhall serve: recordings_days must be more than 0")
     check_limit_options(args, "serve")
 
 

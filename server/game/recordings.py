@@ -31,7 +31,7 @@ MAX_MB = 1024
 finished ones go first (:meth:`Shelf.sweep`)."""
 MAX_DAYS = 30.0
 """Default age in days after which a finished recording is deleted."""
-SWEEP_S = 3600.0
+SWEEP_S = 600.0
 """Seconds between two sweeps of a running recorder."""
 
 _ID = re.compile(r"^(\d{8}T\d{6}Z)-([A-Za-z0-9_-]{1,32})-(\d{1,9})$")

@@ -29,7 +29,7 @@ import os
 import signal
 import ssl
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ from protocol.messages import (
 from protocol.session import ServerSession
 from server.game.game import Game, GameError
 from server.game.keeper import LevelKeeper
+from server.game.recordings import Recorder
 from server.game.wire import REASONS
 from server.net import collector
 from server.net.acceptor import BulkAcceptor
@@ -196,6 +197,10 @@ class GameServer(Front):
         self.pacer = collector.Pacer()
         """Runs the collector between ticks (:mod:`server.net.collector`)."""
         self.keeper = LevelKeeper(game.world, game.saver)
+        self.recorder: Recorder | None = None
+        """Records every player's game (issue 45), from its ``welcome`` on: the
+        frames written to it, the welcome with its token blanked (set by the
+        composition root; None: no recordings)."""
         """Puts away the levels nobody has been on for a while (issue 48)."""
         tick_log = os.environ.get(TICK_LOG_ENV)
         self._tick_log = open(tick_log, "a", encoding="ascii") if tick_log else None  # noqa: SIM115
@@ -607,6 +612,9 @@ class GameServer(Front):
         client.sent_bytes += len(data)
         self.metrics.sent(len(data))
         send_binary(client.ws, data)
+        recorder = self.recorder
+        if recorder is not None:
+            recorder.frame(client.actor_id, self.game.world.tick, data)
 
     # ----------------------------------------------------------- connections
 
@@ -652,7 +660,13 @@ class GameServer(Front):
         client = Client(ws, welcome.id, session, joining.bucket, *chat_buckets(time.monotonic()))
         self.clients[welcome.id] = client
         self._behind.discard(welcome.id)  # a new connection starts caught up
+        recorder = self.recorder
+        if recorder is not None:  # a replaced connection's game ends here
+            recorder.end(welcome.id)
         self._send_raw(client, encode_server(welcome))
+        if recorder is not None:  # a new game: its recording begins, with no token in it
+            blank = encode_server(replace(welcome, token=""))
+            recorder.begin(welcome.id, welcome.name, blank, self.game.world.tick)
         self.audience.refusing.discard(welcome.id)  # a new connection lets them watch
         if self.audience.count(welcome.id):
             self._send_raw(client, encode_server(Watchers(self.audience.count(welcome.id))))
@@ -685,6 +699,8 @@ class GameServer(Front):
             )
         self.game.leave(client.actor_id, client.session)
         if self.clients.get(client.actor_id) is None:  # not replaced by a new connection
+            if self.recorder is not None:
+                self.recorder.end(client.actor_id)
             self.audience.refusing.discard(client.actor_id)
         if client.actor_id not in self.game.seats:
             self._end_spectators(

@@ -37,6 +37,7 @@ import json
 import re
 import socket
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from http import HTTPStatus
@@ -46,6 +47,9 @@ from typing import Protocol
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+
+from protocol.recording import SUFFIX, RecordingError
+from server.game.recordings import Shelf
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -60,6 +64,12 @@ CONTENT_TYPES = {
 """File suffix -> Content-Type; files of other suffixes are not served."""
 
 LOBBY_PATH = "/lobby.json"
+RECORDINGS_PATH = "/recordings.json"
+"""The list of recorded games (:meth:`WebSite.answer`)."""
+RECORDINGS_PREFIX = "/recordings/"
+"""A recorded game's file: ``/recordings/ID.uhrec`` or ``/recordings/NAME.uhrec``."""
+RECORDINGS_LISTED = 50
+"""Most recorded games ``/recordings.json`` lists, newest first."""
 LOBBY_ROWS = 100
 """Most players listed in ``/lobby.json`` (highest level first); ``online`` counts all."""
 LOBBY_CACHE_S = 1.0
@@ -301,6 +311,9 @@ class WebSite:
             self.files["/"] = self.files["/index.html"]
         self.classes = [[key, name] for key, name in classes]
         self._lobby: tuple[float, bytes] | None = None
+        self.recordings: Shelf | None = None
+        """The server's recorded games, answered at ``/recordings.json`` and
+        ``/recordings/…`` (set by the composition root; None: 404)."""
 
     def answer(
         self,
@@ -324,6 +337,8 @@ class WebSite:
             return respond(
                 conn, HTTPStatus.OK, "application/json", self.lobby(players), headers, "no-store"
             )
+        if path == RECORDINGS_PATH or path.startswith(RECORDINGS_PREFIX):
+            return self._recording(conn, path, headers)
         found = self.files.get(path)
         if found is None:
             return respond(
@@ -334,6 +349,33 @@ class WebSite:
         if request.headers.get("If-None-Match") == tag:  # the browser's copy is current
             return respond(conn, HTTPStatus.NOT_MODIFIED, kind, b"", headers)
         return respond(conn, HTTPStatus.OK, kind, body, headers)
+
+    def _recording(self, conn: ServerConnection, path: str, headers: dict[str, str]) -> Response:
+        """``/recordings.json``: the newest :data:`RECORDINGS_LISTED` recorded
+        games (``id``, ``name``, ``started`` in Unix seconds, ``bytes``);
+        ``/recordings/ID.uhrec`` or ``/recordings/NAME.uhrec`` (that player's
+        newest): the file, to download (``protocol/recording.py``'s format).
+        404 when there are none or no such recording."""
+        shelf = self.recordings
+        text = CONTENT_TYPES[".txt"]
+        if shelf is None:
+            return respond(conn, HTTPStatus.NOT_FOUND, text, b"no recordings here\n", headers)
+        if path == RECORDINGS_PATH:
+            listed = [
+                {"id": r.id, "name": r.name, "started": r.started, "bytes": r.size}
+                for r in shelf.recordings()[:RECORDINGS_LISTED]
+            ]
+            body = json.dumps({"recordings": listed}, separators=(",", ":")).encode()
+            return respond(conn, HTTPStatus.OK, "application/json", body, headers, "no-store")
+        what = urllib.parse.unquote(path[len(RECORDINGS_PREFIX) :])
+        what = what.removesuffix(SUFFIX)
+        try:
+            info = shelf.find(what)
+            body = shelf.read(info.id)
+        except RecordingError:
+            return respond(conn, HTTPStatus.NOT_FOUND, text, b"no such recording\n", headers)
+        headers["Content-Disposition"] = f'attachment; filename="{info.id}{SUFFIX}"'
+        return respond(conn, HTTPStatus.OK, "application/octet-stream", body, headers, "no-store")
 
     def lobby(self, players: Callable[[], tuple[int, list[LobbyRow]] | None]) -> bytes:
         """The body of ``/lobby.json``: ``classes`` (``[key, name]``),
