@@ -327,10 +327,11 @@ class Gateway(Front):
             data = encode_server(
                 Error(code=ErrorCode.SHUTDOWN.value, msg="the gateway is stopping", fatal=True)
             )
-            self._send_all([p.ws for p in self.players.values()], data)
-            for p in list(self.players.values()):
+            spectators = [s.ws for each in self.audience.by_actor.values() for s in each]
+            self._send_all([p.ws for p in self.players.values()] + spectators, data)
+            for ws in spectators + [p.ws for p in self.players.values()]:  # not "gone"
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(p.ws.close(1001, "gateway shutdown"), CLOSE_WAIT_S)
+                    await asyncio.wait_for(ws.close(1001, "gateway shutdown"), CLOSE_WAIT_S)
         log.info(
             "stats: frames %d, frame bytes %d, route changes %d",
             self.metrics.frames_sent,

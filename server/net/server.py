@@ -316,6 +316,10 @@ class GameServer(Front):
             for client in list(self.clients.values()):
                 self._send_raw(client, data)
             closing = [c.ws for c in list(self.clients.values())]
+            for spectators in list(self.audience.by_actor.values()):
+                for spectator in spectators:
+                    send_binary(spectator.ws, data)
+                    closing.append(spectator.ws)
             left = (
                 max(0.5, self._drain_started + self._grace + self._reserve - time.monotonic())
                 if self._drain_started

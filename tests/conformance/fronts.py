@@ -49,6 +49,8 @@ PLANTED: dict[str, tuple[int, str]] = {
     "Stairs4": (1, "down"),
     "Faraway": (1, "down"),
     "Lobbied": (2, "down"),
+    "Followed": (1, "down"),
+    "Followed2": (1, "down"),
 }
 """Characters saved before a front starts: name -> (depth, the staircase
 (``"up"``/``"down"``) they stand on). Each test that uses one takes it for

@@ -14,13 +14,15 @@ import asyncio
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from protocol.messages import CommandName, Hello, Look, Spectators
+from protocol.messages import Command, CommandName, Hello, Look, Spectators
 from protocol.version import PROTOCOL_VERSION
 from tests.conformance.conftest import Server
 from tests.conformance.fronts import MAX_CONNS_PER_ADDR, outside_address
-from tests.conformance.players import Msg, Player, connect, own_cell
+from tests.conformance.players import Closed, Msg, Player, connect, own_cell
 
 STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1))
+FLOOD = 1000
+"""Messages a flooding spectator sends at once: far over 40 + 200."""
 
 
 async def watch(
@@ -82,6 +84,32 @@ async def test_a_spectator_gets_the_players_frames_byte_for_byte(server: Server,
     assert len(theirs) - start - len(its) <= 1  # the last may still be on its way
     # Besides the frames, the spectator got nothing but its welcome.
     assert [m["t"] for m in bob.seen if m["t"] not in ("snap", "delta")] == ["welcome"]
+
+
+@pytest.mark.parametrize("door", [0, 1], ids=["same-door", "other-door"])
+async def test_a_spectator_follows_the_player_down_the_stairs(server: Server, door: int) -> None:
+    """In a cluster, levels 1 and 2 are two workers': the player's frames
+    come from the second after the stairs, and reach the spectator on
+    either gateway from a snapshot on."""
+    name, token, _ = server.front.planted(("Followed", "Followed2")[door])
+    ann, snap = await server.join(name, token)
+    assert snap["depth"] == 1
+    bob, welcome = await watch(server, server.name("bob"), name, door)
+    assert welcome["t"] == "welcome", welcome
+    await bob.recv_until(lambda m: m["t"] == "snap" and m["depth"] == 1)
+    await ann.command(CommandName.DOWN)
+    await ann.recv_until(lambda m: m["t"] == "snap" and m["depth"] == 2)
+    below = await bob.recv_until(lambda m: m["t"] == "snap" and m["depth"] == 2)
+    for _ in range(6):
+        seq = await ann.command(CommandName.WAIT)
+        await ann.acked(seq)
+    await asyncio.gather(ann.quiet(0.8), bob.quiet(0.8))
+    theirs, its = frames(ann), frames(bob)
+    start = its.index(bob.raw[bob.seen.index(below)])
+    assert its[start] in theirs, "the spectator's snapshot below is one the player was sent"
+    mine = theirs.index(its[start])
+    assert its[start:] == theirs[mine : mine + len(its) - start]
+    assert len(its) - start >= 6
 
 
 async def test_a_spectator_sends_no_command_and_sees_nothing_more(server: Server) -> None:
@@ -202,3 +230,53 @@ async def test_a_spectator_counts_against_its_addresss_connections(server: Serve
     finally:
         for player in held:
             await player.close()
+
+
+async def test_a_flooding_spectator_is_closed_and_the_player_plays_on(server: Server) -> None:
+    """A spectator's messages count against the message rate as a player's
+    (docs/protocol.md, "Rates"): its game messages are refused one by one
+    (``spectator``) while within the rate, then dropped, then it is closed
+    for flooding; the player it watched is told, and plays on."""
+    ann_name = server.name("Ann")
+    ann, _ = await server.join(ann_name)
+    bob, _ = await watch(server, server.name("bob"), ann_name)
+    await watchers(ann, 1)
+    try:
+        for seq in range(FLOOD):
+            await bob.send(Command(seq=seq, c=CommandName.WAIT))
+    except Closed:
+        pass
+    seen: list[Msg] = []
+    with pytest.raises(Closed) as closed:
+        while True:
+            seen.append(await bob.recv())
+    assert closed.value.code == 1008
+    codes = [m["code"] for m in seen if m["t"] == "error"]
+    # Refused one by one within the rate; the first drop reported; a sender
+    # slowed by a loaded machine may get tokens back meanwhile (more
+    # refusals), until more than 200 are dropped within a second.
+    assert codes[-1] == "flood", codes
+    first_drop = codes.index("rate_limited")
+    assert first_drop >= 1 and set(codes[:first_drop]) == {"spectator"}, codes
+    assert set(codes[first_drop:-1]) <= {"spectator", "rate_limited"}, codes
+    await watchers(ann, 0)
+    seq = await ann.command(CommandName.WAIT)
+    assert (await ann.acked(seq))["ack"] == seq
+
+
+async def test_a_stopping_server_tells_its_spectators(server: Server) -> None:
+    """A drain refuses new spectators (``shutdown``) and, at its end, tells
+    those watching as it tells the players (``shutdown``, close 1001)."""
+    async with server.spare() as spare:
+        ann_name = spare.name("Ann")
+        ann, _ = await spare.join(ann_name)
+        bob, _ = await watch(spare, spare.name("bob"), ann_name)
+        await bob.recv_until(lambda m: m["t"] == "snap")
+        answer = await spare.front.drain(1.0)
+        assert answer["ok"], answer
+        _late, refused = await watch(spare, spare.name("late"), ann_name)
+        assert (refused["t"], refused["code"], refused["fatal"]) == ("error", "shutdown", True)
+        for who in (bob, ann):
+            error = await who.error()
+            assert (error["code"], error["fatal"]) == ("shutdown", True), error
+            assert await who.closed() == 1001
