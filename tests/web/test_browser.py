@@ -70,6 +70,11 @@ SEED = 7
 TOKEN = "browser-test-secret"
 VI = {(-1, 0): "h", (1, 0): "l", (0, -1): "k", (0, 1): "j"}
 VI.update({(-1, -1): "y", (1, -1): "u", (-1, 1): "b", (1, 1): "n"})
+ARROWS = {(-1, 0): "ArrowLeft", (1, 0): "ArrowRight", (0, -1): "ArrowUp", (0, 1): "ArrowDown"}
+ARROWS.update({(-1, -1): "Home", (1, -1): "PageUp", (-1, 1): "End", (1, 1): "PageDown"})
+NUMPAD = {(dx, dy): f"Numpad{5 + dx - 3 * dy}" for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+"""The terminal client's other movement keys: arrows (and Home, PgUp, End,
+PgDn for the diagonals), and the numeric keypad (``Numpad8`` is up)."""
 
 
 def free_port() -> int:
@@ -190,6 +195,13 @@ def use(page: Any, keys: str, letter_of: str, line: str) -> None:
     page.keyboard.press(keys)
     page.keyboard.press(item(page, letter_of)[0])
     until(f"{line!r} in the log", lambda: log_has(page, line))
+
+
+def step_with(page: Any, key: str) -> None:
+    """Press ``key`` and wait for the browser player to move."""
+    at = browser_pos(page)
+    page.keyboard.press(key)
+    until(f"a step with {key}", lambda: browser_pos(page) != at)
 
 
 def settled(page: Any) -> bool:
@@ -317,6 +329,8 @@ def test_a_browser_plays_beside_a_terminal_player(tmp_path: Path) -> None:
             page.keyboard.press(VI[step])
             until("the browser player's step", lambda: browser_pos(page) != start)
             assert shown(page, "", "r-"), "oneself is drawn in reverse video"
+            for keys in (ARROWS, NUMPAD):  # the same moves with the other keys
+                step_with(page, keys[open_step(page)])
 
             # Help, the message history (Ctrl+P), the equipment.
             page.keyboard.press("?")
