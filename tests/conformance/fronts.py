@@ -49,6 +49,7 @@ PLANTED: dict[str, tuple[int, str]] = {
     "Stairs4": (1, "down"),
     "Faraway": (1, "down"),
     "Lobbied": (2, "down"),
+    "Lobbied2": (1, "down"),
     "Followed": (1, "down"),
     "Followed2": (1, "down"),
 }

@@ -20,6 +20,7 @@ from websockets.typing import Origin
 
 from protocol.messages import CommandName
 from tests.conformance.conftest import Server
+from tests.conformance.test_fog_and_stairs import take_the_stairs
 
 
 async def get(url: str) -> tuple[int, dict[str, str], bytes]:
@@ -88,3 +89,21 @@ async def test_a_browser_from_another_origin_is_refused(server: Server) -> None:
     async with websockets.connect(server.url, origin=Origin(own), compression=None) as ws:
         await ws.send(msgpack.packb({"t": "ping", "id": 1}))
         assert msgpack.unpackb(await ws.recv())["t"] == "pong"
+
+
+async def test_the_lobby_follows_a_player_down_the_stairs(server: Server) -> None:
+    """A player who takes the stairs is listed on its new depth with the
+    turns of its whole session (on a cluster it went from worker ``wa`` to
+    ``wb``, its count carried in the hand-off; the command it had queued was
+    counted once)."""
+    await take_the_stairs(server, "Lobbied2", waits=1)
+    url = http_of(server.front.other_door) + "/lobby.json"
+
+    async def row() -> dict[str, Any] | None:
+        lobby = json.loads((await get(url))[2])
+        return next((r for r in lobby["players"] if r["name"] == "Lobbied2"), None)
+
+    async with asyncio.timeout(20):
+        while (found := await row()) is None or found["depth"] != 2:
+            await asyncio.sleep(0.25)
+    assert (found["depth"], found["turns"]) == (2, 2)
