@@ -245,14 +245,8 @@ def serve_main(args: argparse.Namespace) -> int:
     server.keeper.idle_ticks = round(float(args.level_idle_s) * args.tick_rate)
     where = default_recordings(args.db) if args.recordings is None else args.recordings
     if where is not None and str(where) != "off":
-        from protocol.version import PROTOCOL_VERSION
-        from server.game.recordings import Recorder, Shelf
-
-        server.recorder = Recorder(
-            Shelf(where),
-            PROTOCOL_VERSION,
-            max_bytes=int(args.recordings_max_mb) * 10**6,
-            max_age_s=float(args.recordings_days) * 86400.0,
+        server.recorder = _recorder(
+            Path(where), int(args.recordings_max_mb), float(args.recordings_days)
         )
         server.web.recordings = server.recorder.shelf
     if args.record_world is not None:
@@ -961,6 +955,16 @@ def _cluster_parsers(sub: Any) -> None:
         metavar="PATH",
         help="admin Unix socket for `underhall admin --admin-socket PATH` (default: none)",
     )
+    p.add_argument(
+        "--recordings",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep the game of every player of this gateway in DIR, for `underhall replay` "
+        "and /recordings/ (default: none; give each gateway a directory of its own)",
+    )
+    p.add_argument("--recordings-max-mb", type=int, default=1024, metavar="MB")
+    p.add_argument("--recordings-days", type=float, default=30.0, metavar="DAYS")
     p.add_argument("--log-level", default="info", help="debug, info, warning or error")
     p.set_defaults(func=gateway_main)
 
@@ -1121,6 +1125,11 @@ def gateway_main(args: argparse.Namespace) -> int:
     from server.content.loader import default_content
 
     gateway.web = web_site(_classes(default_content()))
+    if args.recordings is not None:
+        if args.recordings_max_mb < 1 or not args.recordings_days > 0:
+            raise SystemExit("underhall gateway: recordings_max_mb and recordings_days must be > 0")
+        gateway.recorder = _recorder(args.recordings, args.recordings_max_mb, args.recordings_days)
+        gateway.web.recordings = gateway.recorder.shelf
     _use_uvloop()
 
     async def main() -> None:
@@ -1135,7 +1144,20 @@ def gateway_main(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"underhall gateway: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    finally:
+        if gateway.recorder is not None:
+            gateway.recorder.close()
     return 0
+
+
+def _recorder(directory: Path, max_mb: int, days: float) -> Any:
+    """The :class:`server.game.recordings.Recorder` of a front's games, in ``directory``."""
+    from protocol.version import PROTOCOL_VERSION
+    from server.game.recordings import Recorder, Shelf
+
+    return Recorder(
+        Shelf(directory), PROTOCOL_VERSION, max_bytes=max_mb * 10**6, max_age_s=days * 86400.0
+    )
 
 
 def _version() -> str:

@@ -606,6 +606,10 @@ class Gateway(Front):
         for ws in targets:
             send_binary(ws, data)
         self.metrics.sent(len(data), len(targets))
+        recorder = self.recorder
+        if recorder is not None:
+            for ws in targets:
+                recorder.frame(ws, self.tick, data)
 
     # ----------------------------------------------------------- from workers
 
@@ -680,6 +684,7 @@ class Gateway(Front):
         limit = OUTBOX_LIMIT_BYTES
         stale = sent = size = 0
         watched = self._audience.by_actor if self._audience is not None else None
+        recorder = self.recorder
         for aid, epoch, data in entries:
             p = players.get(aid)
             if p is None or p.epoch != epoch:
@@ -700,6 +705,8 @@ class Gateway(Front):
             transport.write(heads[n] + data if n < 126 else binary_head(n) + data)
             sent += 1
             size += n
+            if recorder is not None:
+                recorder.frame(p.ws, self.tick, data)
             if watched and aid in watched:
                 self._to_spectators(aid, epoch, data, p)
         if stale:
@@ -1015,6 +1022,9 @@ class Gateway(Front):
         self.players[aid] = player
         joining.session.welcomed()
         self._send(ws, welcome_bytes)
+        if self.recorder is not None:  # its game's recording begins, with no token in it
+            blank = msgpack.packb({**welcome, "token": ""}, use_bin_type=True)
+            self.recorder.begin(ws, player.name, blank, self.tick)
         if self._welcome_template is None:
             self._welcome_template = welcome
         self.audience.refusing.discard(aid)  # a new connection lets them watch
@@ -1027,6 +1037,8 @@ class Gateway(Front):
         return player
 
     async def _unseat(self, player: Player) -> None:
+        if self.recorder is not None:
+            self.recorder.end(player.ws)
         if self.players.get(player.actor_id) is player:
             del self.players[player.actor_id]
             self.metrics.count("leaves")

@@ -14,6 +14,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -229,7 +230,7 @@ class Recorder:
         the game goes on."""
         self.written = 0
         """Compressed bytes appended since start."""
-        self._games: dict[int, _Open] = {}
+        self._games: dict[Hashable, _Open] = {}
         """The games going on, by key."""
         self._ended: list[_Open] = []
         """Games ended since the last flush (their last values to append)."""
@@ -243,8 +244,8 @@ class Recorder:
 
     # ------------------------------------------------------ the event loop's side
 
-    def begin(self, key: int, name: str, welcome: bytes, tick: int) -> str:
-        """A game begins: ``key`` (the seat's actor id) was written ``welcome``
+    def begin(self, key: Hashable, name: str, welcome: bytes, tick: int) -> str:
+        """A game begins: ``key`` (its connection) was written ``welcome``
         (with no token in it: a recording may be handed to anyone) at
         ``tick``. A game already recorded under ``key`` ends first.
 
@@ -261,7 +262,7 @@ class Recorder:
             self._games[key] = game
         return game.rid
 
-    def frame(self, key: int, tick: int, data: bytes) -> None:
+    def frame(self, key: Hashable, tick: int, data: bytes) -> None:
         """``data`` was written to ``key``'s player at ``tick`` (nothing
         happens for a key with no game begun)."""
         game = self._games.get(key)
@@ -271,7 +272,7 @@ class Recorder:
         with self._lock:
             game.pending.append([ms, tick, data])
 
-    def end(self, key: int) -> None:
+    def end(self, key: Hashable) -> None:
         """``key``'s game ended (the player left or was disconnected)."""
         with self._lock:
             game = self._games.pop(key, None)

@@ -59,6 +59,7 @@ from protocol.messages import (
 )
 from protocol.session import ServerSession
 from protocol.version import check_version
+from server.game.recordings import Recorder
 from server.net.guard import AddressBook, GuardedConnection, NetLimits, send_binary
 from server.net.logs import address
 from server.net.metrics import FrontMetrics
@@ -161,6 +162,10 @@ class Front:
     draining: bool
     stopping_text = "the server is stopping"
     """The ``shutdown`` refusal's text while draining."""
+    recorder: Recorder | None = None
+    """Records every player's game (issue 45) from its ``welcome`` on, keyed
+    by its connection: the frames written to it, the welcome with its token
+    blanked (set by the composition root; None: no recordings)."""
     web: WebSite | None = None
     """The web client and lobby answered on this port (set by the composition
     root before serving; None: no page, only the game and the operators' paths)."""
@@ -462,6 +467,8 @@ class Front:
         open), counted in :attr:`metrics`."""
         self.metrics.sent(len(data))
         send_binary(ws, data)
+        if self.recorder is not None:
+            self.recorder.frame(ws, self.current_tick(), data)
 
     def _reply(self, ws: ServerConnection, msg: ServerMessage) -> None:
         self._send(ws, encode_server(msg))

@@ -54,7 +54,6 @@ from protocol.messages import (
 from protocol.session import ServerSession
 from server.game.game import Game, GameError
 from server.game.keeper import LevelKeeper
-from server.game.recordings import Recorder
 from server.game.wire import REASONS
 from server.net import collector
 from server.net.acceptor import BulkAcceptor
@@ -197,10 +196,6 @@ class GameServer(Front):
         self.pacer = collector.Pacer()
         """Runs the collector between ticks (:mod:`server.net.collector`)."""
         self.keeper = LevelKeeper(game.world, game.saver)
-        self.recorder: Recorder | None = None
-        """Records every player's game (issue 45), from its ``welcome`` on: the
-        frames written to it, the welcome with its token blanked (set by the
-        composition root; None: no recordings)."""
         """Puts away the levels nobody has been on for a while (issue 48)."""
         tick_log = os.environ.get(TICK_LOG_ENV)
         self._tick_log = open(tick_log, "a", encoding="ascii") if tick_log else None  # noqa: SIM115
@@ -618,7 +613,7 @@ class GameServer(Front):
         send_binary(client.ws, data)
         recorder = self.recorder
         if recorder is not None:
-            recorder.frame(client.actor_id, self.game.world.tick, data)
+            recorder.frame(client.ws, self.game.world.tick, data)
 
     # ----------------------------------------------------------- connections
 
@@ -664,13 +659,10 @@ class GameServer(Front):
         client = Client(ws, welcome.id, session, joining.bucket, *chat_buckets(time.monotonic()))
         self.clients[welcome.id] = client
         self._behind.discard(welcome.id)  # a new connection starts caught up
-        recorder = self.recorder
-        if recorder is not None:  # a replaced connection's game ends here
-            recorder.end(welcome.id)
         self._send_raw(client, encode_server(welcome))
-        if recorder is not None:  # a new game: its recording begins, with no token in it
+        if self.recorder is not None:  # its game's recording begins, with no token in it
             blank = encode_server(replace(welcome, token=""))
-            recorder.begin(welcome.id, welcome.name, blank, self.game.world.tick)
+            self.recorder.begin(ws, welcome.name, blank, self.game.world.tick)
         self.audience.refusing.discard(welcome.id)  # a new connection lets them watch
         if self.audience.count(welcome.id):
             self._send_raw(client, encode_server(Watchers(self.audience.count(welcome.id))))
@@ -702,9 +694,9 @@ class GameServer(Front):
                 },
             )
         self.game.leave(client.actor_id, client.session)
+        if self.recorder is not None:
+            self.recorder.end(client.ws)
         if self.clients.get(client.actor_id) is None:  # not replaced by a new connection
-            if self.recorder is not None:
-                self.recorder.end(client.actor_id)
             self.audience.refusing.discard(client.actor_id)
         if client.actor_id not in self.game.seats:
             self._end_spectators(
@@ -785,7 +777,10 @@ class GameServer(Front):
         targets = [s.ws for s in self.audience.by_actor.get(speaker.actor_id, ())]
         if player is not None:
             targets.append(player.ws)
-        broadcast([ws for ws in targets if not _over_cap(ws)], encode_server(out))
+        data = encode_server(out)
+        broadcast([ws for ws in targets if not _over_cap(ws)], data)
+        if player is not None and self.recorder is not None and not _over_cap(player.ws):
+            self.recorder.frame(player.ws, self.game.world.tick, data)
 
     def lobby_players(self) -> tuple[int, list[LobbyRow]]:
         """Every seated player's lobby row (``/lobby.json``)."""
@@ -808,3 +803,8 @@ class GameServer(Front):
             c.ws for a in hearers if (c := self.clients.get(a)) is not None and not _over_cap(c.ws)
         ]
         broadcast(targets, data)
+        recorder = self.recorder
+        if recorder is not None:
+            tick = self.game.world.tick
+            for ws in targets:
+                recorder.frame(ws, tick, data)

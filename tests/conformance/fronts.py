@@ -195,7 +195,8 @@ def cluster_front(
     tmp: Path, nats_url: str, db: str, prefix: str
 ) -> Iterator[tuple[Front, Cluster]]:
     """Two workers (levels 1 and 2, with monsters) and two gateways (the
-    first with an admin socket) on the database ``db``; stopped after."""
+    first with an admin socket, recording its players' games) on the
+    database ``db``; stopped after."""
     procs = ClusterProcs(tmp, nats_url, db, prefix)  # sets the world's seed
     cluster = Cluster(procs, _plant_all(db))
     sock_dir = _short_dir()
@@ -204,7 +205,12 @@ def cluster_front(
         with procs:
             procs.worker("wa", "1", monsters=True)
             procs.worker("wb", "2", monsters=True)
-            url = procs.gateway("g1", max_conns_per_addr=MAX_CONNS_PER_ADDR, admin_socket=sock)
+            url = procs.gateway(
+                "g1",
+                max_conns_per_addr=MAX_CONNS_PER_ADDR,
+                admin_socket=sock,
+                args=["--recordings", str(tmp / "g1.recordings")],
+            )
             other = procs.gateway("g2", max_conns_per_addr=MAX_CONNS_PER_ADDR)
             yield Front("cluster", url, other, sock, cluster.records), cluster
     finally:
