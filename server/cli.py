@@ -392,23 +392,35 @@ def db_main(args: argparse.Namespace) -> int:
     if args.action == "export" and not is_url(target) and not Path(target).is_file():
         print(f"underhall db export: no database at {target}", file=sys.stderr)
         return 1
+    from protocol.recording import RecordingError
+    from server.game.recordings import Shelf
+
+    where = default_recordings(target) if args.recordings is None else args.recordings
+    shelf = None if where is None or str(where) == "off" else Shelf(Path(where))
     try:
         # export only reads (one transaction), so it may run beside a server
         store = open_store(target, lock=args.action == "import")
         try:
             if args.action == "export":
-                counts = export_world(store, Path(args.file))
+                games = [] if shelf is None else shelf.recordings()
+                found = ((r.id, shelf.read(r.id)) for r in games if shelf is not None)
+                counts = export_world(store, Path(args.file), found)
             else:
-                counts = import_world(store, Path(args.file), replace=args.replace)
+                counts = import_world(
+                    store,
+                    Path(args.file),
+                    replace=args.replace,
+                    recordings=None if shelf is None else shelf.put,
+                )
         finally:
             store.close()
-    except StoreError as exc:
+    except (StoreError, RecordingError, OSError) as exc:
         print(f"underhall db {args.action}: {exc}", file=sys.stderr)
         return 1
     verb = "exported to" if args.action == "export" else "imported from"
     print(
         f"{verb} {args.file}: {counts['meta']} meta, {counts['players']} players, "
-        f"{counts['levels']} levels ({store.url})"
+        f"{counts['levels']} levels, {counts['recordings']} recorded games ({store.url})"
     )
     return 0
 
@@ -807,6 +819,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--replace", action="store_true", help="import over a database that already holds a world"
+    )
+    p.add_argument(
+        "--recordings",
+        default=None,
+        metavar="DIR",
+        help="the recorded games to export, or where imported ones go (default: "
+        "beside the database, DB.recordings; off: none)",
     )
     p.set_defaults(func=db_main)
 

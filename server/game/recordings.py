@@ -110,6 +110,19 @@ class Shelf:
         with open(self.file(rid), "ab") as f:
             f.write(data)
 
+    def put(self, rid: str, data: bytes) -> None:
+        """Write recording ``rid`` whole (an import), replacing one of that id.
+
+        Raises:
+            RecordingError: ``rid`` is not a recording id.
+            OSError: it cannot be written.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        target = self.file(rid)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+
     def read(self, rid: str) -> bytes:
         """The whole file of ``rid``.
 

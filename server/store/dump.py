@@ -1,15 +1,18 @@
 """A world as JSON lines, to back it up or move it between backends.
 
-The file's first line is a header, ``{"underhall": "world", "format": 1,
+The file's first line is a header, ``{"underhall": "world", "format": 2,
 "schema": N}``; then one object per row, in this order and sorted:
 
 - ``{"table": "meta", "key": str, "value": str}``
 - ``{"table": "players", "name": str, "token_hash": str, "saved_tick": int,
   "record": str}``
 - ``{"table": "levels", "depth": int, "saved_tick": int, "record": str}``
+- ``{"table": "recordings", "id": str, "data": str}``: the server's recorded
+  games (issue 45), each file whole (format 2; format 1 files have none).
 
-``record`` is the stored msgpack blob in standard base64, so a round trip
-through any backend gives back the same bytes. The file holds token hashes:
+``record`` is the stored msgpack blob and ``data`` a recording's file, in
+standard base64, so a round trip through any backend gives back the same
+bytes. The file holds token hashes:
 it is created private (mode 0600).
 """
 
@@ -20,23 +23,28 @@ import binascii
 import json
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
 from server.store.base import LevelRow, PlayerRow, Store, StoreError, unpack_record
 
-FORMAT = 1
-"""The version of this file layout."""
+FORMAT = 2
+"""The version of this file layout (2 added recordings; 1 is read too)."""
 
 _FIELDS: dict[str, dict[str, type]] = {
     "meta": {"key": str, "value": str},
     "players": {"name": str, "token_hash": str, "saved_tick": int, "record": str},
     "levels": {"depth": int, "saved_tick": int, "record": str},
+    "recordings": {"id": str, "data": str},
 }
 
 
-def export_world(store: Store, path: Path) -> Counter[str]:
-    """Write every row of ``store`` to ``path`` (replaced atomically).
+def export_world(
+    store: Store, path: Path, recordings: Iterable[tuple[str, bytes]] = ()
+) -> Counter[str]:
+    """Write every row of ``store``, then ``recordings`` (``(id, file)``),
+    to ``path`` (replaced atomically).
 
     Returns:
         Rows written per table.
@@ -77,6 +85,9 @@ def export_world(store: Store, path: Path) -> Counter[str]:
                         },
                     )
                     counts["levels"] += 1
+            for rid, data in recordings:
+                _line(out, {"table": "recordings", "id": rid, "data": _b64(data)})
+                counts["recordings"] += 1
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -84,9 +95,17 @@ def export_world(store: Store, path: Path) -> Counter[str]:
     return counts
 
 
-def import_world(store: Store, path: Path, *, replace: bool = False) -> Counter[str]:
+def import_world(
+    store: Store,
+    path: Path,
+    *,
+    replace: bool = False,
+    recordings: Callable[[str, bytes], None] | None = None,
+) -> Counter[str]:
     """Load a file written by :func:`export_world` into ``store``, in one
     transaction: afterwards the database holds exactly the file's rows.
+    Its recordings go to ``recordings(id, file)`` once the world is in
+    (skipped when None).
 
     Args:
         replace: Allow overwriting a database that already holds a world.
@@ -102,6 +121,7 @@ def import_world(store: Store, path: Path, *, replace: bool = False) -> Counter[
     meta: list[tuple[str, str]] = []
     players: list[PlayerRow] = []
     levels: list[LevelRow] = []
+    recorded: list[tuple[str, bytes]] = []
     header = False
     try:
         with path.open(encoding="utf-8") as src:
@@ -127,8 +147,10 @@ def import_world(store: Store, path: Path, *, replace: bool = False) -> Counter[
                             row["saved_tick"],
                         )
                     )
-                else:
+                elif row["table"] == "levels":
                     levels.append((row["depth"], _unb64(row["record"], where), row["saved_tick"]))
+                else:
+                    recorded.append((row["id"], _unb64(row["data"], where, record=False)))
     except (OSError, UnicodeDecodeError) as exc:
         raise StoreError(f"{path}: cannot read: {exc}") from exc
     if not header:
@@ -146,7 +168,12 @@ def import_world(store: Store, path: Path, *, replace: bool = False) -> Counter[
             "database, or pass --replace to overwrite it"
         )
     store.replace_all(meta, players, levels)
-    return Counter(meta=len(meta), players=len(players), levels=len(levels))
+    if recordings is not None:
+        for rid, data in recorded:
+            recordings(rid, data)
+    counts = Counter(meta=len(meta), players=len(players), levels=len(levels))
+    counts["recordings"] = len(recorded)
+    return counts
 
 
 def _line(out: IO[str], obj: dict[str, Any]) -> None:
@@ -157,11 +184,14 @@ def _b64(blob: bytes) -> str:
     return base64.b64encode(blob).decode("ascii")
 
 
-def _unb64(text: str, where: str) -> bytes:
+def _unb64(text: str, where: str, *, record: bool = True) -> bytes:
+    """The bytes of a base64 field; a ``record`` must unpack as one."""
     try:
         blob = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise StoreError(f"{where}: record is not base64") from exc
+        raise StoreError(f"{where}: {'record' if record else 'data'} is not base64") from exc
+    if not record:
+        return blob
     try:
         unpack_record(blob)
     except StoreError as exc:
@@ -172,9 +202,9 @@ def _unb64(text: str, where: str) -> bytes:
 def _check_header(obj: Any, where: str) -> None:
     if not isinstance(obj, dict) or obj.get("underhall") != "world":
         raise StoreError(f"{where}: not an Underhall world export (no header)")
-    if obj.get("format") != FORMAT:
+    if obj.get("format") not in (1, FORMAT):
         raise StoreError(
-            f"{where}: export format {obj.get('format')!r}; this version reads format {FORMAT}"
+            f"{where}: export format {obj.get('format')!r}; this version reads formats 1-{FORMAT}"
         )
 
 

@@ -243,3 +243,39 @@ def test_postgres_connections_that_broke_are_opened_again(pg_database: str) -> N
     with pytest.raises(StoreError, match="in use by another server"):
         open_store(url)  # and the lock was taken again with the reading connection
     store.close()
+
+
+def test_db_export_carries_the_recorded_games(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A world's recorded games (issue 45) go into the export and come out
+    beside the database it is imported into, byte for byte."""
+    from protocol.recording import read_recording
+    from server.cli import main
+    from server.game.recordings import Recorder, Shelf
+
+    db = tmp_path / "a.db"
+    source = open_store(db)
+    source.set_meta("seed", "8")
+    source.close()
+    recorder = Recorder(Shelf(tmp_path / "a.db.recordings"), protocol=12, flush_s=3600)
+    for key, name in enumerate(("ann", "bob")):
+        recorder.begin(key, name, f"welcome of {name}".encode(), tick=3)
+        recorder.frame(key, 4, b"a frame")
+    recorder.close()
+    games = {
+        r.id: Shelf(tmp_path / "a.db.recordings").read(r.id) for r in recorder.shelf.recordings()
+    }
+    assert len(games) == 2
+    assert main(["db", "export", str(tmp_path / "w.jsonl"), "--db", str(db)]) == 0
+    assert main(["db", "import", str(tmp_path / "w.jsonl"), "--db", str(tmp_path / "b.db")]) == 0
+    assert "2 recorded games" in capsys.readouterr().out
+    moved = Shelf(tmp_path / "b.db.recordings")
+    assert {r.id: moved.read(r.id) for r in moved.recordings()} == games
+    assert read_recording(moved.read(moved.find("bob").id)).frames[1][2] == b"a frame"
+    # --recordings off: none exported
+    assert (
+        main(["db", "export", str(tmp_path / "x.jsonl"), "--db", str(db), "--recordings", "off"])
+        == 0
+    )
+    assert '"recordings"' not in (tmp_path / "x.jsonl").read_text()
