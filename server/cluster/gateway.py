@@ -230,6 +230,9 @@ class Gateway(Front):
         """Worker id -> ``time.monotonic()`` of its last heartbeat."""
         self.gateway_beats: dict[str, float] = {}
         """Other gateways' ids -> ``time.monotonic()`` of their last heartbeat."""
+        self.lobby_reports: dict[str, tuple[float, LobbyReport]] = {}
+        """Worker id -> when its latest lobby report came (``time.monotonic()``),
+        and the report (:meth:`lobby_players`)."""
         self.tick = 0
         self.handoffs = 0
         self.dropped = {"stale": 0, "behind": 0, "cut": 0}
@@ -284,8 +287,6 @@ class Gateway(Front):
         self.nc = await nats.connect(
             self.nats_url, name=f"gateway {self.id}", max_reconnect_attempts=-1
         )
-        self.lobby_reports: dict[str, tuple[float, LobbyReport]] = {}
-        """Worker id -> when its latest lobby report came (``time.monotonic()``), and the report."""
         await self.nc.subscribe(self.subjects.gateway(self.id), cb=self._on_worker)
         await self.nc.subscribe(self.subjects.chat, cb=self._on_chat)
         await self.nc.subscribe(self.subjects.heartbeats, cb=self._on_heartbeat)

@@ -6,6 +6,10 @@ on a real cluster, is tests/conformance/test_web_page.py."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
+from typing import cast
+
+from nats.aio.msg import Msg
 
 from server.cluster.bus import LOBBY_EVERY_S, SILENT_S
 from server.cluster.gateway import Gateway
@@ -36,19 +40,19 @@ def test_a_worker_reports_every_player_and_lists_the_first_hundred() -> None:
     assert decode(encode(report), LobbyReport) == report  # as the bus carries it
 
 
-def test_a_gateway_merges_the_workers_latest_reports() -> None:
+async def test_a_gateway_merges_the_workers_latest_reports() -> None:
     gateway = Gateway("nats://127.0.0.1:1", gateway_id="g1")
+    assert gateway.lobby_players() == (0, [])
     now = time.monotonic()
     moving = LobbyPlayer("Mover", "mage", 3, 1, 7)
     arrived = LobbyPlayer("Mover", "mage", 3, 2, 8)
-    gateway.lobby_reports = {
-        "wb": (now - 0.5, LobbyReport(2, [arrived, LobbyPlayer("Deep", "monk", 5, 2, 40)])),
-        "wa": (now - 1.5, LobbyReport(1, [moving])),  # an older report: before the hand-off
-        "gone": (
-            now - LOBBY_EVERY_S - SILENT_S - 1,
-            LobbyReport(1, [LobbyPlayer("Ghost", "", 1, 1, 0)]),
-        ),
-    }
+    gone = LobbyReport(1, [LobbyPlayer("Ghost", "", 1, 1, 0)])
+    gateway.lobby_reports["wa"] = (now - 1.5, LobbyReport(1, [moving]))  # before the hand-off
+    gateway.lobby_reports["gone"] = (now - LOBBY_EVERY_S - SILENT_S - 1, gone)
+    newer = LobbyReport(2, [arrived, LobbyPlayer("Deep", "monk", 5, 2, 40)])
+    await gateway._on_lobby_report(
+        cast(Msg, SimpleNamespace(subject="uh.lobby.wb", data=encode(newer)))
+    )
     online, rows = gateway.lobby_players()
     assert online == 3
     assert sorted(rows, key=lobby_order) == [
