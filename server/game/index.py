@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from protocol.messages import BACK_TICKS, STEP_CODES
+from server.game.interest import ChangedActors, ViewChanges
 from server.game.wire import (
     actor_record,
     event_to_wire,
@@ -258,6 +259,9 @@ class TickIndex:
         self.item_changes: dict[int, list[tuple[int, int]]] = {}
         """Per depth, the cells whose top floor item appeared, changed or
         went since the previous tick."""
+        self._views: dict[int, ViewChanges | None] = {}
+        """Per depth, :meth:`view_changes`, made when first asked."""
+        self._changed_actors: ChangedActors | None = None
         tick = world.tick
         self.looked: dict[int, int] = {} if previous is None else previous.looked
         """By id, the last tick in which each living actor of a level with
@@ -317,6 +321,25 @@ class TickIndex:
             cells += [pos for pos, key in tops.items() if pos in old_tops and old_tops[pos] != key]
             if cells:
                 self.item_changes[depth] = sorted(cells)
+
+    def view_changes(self, depth: int) -> ViewChanges | None:
+        """What changed in the view of every player of ``depth`` whose
+        visible set is whole (:mod:`server.game.interest`), made at the
+        first call for the level; None on the first tick (everything
+        changed) or when no player there has a field of view."""
+        if depth in self._views:
+            return self._views[depth]
+        found = None
+        sight = None if self.all_changed else self.world.visible_pairs(depth)
+        if sight is not None:
+            changed = self._changed_actors
+            if changed is None:
+                changed = self._changed_actors = ChangedActors(
+                    self.steps, self.moves, list(self.upd_rows)
+                )
+            found = ViewChanges(*sight, changed)
+        self._views[depth] = found
+        return found
 
     def carried(self) -> Carried:
         """What the next tick's index needs of this one."""

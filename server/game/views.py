@@ -16,6 +16,7 @@ import numpy as np
 from protocol.fov import pack_cropped_fov
 from protocol.messages import BACK_TICKS, Delta, Snapshot
 from server.game.index import NO_ITEMS, Floor, TickIndex, bucket_of, buckets_in_window, put_item
+from server.game.interest import Lists
 from server.game.wire import FLAG_YOU, me_fields, rejections
 from server.sim.actors import Actor, xp_for_level
 from server.sim.casting import MEMORY_STEP
@@ -119,6 +120,13 @@ class PlayerView:
         self.sent_tick = -2
         """The tick of the last snapshot or delta built for the client: a
         delta for the tick after it leaves ``tick`` out (protocol 9)."""
+        self.ids_tick = -2
+        """The world's tick when :attr:`ids` was taken (the last message built)."""
+        self.ids_whole = False
+        """Whether :attr:`ids` was then the player's whole visible set
+        (:meth:`World.sees_whole`): with that tick the one before, and the
+        set whole now too, the level's arrays (:meth:`TickIndex.view_changes`)
+        say what changed in view."""
 
     def _visible_ids(self, index: TickIndex) -> set[int] | frozenset[int]:
         """The actors in view: the world's own set (:attr:`World.sees`), which
@@ -156,6 +164,8 @@ class PlayerView:
         self.needs_snapshot = False
         self.depth = actor.depth
         self.ids = self._visible_ids(index)
+        self.ids_tick = world.tick
+        self.ids_whole = world.sees_whole(self.actor_id)
         self.kept = {}  # a snapshot replaces all the client knows of actors
         self.sent_tick = world.tick
         self.prune_at = world.tick + BACK_TICKS
@@ -236,6 +246,49 @@ class PlayerView:
             self.fov = fov
         old = self.ids
         now = world.sees.get(self.actor_id) or _NOBODY  # as _visible_ids gives it
+        tick = world.tick
+        whole = world.sees_whole(self.actor_id)
+        level = index.view_changes(actor.depth) if whole and self.ids_whole else None
+        if level is not None and self.ids_tick == tick - 1:
+            # The level's arrays hold this player's lists, sorted and
+            # gap-coded (server.game.interest).
+            self._actor_lists(index, level.get(self.actor_id), fields)
+        else:
+            self._actor_sets(index, old, now, fields)
+        self.ids = now
+        self.ids_tick = tick
+        self.ids_whole = whole
+        if fov is not None and (moved or index.all_changed):
+            changed_objs = self._objs_after_move(index, actor.depth, fov)
+        elif fov is not None and actor.depth in index.item_changes:
+            changed_objs = self._objs_changed(index, actor.depth, fov)
+        else:
+            changed_objs = []
+        if changed_objs:
+            fields["objs"] = changed_objs
+        if index.may_witness(self.actor_id, actor.depth):
+            ev = index.witnessed(self.actor_id, actor.depth, fov, now, old)
+            if ev:
+                fields["ev"] = ev
+        self._me_delta(actor, world, fields, index.may_touch_me(self.actor_id))
+        if not fields:
+            return None
+        implied = tick == self.sent_tick + 1  # protocol 9: the client counts on
+        self.sent_tick = tick
+        return Delta(tick=None if implied else tick, **fields)
+
+    def _actor_sets(
+        self,
+        index: TickIndex,
+        old: set[int] | frozenset[int],
+        now: set[int] | frozenset[int],
+        fields: dict[str, Any],
+    ) -> None:
+        """Put the delta's ``rm``, ``add``, ``back``, ``st``, ``mv`` and
+        ``upd`` into ``fields`` from the sets of ids in view before
+        (``old``) and now (``now``): for a player whose visible set had
+        invisible actors cut from it, or whose view missed a tick."""
+        world = index.world
         # The actors in view that changed (less, below, those just added):
         # a set intersection walks the smaller set, so this costs about the
         # number in view, not the number that changed on the level.
@@ -253,31 +306,7 @@ class PlayerView:
                     self.kept = {a: t for a, t in kept.items() if tick - t <= BACK_TICKS}
                     self.prune_at = tick + BACK_TICKS
             if add:
-                # Protocol 8: those the client kept when they left in the
-                # last BACK_TICKS ticks, with health, flags and statuses
-                # unchanged since the tick before (TickIndex.looked: the
-                # kept record is current but for the cell), come back as
-                # [gap, x, y]; the others as whole records.
-                kept, tick, looked, states = self.kept, world.tick, index.looked, index.states
-                back: list[int] = []
-                records: list[list[Any]] = []
-                last = 0
-                for aid in sorted(add):
-                    left = kept.pop(aid, None)
-                    if (
-                        left is not None
-                        and tick - left <= BACK_TICKS
-                        and looked.get(aid, tick) < left
-                    ):
-                        state = states[aid]
-                        back += (aid - last, state[0], state[1])
-                        last = aid
-                    else:
-                        records.append(self._record(index, aid))
-                if records:
-                    fields["add"] = records
-                if back:
-                    fields["back"] = back
+                self._came(index, sorted(add), fields)
                 upd_ids -= add
         if upd_ids:
             # Position-only changes: one-cell steps go as st codes (gap × 8 +
@@ -313,26 +342,62 @@ class PlayerView:
                     own = upd[i]
                     upd[i] = [*own[:5], own[5] | FLAG_YOU, own[6]]
                 fields["upd"] = upd
-        self.ids = now
-        if fov is not None and (moved or index.all_changed):
-            changed_objs = self._objs_after_move(index, actor.depth, fov)
-        elif fov is not None and actor.depth in index.item_changes:
-            changed_objs = self._objs_changed(index, actor.depth, fov)
-        else:
-            changed_objs = []
-        if changed_objs:
-            fields["objs"] = changed_objs
-        if index.may_witness(self.actor_id, actor.depth):
-            ev = index.witnessed(self.actor_id, actor.depth, fov, now, old)
-            if ev:
-                fields["ev"] = ev
-        self._me_delta(actor, world, fields, index.may_touch_me(self.actor_id))
-        if not fields:
-            return None
-        tick = world.tick
-        implied = tick == self.sent_tick + 1  # protocol 9: the client counts on
-        self.sent_tick = tick
-        return Delta(tick=None if implied else tick, **fields)
+
+    def _came(self, index: TickIndex, add: list[int], fields: dict[str, Any]) -> None:
+        """Put the actors ``add`` (ids increasing) that came into view into
+        ``fields``: as ``back`` those the client kept when they left in the
+        last BACK_TICKS ticks, with health, flags and statuses unchanged
+        since the tick before (TickIndex.looked: the kept record is current
+        but for the cell), as ``[gap, x, y]`` (protocol 8); the others as
+        whole records in ``add``."""
+        kept, tick, looked, states = self.kept, index.world.tick, index.looked, index.states
+        back: list[int] = []
+        records: list[list[Any]] = []
+        last = 0
+        for aid in add:
+            left = kept.pop(aid, None)
+            if left is not None and tick - left <= BACK_TICKS and looked.get(aid, tick) < left:
+                state = states[aid]
+                back += (aid - last, state[0], state[1])
+                last = aid
+            else:
+                records.append(self._record(index, aid))
+        if records:
+            fields["add"] = records
+        if back:
+            fields["back"] = back
+
+    def _actor_lists(self, index: TickIndex, lists: Lists, fields: dict[str, Any]) -> None:
+        """Put the delta's ``rm``, ``add``, ``back``, ``st``, ``mv`` and
+        ``upd`` into ``fields`` from the player's lists, found for its whole
+        level at once (:class:`~server.game.interest.ViewChanges`): only
+        the actors that came back into view and the ``upd`` rows take a
+        step per actor here."""
+        rm, rm_ids, add, st, mv, upd_ids = lists
+        tick = index.world.tick
+        if rm is not None and rm_ids is not None:
+            fields["rm"] = rm
+            kept = self.kept  # the client keeps them (protocol 8)
+            for aid in rm_ids:
+                kept[aid] = tick
+            if tick >= self.prune_at:
+                self.kept = {a: t for a, t in kept.items() if tick - t <= BACK_TICKS}
+                self.prune_at = tick + BACK_TICKS
+        if add is not None:
+            self._came(index, add, fields)
+        if st is not None:
+            fields["st"] = st
+        if mv is not None:
+            fields["mv"] = mv
+        if upd_ids is not None:
+            rows, me = index.upd_rows, self.actor_id
+            upd = []
+            for aid in upd_ids:
+                row = rows[aid]
+                if aid == me:
+                    row = [*row[:5], row[5] | FLAG_YOU, row[6]]
+                upd.append(row)
+            fields["upd"] = upd
 
     def _objs_after_move(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
         """Floor changes when the field of view changed: every cell in view

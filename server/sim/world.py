@@ -91,6 +91,15 @@ from server.sim.items import Item
 from server.sim.level import Level
 from server.sim.levelgen import generate_level
 from server.sim.paths import PathFinders
+from server.sim.sight import (
+    ID_MASK,
+    NO_PAIRS,
+    PAIR_SHIFT,
+    FovCache,
+    Sight,
+    owned_by,
+    pair_keys,
+)
 from server.sim.status import (
     StatusEffect,
     Statuses,
@@ -249,9 +258,9 @@ class World:
         self.projectiles: dict[int, projectiles.Projectile] = {}
         """Projectiles in flight by id (:mod:`server.sim.projectiles`)."""
         self._next_projectile_id = 1
-        self._sight: dict[int, _Sight] = {}
+        self._sight: dict[int, Sight] = {}
         """Per depth, the occupancy the visible sets were last built from."""
-        self._fov_cache: dict[int, _FovCache] = {}
+        self._fov_cache: dict[int, FovCache] = {}
         """Per depth, the field of view and its padded mask computed from each
         cell since the terrain within ``FOV_RADIUS`` of it last changed
         (:meth:`_cached_fov`). A field of view depends only on the
@@ -263,12 +272,9 @@ class World:
         self._sees_monsters: dict[int, set[int]] = {}
         """Player id -> the monsters in its ``_raw_sees`` (its entries in
         :attr:`seen_by`)."""
-        self._sees_keys: dict[int, bytes] = {}
-        """Player id -> the ids of its ``_raw_sees`` in increasing order, as
-        ``int32`` bytes (a rebuilt set that equals the kept one is not replaced)."""
         self._slots: dict[int, tuple[int, int, FieldOfView]] = {}
         """Living player id -> ``(depth, slot)`` of its field of view in that
-        level's :class:`_Sight`, and the field of view put there."""
+        level's :class:`~server.sim.sight.Sight`, and the field of view put there."""
         self._told_tiles: list[int] = []
         """Players given ``seen_tiles`` by the last :meth:`_update_views`
         (emptied by the next one)."""
@@ -445,6 +451,35 @@ class World:
         pi, ci = near.nonzero()  # the method: np.nonzero adds a Python-level dispatch
         seen = sight.masks[active[pi], dy[pi, ci], dx[pi, ci]]
         return sight.owners[active[pi[seen]]], ci[seen]
+
+    def visible_pairs(
+        self, depth: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None:
+        """Who sees whom on ``depth`` as of the last step, for all its
+        players at once, or None if none of them has a field of view.
+
+        Returns:
+            ``(pairs, gained, lost)``, sorted ``int64`` arrays of
+            :func:`~server.sim.sight.pair_keys` (player id in the high 32
+            bits, seen actor id in the low): every living player's whole
+            visible set (invisible actors included: what :attr:`sees` holds
+            when :meth:`sees_whole`), and the pairs the last step added and
+            took away (of players who left the level too). Read-only; later
+            steps replace them.
+        """
+        sight = self._sight.get(depth)
+        if sight is None:
+            return None
+        if sight.changed_at == self.tick - 1:
+            return sight.pairs, sight.gained, sight.lost
+        return sight.pairs, NO_PAIRS, NO_PAIRS
+
+    def sees_whole(self, pid: int) -> bool:
+        """Whether living player ``pid``'s :attr:`sees` is its whole visible
+        set, its run in :meth:`visible_pairs` (no invisible actor cut from
+        it); False for a dead player or one not in the world."""
+        raw = self._raw_sees.get(pid)
+        return raw is not None and self.sees.get(pid) is raw
 
     def free_cell_near(self, depth: int, x: int, y: int) -> tuple[int, int]:
         """Return the free cell nearest to ``(x, y)`` by walking distance.
@@ -1121,7 +1156,7 @@ class World:
         for depth, sight in self._sight.items():
             if depth not in taken:  # a level this update gave its first slot
                 sight.update(self._occ[depth])
-            if sight.count:
+            if sight.count or sight.pairs.size:
                 self._visible_sets(depth, sight)
         self._cut_invisible(turned)
         for lv in self.levels.values():  # every living player's view is now up to date
@@ -1136,7 +1171,7 @@ class World:
         Every living player with a slot stands, or stood, on the cell where
         its slot was placed: a player who moved, changed level, died or left
         since changed the occupant of that cell, which the slot's level sees
-        when it takes the occupancy (:meth:`_Sight.update`, done here for
+        when it takes the occupancy (:meth:`Sight.update`, done here for
         every level before any field of view changes, as none moves after).
         To those are added the players whose window a terrain change touched
         (:meth:`_keep_fovs`), those with no slot (new, dead, or arrived on a
@@ -1161,7 +1196,7 @@ class World:
         look.update(players.keys() - self._slots.keys())
         return [players[pid] for pid in sorted(look) if pid in players]
 
-    def _keep_fovs(self, depth: int, sight: _Sight) -> list[int]:
+    def _keep_fovs(self, depth: int, sight: Sight) -> list[int]:
         """Terrain changed on ``depth`` since the last update: mark the fields
         of view whose window holds none of the changed cells (and whose
         player did not move) as still good, so only the others are looked at
@@ -1186,7 +1221,7 @@ class World:
 
     def _update_fov(self, actor: Actor) -> None:
         """Bring living player ``actor``'s field of view and map memory up to
-        date, and its slot in its level's :class:`_Sight`."""
+        date, and its slot in its level's :class:`~server.sim.sight.Sight`."""
         level = self.levels[actor.depth]
         key = (actor.depth, actor.x, actor.y, self._version[actor.depth])
         if (
@@ -1221,7 +1256,7 @@ class World:
             placed = None
         sight = self._sight.get(actor.depth)
         if sight is None:
-            sight = self._sight[actor.depth] = _Sight(self._occ[actor.depth].shape)
+            sight = self._sight[actor.depth] = Sight(self._occ[actor.depth].shape)
         cache = self._fov_cache.get(actor.depth)
         mask = None if cache is None else cache.mask_of(actor.fov, actor.x, actor.y)
         if mask is None:
@@ -1239,7 +1274,7 @@ class World:
         :class:`FieldOfView` around them is new for each call."""
         cache = self._fov_cache.get(depth)
         if cache is None:
-            cache = self._fov_cache[depth] = _FovCache(level.width)
+            cache = self._fov_cache[depth] = FovCache(level.width)
         key = y * cache.width + x
         visible = cache.visible.get(key)
         if visible is not None:
@@ -1269,17 +1304,21 @@ class World:
             if level.changed and cache.visible:
                 cache.drop_near(level.changed, FOV_RADIUS)
 
-    def _visible_sets(self, depth: int, sight: _Sight) -> None:
+    def _visible_sets(self, depth: int, sight: Sight) -> None:
         """Rebuild the visible sets of the living players of ``depth`` (fields
         of view and slots up to date) that need it: a new field of view, or a
         cell in view whose occupant changed since the last call.
 
         Each player's window of the occupancy is read through a padded copy
         (``FOV_RADIUS`` cells of nothing around the level), so every window
-        is ``SIDE × SIDE`` and one numpy gather serves the whole level.
+        is ``SIDE × SIDE`` and one numpy gather serves the whole level. The
+        rebuilt sets become the level's pairs (:attr:`Sight.pairs
+        <server.sim.sight.Sight.pairs>`), and only the players whose set
+        differs from the one they had (found from the arrays,
+        :meth:`~server.sim.sight.Sight.replace_pairs`) are given a new one.
         """
         fresh = sight.take_fresh()  # the occupancy was taken first (_players_to_look_at)
-        if sight.any_change:
+        if sight.any_change and sight.count:
             active = sight.active()
             seen = sight.changed_windows[sight.ys[active], sight.xs[active]]
             seen &= sight.masks[active]
@@ -1293,31 +1332,26 @@ class World:
                 chosen = need
         else:
             chosen = fresh
-        if not chosen.size:
+        if not chosen.size and not sight.released():
             return
         windows = sight.occupant_windows[sight.ys[chosen], sight.xs[chosen]]
         stack = sight.masks[chosen]
         stack &= windows >= 0
         counts = stack.sum(axis=(1, 2))
-        # Each player's ids in increasing order (sorted by owner, then id),
-        # so that an unchanged set is an unchanged run of bytes.
-        owner = np.repeat(np.arange(len(chosen), dtype=np.int64), counts)
-        keyed = (owner << 32) | windows[stack].astype(np.int64)
-        keyed.sort()
-        ids = (keyed & 0xFFFFFFFF).astype(np.int32)
-        raw = ids.tobytes()
-        size = ids.itemsize
-        keys, players = self._sees_keys, self._players
-        every: list[int] | None = None  # ids as Python ints, made once if needed
-        begin = 0
-        for pid, end in zip(sight.owners[chosen].tolist(), np.cumsum(counts).tolist(), strict=True):
-            key = raw[begin * size : end * size]
-            if keys.get(pid) != key:
-                keys[pid] = key
-                if every is None:
-                    every = ids.tolist()
-                self._set_raw_sees(players[pid], set(every[begin:end]))
-            begin = end
+        # Every chosen player's pairs, sorted: by player, then seen id.
+        pairs = pair_keys(np.repeat(sight.owners[chosen], counts), windows[stack])
+        pairs.sort()
+        changed = sight.replace_pairs(chosen, pairs, self.tick)
+        if not changed.size:
+            return
+        rows = pairs[owned_by(pairs, changed)]  # only these become Python ints
+        owners = rows >> PAIR_SHIFT
+        begins = np.searchsorted(owners, changed, "left").tolist()
+        ends = np.searchsorted(owners, changed, "right").tolist()
+        ids = (rows & ID_MASK).tolist()
+        players = self._players
+        for pid, begin, end in zip(changed.tolist(), begins, ends, strict=True):
+            self._set_raw_sees(players[pid], set(ids[begin:end]))
 
     def _cut_invisible(self, turned: set[int]) -> None:
         """Cut the invisible actors from the visible sets that were not rebuilt
@@ -1391,7 +1425,6 @@ class World:
         """Forget what player ``pid`` saw (it died or left): its entries in
         :attr:`seen_by` go."""
         self._raw_sees.pop(pid, None)
-        self._sees_keys.pop(pid, None)
         self._sees_invisible.pop(pid, None)
         placed = self._slots.pop(pid, None)
         if placed is not None:
@@ -1421,170 +1454,6 @@ class World:
         if not _any_set(fresh):
             return []
         return _remember(mem, window, fresh, x0, y0)
-
-
-class _FovCache:
-    """One level's kept fields of view (:meth:`World._cached_fov`), by cell
-    index ``y * width + x``.
-
-    It holds arrays under int keys only, none of them objects the garbage
-    collector tracks. That matters: with the thresholds
-    :mod:`server.net.collector` sets, a young collection comes only after
-    50,000 more tracked objects than were freed, but then walks every
-    object made since the last one (most of a busy world: 20-40 ms with
-    4,000 players). A world in steady play frees what it makes, so none
-    comes; a :class:`FieldOfView` and two tuples kept per cell brought
-    them back while the cache filled.
-    """
-
-    __slots__ = ("masks", "visible", "width")
-
-    def __init__(self, width: int) -> None:
-        self.width = width
-        self.visible: dict[int, NDArray[np.bool_]] = {}
-        """Cell -> the ``visible`` array of its field of view."""
-        self.masks: dict[int, NDArray[np.bool_]] = {}
-        """Cell -> its field of view's padded mask."""
-
-    def mask_of(self, fov: FieldOfView, x: int, y: int) -> NDArray[np.bool_] | None:
-        """The padded mask kept for cell ``(x, y)`` if ``fov`` is the field of
-        view kept for it (the same ``visible`` array), else None."""
-        key = y * self.width + x
-        return self.masks[key] if self.visible.get(key) is fov.visible else None
-
-    def drop_near(self, cells: list[tuple[int, int]], radius: int) -> None:
-        """Forget the fields of view from the cells within ``radius``
-        (Chebyshev) of any of ``cells``."""
-        width, visible, masks = self.width, self.visible, self.masks
-        if len(cells) * (2 * radius + 1) ** 2 > len(visible):
-            near = [
-                key
-                for key in visible
-                if any(
-                    abs(key % width - cx) <= radius and abs(key // width - cy) <= radius
-                    for cx, cy in cells
-                )
-            ]
-        else:
-            near = [
-                (cy + dy) * width + cx + dx
-                for cx, cy in cells
-                for dy in range(-radius, radius + 1)
-                for dx in range(-radius, radius + 1)
-                if 0 <= cx + dx < width
-            ]
-        for key in near:
-            if visible.pop(key, None) is not None:
-                del masks[key]
-
-
-class _Sight:
-    """One level's fields of view and occupancy, for building visible sets.
-
-    Every living player on the level has a *slot*: its id (``owners``), its
-    place (``xs``, ``ys``) and its :func:`~server.sim.fov.padded_mask`
-    (``masks``, ``bool[slots, SIDE, SIDE]``, ``SIDE = 2R + 1``, ``R =
-    FOV_RADIUS``). ``padded`` is the occupancy as last taken by
-    :meth:`update` (``int32[H + 2R, W + 2R]``, with ``R`` cells of −1 around
-    the level) and ``changed`` marks, in the same frame, the cells whose
-    occupant differed from the update before; ``occupant_windows[y, x]`` and
-    ``changed_windows[y, x]`` are their ``SIDE × SIDE`` windows centred on
-    level cell ``(x, y)`` (views, not copies).
-    """
-
-    __slots__ = (
-        "_free",
-        "_fresh",
-        "_inner",
-        "any_change",
-        "before",
-        "changed",
-        "changed_windows",
-        "count",
-        "masks",
-        "occupant_windows",
-        "owners",
-        "padded",
-        "version",
-        "xs",
-        "ys",
-    )
-
-    def __init__(self, shape: tuple[int, ...]) -> None:
-        r = FOV_RADIUS
-        side = 2 * r + 1
-        height, width = shape
-        self.before = np.full(shape, -1, dtype=np.int32)
-        self.padded = np.full((height + 2 * r, width + 2 * r), -1, dtype=np.int32)
-        self.changed = np.zeros(self.padded.shape, dtype=np.bool_)
-        self.occupant_windows = np.lib.stride_tricks.sliding_window_view(self.padded, (side, side))
-        self.changed_windows = np.lib.stride_tricks.sliding_window_view(self.changed, (side, side))
-        self.any_change = False
-        self.version = -1
-        """The level's terrain version when fields of view were last kept (:meth:`World._keep_fovs`)."""
-        self._inner = (slice(r, r + height), slice(r, r + width))
-        self.masks = np.zeros((0, side, side), dtype=np.bool_)
-        self.owners = np.zeros(0, dtype=np.int64)
-        self.xs = np.zeros(0, dtype=np.intp)
-        self.ys = np.zeros(0, dtype=np.intp)
-        self.count = 0
-        """Slots in use."""
-        self._free: list[int] = []
-        self._fresh: list[int] = []
-
-    def place(self, pid: int, x: int, y: int, mask: NDArray[np.bool_], slot: int | None) -> int:
-        """Put player ``pid`` at ``(x, y)`` with field of view ``mask`` into
-        ``slot`` (its own), or a free slot when None; return the slot. Its
-        visible set is rebuilt at the next :meth:`take_fresh`."""
-        if slot is None:
-            if not self._free:
-                self._grow()
-            slot = self._free.pop()
-            self.count += 1
-        self.owners[slot] = pid
-        self.xs[slot], self.ys[slot] = x, y
-        self.masks[slot] = mask
-        self._fresh.append(slot)
-        return slot
-
-    def release(self, slot: int) -> None:
-        """Free ``slot`` (its player died, left, or went to another level)."""
-        self.owners[slot] = -1
-        self._free.append(slot)
-        self.count -= 1
-
-    def active(self) -> NDArray[np.intp]:
-        """The slots in use, in increasing order."""
-        return np.flatnonzero(self.owners >= 0)
-
-    def take_fresh(self) -> NDArray[np.intp]:
-        """The slots in use that were placed since the last call, in increasing order."""
-        pick = np.zeros(len(self.owners), dtype=np.bool_)
-        pick[self._fresh] = True  # one pass over the slots, not a sort (np.unique)
-        self._fresh.clear()
-        pick &= self.owners >= 0
-        return np.flatnonzero(pick)
-
-    def update(self, occupancy: NDArray[np.int32]) -> None:
-        """Take the level's current ``occupancy`` (``int32[H, W]``): mark the
-        cells that changed since the last call and copy it in."""
-        changed = self.changed[self._inner]
-        np.not_equal(occupancy, self.before, out=changed)
-        self.any_change = bool(changed.any())
-        if self.any_change:
-            np.copyto(self.before, occupancy)
-            self.padded[self._inner] = occupancy
-
-    def _grow(self) -> None:
-        old = len(self.owners)
-        new = max(16, 2 * old)
-        masks = np.zeros((new, *self.masks.shape[1:]), dtype=np.bool_)
-        masks[:old] = self.masks
-        self.masks = masks
-        self.owners = np.concatenate([self.owners, np.full(new - old, -1, dtype=np.int64)])
-        self.xs = np.concatenate([self.xs, np.zeros(new - old, dtype=np.intp)])
-        self.ys = np.concatenate([self.ys, np.zeros(new - old, dtype=np.intp)])
-        self._free.extend(range(new - 1, old - 1, -1))
 
 
 def _search_order(walkable: NDArray[np.bool_], x: int, y: int) -> NDArray[np.intp]:
