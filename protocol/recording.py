@@ -80,7 +80,7 @@ def compress(data: bytes) -> bytes:
     return c.compress(data) + c.flush()
 
 
-def _members(data: bytes) -> tuple[bytes, bool]:
+def inflate(data: bytes) -> tuple[bytes, bool]:
     """The uncompressed bytes of consecutive gzip members, and whether the
     last one was whole (a crash may cut the final member short)."""
     out: list[bytes] = []
@@ -103,7 +103,7 @@ def read_recording(data: bytes) -> Recording:
     Raises:
         RecordingError: not a recording (no header), or of a newer format.
     """
-    raw, whole = _members(data)
+    raw, whole = inflate(data)
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
     unpacker.feed(raw)
     values: Iterator[Any] = iter(unpacker)

@@ -48,7 +48,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from protocol.recording import SUFFIX, RecordingError
+from protocol.recording import SUFFIX, RecordingError, inflate
 from server.game.recordings import Shelf
 
 CONTENT_TYPES = {
@@ -68,6 +68,8 @@ RECORDINGS_PATH = "/recordings.json"
 """The list of recorded games (:meth:`WebSite.answer`)."""
 RECORDINGS_PREFIX = "/recordings/"
 """A recorded game's file: ``/recordings/ID.uhrec`` or ``/recordings/NAME.uhrec``."""
+INFLATED = ".msgpack"
+"""The ending of a recording's path for its values uncompressed."""
 RECORDINGS_LISTED = 50
 """Most recorded games ``/recordings.json`` lists, newest first."""
 LOBBY_ROWS = 100
@@ -354,7 +356,9 @@ class WebSite:
         """``/recordings.json``: the newest :data:`RECORDINGS_LISTED` recorded
         games (``id``, ``name``, ``started`` in Unix seconds, ``bytes``);
         ``/recordings/ID.uhrec`` or ``/recordings/NAME.uhrec`` (that player's
-        newest): the file, to download (``protocol/recording.py``'s format).
+        newest): the file, to download (``protocol/recording.py``'s format);
+        ``/recordings/ID.msgpack``: its msgpack values uncompressed, for the
+        browser client's replay.
         404 when there are none or no such recording."""
         shelf = self.recordings
         text = CONTENT_TYPES[".txt"]
@@ -368,13 +372,17 @@ class WebSite:
             body = json.dumps({"recordings": listed}, separators=(",", ":")).encode()
             return respond(conn, HTTPStatus.OK, "application/json", body, headers, "no-store")
         what = urllib.parse.unquote(path[len(RECORDINGS_PREFIX) :])
-        what = what.removesuffix(SUFFIX)
+        inflated = what.endswith(INFLATED)
+        what = what.removesuffix(SUFFIX).removesuffix(INFLATED)
         try:
             info = shelf.find(what)
             body = shelf.read(info.id)
         except RecordingError:
             return respond(conn, HTTPStatus.NOT_FOUND, text, b"no such recording\n", headers)
-        headers["Content-Disposition"] = f'attachment; filename="{info.id}{SUFFIX}"'
+        if inflated:  # for a browser: its gzip reader stops at the first member
+            body = inflate(body)[0]
+        else:
+            headers["Content-Disposition"] = f'attachment; filename="{info.id}{SUFFIX}"'
         return respond(conn, HTTPStatus.OK, "application/octet-stream", body, headers, "no-store")
 
     def lobby(self, players: Callable[[], tuple[int, list[LobbyRow]] | None]) -> bytes:

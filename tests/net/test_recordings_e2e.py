@@ -26,7 +26,7 @@ from client.render import Screen
 from client.replay import ReplayApp, Tape, load
 from protocol.codec import decode_server, encode_client, encode_server
 from protocol.messages import Command, CommandName, Hello, Welcome
-from protocol.recording import SUFFIX, Recording, read_recording
+from protocol.recording import SUFFIX, Recording, inflate, read_recording
 from protocol.version import PROTOCOL_VERSION
 from tests.serverproc import STOP_TIMEOUT_S, server_process
 
@@ -97,6 +97,7 @@ def test_a_served_game_is_recorded_frame_for_frame_and_replays(tmp_path: Path) -
         assert [r["name"] for r in listed] == ["rita"]
         rid = str(listed[0]["id"])
         assert _get(url, f"/recordings/{rid}{SUFFIX}") == (200, data)
+        assert _get(url, "/recordings/rita.msgpack") == (200, inflate(data)[0])
         assert _get(url, f"/recordings/nobody{SUFFIX}")[0] == 404
         assert _get(url, "/recordings/..%2F..%2Fworld.db")[0] == 404
         fetched = load("rita", url=url)
