@@ -1172,11 +1172,9 @@ def gateway_main(args: argparse.Namespace) -> int:
 def _recorder(directory: Path, max_mb: int, days: float) -> Any:
     """The :class:`server.game.recordings.Recorder` of a front's games, in ``directory``."""
     from protocol.version import PROTOCOL_VERSION
-    from server.game.recordings import Recorder, Shelf
+    from server.game.recordings import Caps, Recorder, Shelf
 
-    return Recorder(
-        Shelf(directory), PROTOCOL_VERSION, max_bytes=max_mb * 10**6, max_age_s=days * 86400.0
-    )
+    return Recorder(Shelf(directory), PROTOCOL_VERSION, caps=Caps(max_mb * 10**6, days * 86400.0))
 
 
 def _version() -> str:

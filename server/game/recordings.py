@@ -78,6 +78,19 @@ def _started_of(rid: str) -> float:
     return datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
 
 
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """How much of its recordings a shelf keeps (:meth:`Shelf.sweep`).
+
+    Attributes:
+        max_bytes: All recordings together, in bytes (the oldest finished go first).
+        max_age_s: Seconds after its last append that a finished recording goes.
+    """
+
+    max_bytes: int = MAX_MB * 10**6
+    max_age_s: float = MAX_DAYS * 86400.0
+
+
 class Shelf:
     """The recordings of one server, as files in one directory.
 
@@ -171,17 +184,12 @@ class Shelf:
                 return info
         raise RecordingError(f"no recording of {what!r} in {self.path}")
 
-    def sweep(
-        self,
-        *,
-        max_bytes: int,
-        max_age_s: float,
-        now: float,
-        keep: frozenset[str] = frozenset(),
-    ) -> list[str]:
-        """Delete recordings older than ``max_age_s`` (by their last append),
-        then the oldest until all together take at most ``max_bytes``; never
-        one in ``keep`` (games going on). Return the ids deleted."""
+    def sweep(self, caps: Caps, now: float, keep: frozenset[str] = frozenset()) -> list[str]:
+        """Delete recordings older than ``caps.max_age_s`` (by their last
+        append, against ``now`` in Unix seconds), then the oldest until all
+        together take at most ``caps.max_bytes``; never one in ``keep``
+        (games going on). Return the ids deleted."""
+        max_age_s, max_bytes = caps.max_age_s, caps.max_bytes
         gone: list[str] = []
         every = sorted(self.recordings(), key=lambda r: (r.modified, r.id))
         total = sum(r.size for r in every)
@@ -220,8 +228,7 @@ class Recorder:
         shelf: Where the files go.
         protocol: The protocol version of the frames (in each header).
         flush_s: Seconds between two appends.
-        max_bytes: The shelf's cap on all recordings (see :meth:`Shelf.sweep`).
-        max_age_s: The age past which a finished recording goes.
+        caps: What the shelf keeps (applied every :data:`SWEEP_S`).
     """
 
     def __init__(
@@ -230,14 +237,12 @@ class Recorder:
         protocol: int,
         *,
         flush_s: float = FLUSH_S,
-        max_bytes: int = MAX_MB * 10**6,
-        max_age_s: float = MAX_DAYS * 86400.0,
+        caps: Caps = Caps(),
     ) -> None:
         self.shelf = shelf
         self.protocol = protocol
         self.flush_s = flush_s
-        self.max_bytes = max_bytes
-        self.max_age_s = max_age_s
+        self.caps = caps
         self.errors = 0
         """Appends that failed (the disk full, say): their frames are lost,
         the game goes on."""
@@ -333,12 +338,7 @@ class Recorder:
     def sweep(self) -> list[str]:
         """Apply the caps now (:meth:`Shelf.sweep`), sparing the games going on."""
         try:
-            return self.shelf.sweep(
-                max_bytes=self.max_bytes,
-                max_age_s=self.max_age_s,
-                now=time.time(),
-                keep=self.active(),
-            )
+            return self.shelf.sweep(self.caps, time.time(), self.active())
         except OSError:
             self.errors += 1
             return []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from protocol.recording import RecordingError, compress, pack_header, read_recording
-from server.game.recordings import Recorder, Shelf
+from server.game.recordings import Caps, Recorder, Shelf
 
 
 def test_a_game_reads_back_frame_for_frame(tmp_path: Path) -> None:
@@ -98,7 +98,7 @@ def test_the_sweep_keeps_games_going_on_and_drops_the_oldest_first(tmp_path: Pat
     # Too old: ids[0] (ids[3] is older, but its game goes on); then over the
     # cap: the oldest of the rest, ids[1].
     cap = sizes[ids[2]] + sizes[ids[3]] + 10
-    gone = shelf.sweep(max_bytes=cap, max_age_s=30 * 86400, now=now, keep=rec.active())
+    gone = shelf.sweep(Caps(max_bytes=cap, max_age_s=30 * 86400), now, rec.active())
     assert gone == [ids[0], ids[1]]
     assert sorted(i.id for i in shelf.recordings()) == sorted([ids[2], ids[3]])
     assert shelf.find("a4").id == ids[3] and shelf.find(ids[2]).name == "a3"
