@@ -1128,11 +1128,11 @@ class Gateway(Front):
         p = self._by_name(spectator.watched)
         ws = spectator.ws
         if p is not None:  # held here
-            refusal = None if p.actor_id not in self.audience.refusing else "not_watchable"
-            welcome = self._spectator_welcome(p)
+            welcome = self._spectator_welcome(p)  # None cannot be: p brought one
+            refused = p.actor_id in self.audience.refusing or welcome is None
             answer = WatchAnswer(
-                ok=refusal is None and welcome is not None,
-                code=refusal or ErrorCode.NOT_PLAYING.value,
+                ok=not refused,
+                code=ErrorCode.NOT_WATCHABLE.value,
                 detail=f"{p.name} does not want to be watched",
                 actor=p.actor_id,
                 welcome=welcome or b"",

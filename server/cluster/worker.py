@@ -1019,7 +1019,7 @@ class Worker:
             self._watched[watched.actor] = (watched.epoch, watched.gateways)
         else:
             self._watched.pop(watched.actor, None)
-        for aid in [a for a, (epoch, _) in self._watched.items() if a not in self.seats]:
+        for aid in [a for a in self._watched if a not in self.seats]:
             del self._watched[aid]  # left, or handed to another worker
 
     def _extra_to(self, seat: WorkerSeat, msg: ServerMessage) -> None:

@@ -179,9 +179,10 @@ async def test_a_player_may_refuse_to_be_watched(server: Server) -> None:
     assert (error["code"], error["fatal"]) == ("not_watchable", True), error
     assert await bob.closed() == 1008
     await watchers(ann, 0)
-    cid, refused = await watch(server, server.name("cid"), ann_name)
-    assert (refused["t"], refused["code"], refused["fatal"]) == ("error", "not_watchable", True)
-    assert await cid.closed() == 1008
+    for door in (0, 1):  # through the player's gateway and through the other
+        cid, refused = await watch(server, server.name("cid"), ann_name, door)
+        assert (refused["t"], refused["code"], refused["fatal"]) == ("error", "not_watchable", True)
+        assert await cid.closed() == 1008
     await ann.send(Spectators(allow=True))
     await watchers(ann, 0)
     _dan, welcome = await watch(server, server.name("dan"), ann_name)
