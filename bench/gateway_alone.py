@@ -35,7 +35,7 @@ machine at the same time.
 
 Usage::
 
-    UNDERHALL_PURE=1 .venv/bin/python bench/gateway_alone.py [-n 2000] [--window 20]
+    .venv/bin/python bench/gateway_alone.py [-n 2000] [--window 20]
         [--warmup 5] [--rounds 1] [--trees DIR,DIR] [--slots 1000] [--nats URL] [--json]
 
 Linux only (``/proc``, ``taskset``); 127.0.0.1 only.

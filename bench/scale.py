@@ -187,12 +187,6 @@ def start_server(
             stop(proc)
             raise RuntimeError(f"server did not start:\n{log_path.read_text()}")
         time.sleep(0.05)
-    if b"compiled build" not in log_path.read_bytes():  # its listening line names its build
-        print(
-            f"warning: the server in {tree or 'this tree'} runs its pure-Python modules "
-            "(a stale or pure build): its figures are not the compiled build's",
-            file=sys.stderr,
-        )
     return proc
 
 

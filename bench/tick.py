@@ -7,8 +7,8 @@ as the server would, and prints the cost per tick and per player per tick
 
     python bench/tick.py -n 200 --ticks 300
     python bench/tick.py -n 2000 --ticks 100 --spread
-    UNDERHALL_PURE=1 python bench/tick.py -n 4000 --ticks 100 --spread --depths 10 --split
-    UNDERHALL_PURE=1 python bench/tick.py -n 2000 --ticks 100 --profile
+    python bench/tick.py -n 4000 --ticks 100 --spread --depths 10 --split
+    python bench/tick.py -n 2000 --ticks 100 --profile
     python bench/tick.py -n 1000 --ticks 150 --keys
 
 ``--keys`` counts where the bytes of the deltas go: for each field, its
@@ -18,10 +18,7 @@ and the share of deltas that carry it.
 ``--split`` times the parts of :meth:`World.step` (fields of view, map
 memory, the visible sets, monsters, projectiles, upkeep) by wrapping them
 with CPU-time counters; the wrappers cost about a microsecond a call, so
-totals run a little higher than without it. ``--split`` and ``--profile``
-need the pure build (``UNDERHALL_PURE=1``): the compiled modules call one
-another directly, past the wrappers and cProfile; ``py-spy record --native``
-profiles the compiled build.
+totals run a little higher than without it.
 """
 
 from __future__ import annotations
@@ -39,7 +36,6 @@ import numpy as np
 
 from protocol.codec import encode_server
 from protocol.messages import DELTA_KEYS, Delta
-from server import _native
 from server.game import index as index_module
 from server.game import views as views_module
 from server.game.game import Game
@@ -260,14 +256,6 @@ def main() -> None:
         "--keys", action="store_true", help="print the bytes of each field of the deltas"
     )
     args = parser.parse_args()
-    if (args.split or args.profile) and _native.choose() == "compiled":
-        # A compiled module calls the others directly: neither the split's
-        # wrappers nor cProfile see those calls.
-        parser.error(
-            "--split and --profile time Python calls, and the compiled build's modules "
-            "call one another directly; run with UNDERHALL_PURE=1 to time the pure build "
-            "(or profile the compiled one with py-spy record --native)"
-        )
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()

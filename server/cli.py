@@ -87,7 +87,6 @@ environment:
                     (~/.local/share/underhall/world.db when unset)
   UNDERHALL_HOME    play, bots: directory of tokens.json, the saved resume tokens
                     (~/.config/underhall when unset)
-  UNDERHALL_PURE    install and all commands: 1 = no compiled modules (the Python sources)
   HOME              where ~ is
   TERM              play: the terminal type (colours, keys)
   USER, LOGNAME     play: the default --name
@@ -275,12 +274,10 @@ def serve_main(args: argparse.Namespace) -> int:
             task.result()
         port = ready.result()
         scheme = "ws" if ssl_context is None else "wss"
-        from server import _native  # compiled, pure or stale (which build runs)
-
         said = [
             (
                 f"listening on {scheme}://{args.host}:{port} (seed {seed}, "
-                f"{args.tick_rate} ticks/s, database {store.url}, {_native.build_name()})"
+                f"{args.tick_rate} ticks/s, database {store.url})"
             )
         ]
         if server.metrics_port is not None:

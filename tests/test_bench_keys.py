@@ -1,19 +1,15 @@
 """``bench/tick.py``: the bytes ``--keys`` gives each field of the deltas add
 up to the deltas' bytes, less one byte of map header per delta; ``--split``
-times the parts of the pure build and refuses the compiled one."""
+times the parts of the world's step."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from protocol.messages import DELTA_KEYS
-from server import _native
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,32 +35,20 @@ def test_the_fields_bytes_add_up_to_the_deltas() -> None:
     assert all(0 < share <= 100 for _, share in fields.values())
 
 
-def _tick_bench(*args: str, pure: bool) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "UNDERHALL_PURE"}
-    if pure:
-        env["UNDERHALL_PURE"] = "1"
+def _tick_bench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "bench/tick.py", "-n", "20", "--ticks", "4", "--seed", "3", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
-        env=env,
         check=False,
     )
 
 
-def test_the_split_times_the_parts_of_the_pure_build() -> None:
-    done = _tick_bench("--split", pure=True)
+def test_the_split_times_the_parts_of_the_step() -> None:
+    done = _tick_bench("--split")
     assert done.returncode == 0, done.stderr
     parts = dict(re.findall(r"^  (\w+) +([\d.]+) ms/tick", done.stdout, flags=re.MULTILINE))
     assert {"world_step", "update_views", "tick_index", "views"} <= set(parts), done.stdout
     assert float(parts["update_views"]) <= float(parts["world_step"])
-
-
-def test_the_split_refuses_the_compiled_build_it_cannot_see_into() -> None:
-    if _native.choose() != "compiled":
-        pytest.skip(f"this checkout runs the {_native.choose()} build: nothing to refuse")
-    done = _tick_bench("--split", pure=False)
-    assert done.returncode == 2
-    assert "UNDERHALL_PURE=1" in done.stderr and "py-spy" in done.stderr

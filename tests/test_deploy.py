@@ -81,7 +81,6 @@ def test_dockerfile_agrees_with_the_code() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     packages = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
     assert packages <= copied and "pyproject.toml" in copied
-    assert "setup.py" in copied  # the build of the compiled modules (server/_native.py)
 
     [user] = instruction("USER")
     assert user not in ("root", "0") and any(

@@ -37,7 +37,6 @@ ALLOWED = {
         "protocol",
     },
     "protocol": {"protocol"},
-    "server._native": set(),
     "client": {"client", "protocol"},
 }
 OURS = ("server", "client", "protocol")
@@ -149,10 +148,7 @@ SIM_CIRCLES_LEFT = {
 """The circles between the world and its rule modules, which import
 ``World`` for their type hints while the world calls them. They are debt,
 listed so that none is added: breaking them takes a ``typing.Protocol`` of
-the world for each rule module, and several of those modules are compiled
-with mypyc, where attribute access through a protocol is a dictionary
-look-up instead of a struct read (to be measured, issue 44). A circle
-removed must be removed here too."""
+the world for each rule module. A circle removed must be removed here too."""
 
 
 def _circles() -> list[str]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
-from server import _native
 from server.content import default_content
 from server.content.statuses import StatusKind
 from server.sim.actors import Actor, Mind, new_monster
@@ -140,7 +140,7 @@ def within(observed: int, n: int, p: float) -> bool:
 
 def imported_roots(module: ModuleType) -> set[str]:
     """The top-level package names ``module``'s source imports (``numpy``, ``math``, ...)."""
-    source = _native.source_of(module.__name__)  # its .py, also for a compiled module
+    source = Path(str(module.__file__))
     tree = ast.parse(source.read_text(encoding="utf-8"))
     roots: set[str] = set()
     for node in ast.walk(tree):
