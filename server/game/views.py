@@ -81,11 +81,14 @@ class PlayerView:
 
     The view keeps the ids of the actors it sent, the floor items it sent
     (by cell), its field of view and ``me``, and what the client keeps of the
-    actors that left its view (:attr:`kept`). A delta then costs set
-    operations on the ids in view, a look at the actors that both are in
-    view and changed this tick (:attr:`TickIndex.changed`), and a scan of
-    the floor items only when the field of view moved or an item in it
-    changed.
+    actors that left its view (:attr:`kept`). The actors that came into
+    view, left it, or changed in it are found for every player of the level
+    at once (:meth:`TickIndex.view_changes`, :mod:`server.game.interest`),
+    and a delta takes its player's lists from there; a player with
+    invisible actors cut from its view, or whose view missed a tick, has
+    them from set operations on the ids in view and the actors that changed
+    this tick (:attr:`TickIndex.changed`) instead. The floor items are
+    scanned only when the field of view moved or an item in it changed.
     """
 
     def __init__(self, actor_id: int) -> None:
