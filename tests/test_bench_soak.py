@@ -83,9 +83,9 @@ def test_a_short_soak_stays_within_the_stated_memory_bounds() -> None:
         # The writer keeps a copy of the last record of seated characters only.
         assert host["written_players"] <= players + CHURN, sample
         # The world's per-player maps hold the players now in it, no one else.
-        for name in ("sees_keys", "slots", "raw_sees"):
-            count = world["caches"].get(name)
-            assert count is None or count <= world["players"], (name, sample)
+        for name in ("sees_monsters", "slots", "raw_sees"):
+            count = world["caches"][name]
+            assert count is not None and count <= world["players"], (name, sample)
         # Map memory: a grid per player held as an array at most (the depth
         # it is on), the other depths it has seen compressed (about
         # twentyfold; eightfold is the bound checked).

@@ -91,7 +91,6 @@ def world_census(world: World) -> dict[str, Any]:
                 "_fov_cache",
                 "_raw_sees",
                 "_sees_monsters",
-                "_sees_keys",
                 "_slots",
                 "_search_orders",
                 "_sees_invisible",
