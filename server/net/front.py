@@ -13,6 +13,11 @@ so the two answer alike (STYLE.md, "one front, one host"):
   token always gets in), the new-characters cap, a character connected again
   replacing its old connection (``replaced``), refusals counted and logged;
 - chat rates (``rate_limited`` for lines over a player's chat or global rate);
+- spectators (protocol 12, :mod:`server.net.watch`): a ``hello`` with
+  ``watch`` admitted or refused (``shutdown``, ``not_playing``), their
+  session ``watching`` (a ``cmd`` or ``look`` refused ``spectator``), the
+  watch scope's chat lines and their rates, a player's ``spectators``
+  switch, and their closing (``gone``, ``not_watchable``);
 - the opening handshake: the client's address read from a trusted proxy's
   header, HTTP paths, and the address book's refusals (HTTP 429 or 503).
 
@@ -150,7 +155,11 @@ class Front:
 
     A subclass calls ``Front.__init__``, sets :attr:`metrics`, and
     implements the link to its host: :meth:`current_tick`,
-    :meth:`players_online`, :meth:`_seat`, :meth:`_route` and :meth:`_unseat`.
+    :meth:`players_online`, :meth:`_seat`, :meth:`_route` and :meth:`_unseat`;
+    for spectators (protocol 12), :meth:`_watch`, :meth:`_unwatch`,
+    :meth:`_let_watch` and :meth:`_watch_line`, and it forwards each frame
+    it writes to a player to that player's spectators
+    (:meth:`Audience.forward <server.net.watch.Audience.forward>`).
 
     Args:
         options: Where it listens and what it allows.
@@ -302,8 +311,9 @@ class Front:
             text = "a spectator's name must not be that of the player it watches"
             await self._refuse(ws, hello.name, ErrorCode.NOT_PLAYING.value, text)
             return None
+        chat, global_chat = chat_buckets(time.monotonic())
         spectator = Spectator(
-            ws, session, bucket, *chat_buckets(time.monotonic()), hello.name, watch, -1
+            ws, session, bucket, chat, global_chat, name=hello.name, watched=watch, actor_id=-1
         )
         if not await self._watch(spectator):
             return None
