@@ -63,11 +63,12 @@ async def test_serve_logs_events_as_json_lines_at_their_levels(tmp_path: Path) -
         )
     try:
         deadline = time.monotonic() + 30
-        while "listening on" not in said.read_text():
+        while said.read_text().count("\n") < 2:  # listening on ..., recording games to ...
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             await asyncio.sleep(0.05)
-        [started] = [json.loads(x) for x in said.read_text().splitlines()]
-        assert started["event"] == "listening"
+        started, recording = [json.loads(x) for x in said.read_text().splitlines()]
+        assert started["event"] == recording["event"] == "listening"
+        assert recording["msg"].startswith("recording games to ")
         port = started["msg"].split("ws://127.0.0.1:")[1].split()[0]
         ws = await websockets.connect(f"ws://127.0.0.1:{port}", compression=None)
         await send(ws, {"t": "hello", "v": PROTOCOL_VERSION, "name": "ann"})
