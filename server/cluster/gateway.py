@@ -1184,24 +1184,13 @@ class Gateway(Front):
         if p is not None:
             self._tell_watchers(p)
 
-    def _let_watch(self, p: Player, allow: bool) -> None:
-        aid = p.actor_id
-        if allow:
-            self.audience.refusing.discard(aid)
-        else:
-            self.audience.refusing.add(aid)
-            self._end_everywhere(
-                p, ErrorCode.NOT_WATCHABLE, "the player you watched does not want to be watched"
-            )
-        self._tell_watchers(p)
-
     def _player_gone(self, p: Player, text: str) -> None:
         """Player ``p`` is no longer held here: close its spectators here and
         on the other gateways (``gone``)."""
         self.audience.refusing.discard(p.actor_id)
-        self._end_everywhere(p, ErrorCode.GONE, text)
+        self._end_watching(p, ErrorCode.GONE, text)
 
-    def _end_everywhere(self, p: Player, code: ErrorCode, text: str) -> None:
+    def _end_watching(self, p: Player, code: ErrorCode, text: str) -> None:
         """Close every spectator of ``p``, here and on the other gateways,
         with the fatal error ``code``; its worker sends its frames to this
         gateway alone again."""

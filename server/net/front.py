@@ -347,8 +347,25 @@ class Front:
 
     def _let_watch(self, seated: Any, allow: bool) -> None:
         """A player lets spectators watch it, or not (``spectators``): those
-        watching it are closed with ``not_watchable`` when not; the player
-        is answered with ``watchers``."""
+        watching it are closed with ``not_watchable`` when not
+        (:meth:`_end_watching`); the player is answered with ``watchers``
+        (:meth:`_tell_watchers`)."""
+        aid = seated.actor_id
+        if allow:
+            self.audience.refusing.discard(aid)
+        else:
+            self.audience.refusing.add(aid)
+            text = "the player you watched does not want to be watched"
+            self._end_watching(seated, ErrorCode.NOT_WATCHABLE, text)
+        self._tell_watchers(seated)
+
+    def _end_watching(self, seated: Any, code: ErrorCode, text: str) -> None:
+        """Close every spectator of the player of ``seated`` with the fatal
+        error ``code`` (here; a gateway also asks the others)."""
+        self._end_spectators(seated.actor_id, code, text)
+
+    def _tell_watchers(self, seated: Any) -> None:
+        """Tell the player of ``seated`` how many watch it now (``watchers``)."""
         raise NotImplementedError
 
     def _watch_line(self, speaker: Any, text: str) -> None:

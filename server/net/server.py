@@ -741,29 +741,21 @@ class GameServer(Front):
         spectator.asked = True
         self.audience.add(spectator)
         self.game.resync(seat.actor_id)  # its next frame, a snapshot, starts the spectator
-        self._tell_watchers(seat.actor_id)
+        self._tell_count(seat.actor_id)
         return True
 
     def _unwatch(self, spectator: Spectator) -> None:
         if self.audience.remove(spectator) is not None:
-            self._tell_watchers(spectator.actor_id)
+            self._tell_count(spectator.actor_id)
 
-    def _tell_watchers(self, actor_id: int) -> None:
+    def _tell_count(self, actor_id: int) -> None:
         """Tell player ``actor_id`` how many watch it now (``watchers``)."""
         client = self.clients.get(actor_id)
         if client is not None:
             self._send_raw(client, encode_server(Watchers(self.audience.count(actor_id))))
 
-    def _let_watch(self, client: Client, allow: bool) -> None:
-        aid = client.actor_id
-        if allow:
-            self.audience.refusing.discard(aid)
-        else:
-            self.audience.refusing.add(aid)
-            self._end_spectators(
-                aid, ErrorCode.NOT_WATCHABLE, "the player you watched does not want to be watched"
-            )
-        self._tell_watchers(aid)
+    def _tell_watchers(self, seated: Client) -> None:
+        self._tell_count(seated.actor_id)
 
     def _watch_line(self, speaker: Client | Spectator, text: str) -> None:
         """A line of ``speaker`` (a player or one of its spectators) to the
