@@ -27,7 +27,7 @@ most; and the bots' totals (commands, errors). ``--garbage N`` makes the
 last sample also collect everything, the frozen heap included, and list the
 N commonest types of cyclic garbage it freed (what the server's paced
 collector would have kept). ``--json`` prints instead
-one JSON object: ``samples`` (each with ``t_s``, ``rss_bytes`` and the
+one JSON object (the lines go to standard error): ``samples`` (each with ``t_s``, ``rss_bytes`` and the
 server's answer), ``growth`` and ``bots``.
 
 Usage::
@@ -229,8 +229,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     sample = {"t_s": round(t_s, 1), "rss_bytes": rss, "answer": answer}
                     rate = tick_rate(samples[-1], sample) if samples else None
                     samples.append(sample)
-                    if not args.json:
-                        print(line(t_s, rss, answer, rate), flush=True)
+                    out = sys.stderr if args.json else sys.stdout
+                    print(line(t_s, rss, answer, rate), file=out, flush=True)
                     next_sample += args.every
                     if t_s >= seconds - 1.0:
                         break
