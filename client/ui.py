@@ -348,23 +348,35 @@ class PlayApp:
                 if self._done.done() or not await self.reconnect(exc.reason):
                     return
 
+    again = "reconnecting"
+    """What the prompt line says it does while the connection is lost."""
+
+    async def open_again(self) -> Connection:
+        """A new connection for :meth:`reconnect`: the character again, with
+        its saved token.
+
+        Raises:
+            ConnectionClosed: as :meth:`Connection.open`.
+        """
+        return await Connection.open(
+            self.url,
+            self.name,
+            cls_key=self.cls_key,
+            token=load_token(self.url, self.name),
+            open_timeout=2.0,
+        )
+
     async def reconnect(self, reason: str) -> bool:
-        """Retry with the saved token for about 10 s; False (and finish) if in vain."""
+        """Retry (:meth:`open_again`) for about 10 s; False (and finish) if in vain."""
         self.conn = None
-        self.state.note = "connection lost — reconnecting…"
+        self.state.note = f"connection lost — {self.again}…"
         self.log.add("Connection lost.")
         self.dirty()
         last = reason
         for delay in RECONNECT_DELAYS:
             await asyncio.sleep(delay)
             try:
-                conn = await Connection.open(
-                    self.url,
-                    self.name,
-                    cls_key=self.cls_key,
-                    token=load_token(self.url, self.name),
-                    open_timeout=2.0,
-                )
+                conn = await self.open_again()
             except ConnectionClosed as exc:
                 last = describe_open_failure(self.url, exc)
                 continue
@@ -378,7 +390,7 @@ class PlayApp:
             self.log.add("Reconnected.")
             self.dirty()
             return True
-        self.finish(1, f"connection to {self.url} lost; gave up reconnecting ({last})")
+        self.finish(1, f"connection to {self.url} lost; gave up {self.again} ({last})")
         return False
 
     def _estimated_tick(self) -> int:

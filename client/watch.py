@@ -18,7 +18,7 @@ from blessed import Terminal
 from client import keys, menus
 from client.connection import Connection, ConnectionClosed
 from client.safe_text import clean_message, clean_text
-from client.ui import RECONNECT_DELAYS, PlayApp, _terminal_mode, describe_open_failure
+from client.ui import PlayApp, _terminal_mode, describe_open_failure
 
 __all__ = ["WatchApp", "run_watch"]
 
@@ -59,31 +59,11 @@ class WatchApp(PlayApp):
             self._outbox.put_nowait(action)
         self.dirty()
 
-    async def reconnect(self, reason: str) -> bool:
-        """Watch again for about 10 s; False (and finish) if in vain."""
-        self.conn = None
-        self.state.note = "connection lost — watching again…"
-        self.log.add("Connection lost.")
-        self.dirty()
-        last = reason
-        for delay in RECONNECT_DELAYS:
-            await asyncio.sleep(delay)
-            try:
-                conn = await Connection.open(
-                    self.url, self.name, watch=self.watched, open_timeout=2.0
-                )
-            except ConnectionClosed as exc:
-                last = describe_open_failure(self.url, exc)
-                continue
-            self.conn = conn
-            self.state.mode = keys.Mode()
-            self.model.apply(clean_message(conn.welcome))
-            self._welcomed(conn)
-            self.state.note = ""
-            self.dirty()
-            return True
-        self.finish(1, f"connection to {self.url} lost; gave up watching ({last})")
-        return False
+    again = "watching again"
+
+    async def open_again(self) -> Connection:
+        """Watch the same player again."""
+        return await Connection.open(self.url, self.name, watch=self.watched, open_timeout=2.0)
 
 
 async def _watch(term: Terminal, url: str, name: str, watched: str) -> tuple[int, str]:

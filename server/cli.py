@@ -683,27 +683,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=ENVIRONMENT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "--url", default="ws://127.0.0.1:8765", type=_ws_url, help="server (default %(default)s)"
-    )
-    p.add_argument(
-        "--name",
-        default=_login_name(),
-        type=_player_name,
-        help="character name, 1-16 of A-Z a-z 0-9 _ - (default %(default)s)",
-    )
+    _terminal_client_options(p, "character name")
     p.add_argument(
         "--class",
         dest="cls",
         default=None,
         help="class of a new character (warrior, mage, monk on the default "
         "server; a server that has no such class lists its own)",
-    )
-    p.add_argument(
-        "--ca",
-        default=None,
-        metavar="FILE",
-        help="certificate authority (PEM) to trust for a wss:// server (also $UNDERHALL_CA)",
     )
     p.set_defaults(func=play_main)
 
@@ -717,21 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("player", type=_player_name, help="the name of the player to watch")
-    p.add_argument(
-        "--url", default="ws://127.0.0.1:8765", type=_ws_url, help="server (default %(default)s)"
-    )
-    p.add_argument(
-        "--name",
-        default=_login_name(),
-        type=_player_name,
-        help="your name in the chat, 1-16 of A-Z a-z 0-9 _ - (default %(default)s)",
-    )
-    p.add_argument(
-        "--ca",
-        default=None,
-        metavar="FILE",
-        help="certificate authority (PEM) to trust for a wss:// server (also $UNDERHALL_CA)",
-    )
+    _terminal_client_options(p, "your name in the chat")
     p.set_defaults(func=watch_main)
 
     p = sub.add_parser(
@@ -983,6 +955,25 @@ def _cluster_parsers(sub: Any) -> None:
     p.add_argument("--recordings-days", type=float, default=30.0, metavar="DAYS")
     p.add_argument("--log-level", default="info", help="debug, info, warning or error")
     p.set_defaults(func=gateway_main)
+
+
+def _terminal_client_options(p: argparse.ArgumentParser, name: str) -> None:
+    """``--url``, ``--name`` (meaning ``name``) and ``--ca`` of ``play`` and ``watch``."""
+    p.add_argument(
+        "--url", default="ws://127.0.0.1:8765", type=_ws_url, help="server (default %(default)s)"
+    )
+    p.add_argument(
+        "--name",
+        default=_login_name(),
+        type=_player_name,
+        help=f"{name}, 1-16 of A-Z a-z 0-9 _ - (default %(default)s)",
+    )
+    p.add_argument(
+        "--ca",
+        default=None,
+        metavar="FILE",
+        help="certificate authority (PEM) to trust for a wss:// server (also $UNDERHALL_CA)",
+    )
 
 
 def add_limit_options(p: argparse.ArgumentParser) -> None:
