@@ -1089,7 +1089,9 @@ class Worker:
             if (actor := actors.get(aid)) is not None
         ]
         if len(rows) > LOBBY_ROWS:
-            rows = heapq.nsmallest(LOBBY_ROWS, rows, key=lobby_order)
+            rows = heapq.nsmallest(
+                LOBBY_ROWS, rows, key=lambda r: lobby_order(r.level, r.depth, r.name)
+            )
         return LobbyReport(len(self.seats), rows)
 
     async def _lobby_loop(self) -> None:

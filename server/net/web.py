@@ -42,7 +42,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from http import HTTPStatus
 from pathlib import Path
-from typing import Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
@@ -104,24 +103,12 @@ class LobbyRow:
     turns: int
 
 
-class Ranked(Protocol):
-    """What the lobby's order reads of a row."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def level(self) -> int: ...
-
-    @property
-    def depth(self) -> int: ...
-
-
-def lobby_order(row: Ranked) -> tuple[int, int, str]:
-    """The lobby's sort key: highest level first, then deepest, then by name
-    (any case). A cluster's workers cut their lists by it before the
-    gateways merge them, so the merged first :data:`LOBBY_ROWS` are right."""
-    return (-row.level, -row.depth, row.name.lower())
+def lobby_order(level: int, depth: int, name: str) -> tuple[int, int, str]:
+    """The lobby's sort key of a player at experience ``level`` on ``depth``
+    named ``name``: highest level first, then deepest, then by name (any
+    case). A cluster's workers cut their lists by it before the gateways
+    merge them, so the merged first :data:`LOBBY_ROWS` are right."""
+    return (-level, -depth, name.lower())
 
 
 def parse_origins(text: str) -> tuple[str, ...]:
@@ -399,7 +386,7 @@ class WebSite:
         found = players()
         online, rows = (None, None) if found is None else found
         if rows is not None:
-            rows = sorted(rows, key=lobby_order)[:LOBBY_ROWS]
+            rows = sorted(rows, key=lambda r: lobby_order(r.level, r.depth, r.name))[:LOBBY_ROWS]
         body = json.dumps(
             {
                 "classes": self.classes,

@@ -20,6 +20,11 @@ from server.net.web import LOBBY_ROWS, LobbyRow, lobby_order
 from server.sim.world import World
 
 
+def ranked(row: LobbyRow | LobbyPlayer) -> tuple[int, int, str]:
+    """A row's place in the lobby's order."""
+    return lobby_order(row.level, row.depth, row.name)
+
+
 def test_a_worker_reports_every_player_and_lists_the_first_hundred() -> None:
     worker = Worker("nats://127.0.0.1:1", "postgresql://nobody@127.0.0.1/none", worker_id="w1")
     worker.world = World(7, populate=False)
@@ -31,7 +36,7 @@ def test_a_worker_reports_every_player_and_lists_the_first_hundred() -> None:
         worker._seat(actor.name, actor.id, 1, "g1").session.turns = i
     report = worker.lobby_report()
     assert report.online == players and len(report.players) == LOBBY_ROWS
-    assert report.players == sorted(report.players, key=lobby_order)
+    assert report.players == sorted(report.players, key=ranked)
     listed = {p.name for p in report.players}
     left_out = [a for a in worker.world.actors.values() if a.name not in listed]
     assert max(a.level for a in left_out) <= min(p.level for p in report.players)
@@ -55,7 +60,7 @@ async def test_a_gateway_merges_the_workers_latest_reports() -> None:
     )
     online, rows = gateway.lobby_players()
     assert online == 3
-    assert sorted(rows, key=lobby_order) == [
+    assert sorted(rows, key=ranked) == [
         LobbyRow("Deep", "monk", 5, 2, 40),
         LobbyRow("Mover", "mage", 3, 2, 8),  # once, as the newer report has it
     ]
