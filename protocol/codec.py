@@ -6,6 +6,14 @@ bounded by the frame), then a strict schema check. Every failure raises
 :class:`~protocol.errors.ProtocolError`; no other exception escapes
 :func:`decode_client` or :func:`decode_server`, whatever the input.
 
+A ``cmd`` that carries at most a direction (most of what clients send) is
+first decoded by msgspec into a typed struct whose types and bounds are the
+schema's (:class:`_WireCommand`): one C call instead of msgpack's generic
+objects and their checks in Python. Anything that struct refuses, or does
+not cover, is decoded again by the generic path, which alone says what is
+wrong: the struct only ever accepts what the generic path accepts, with the
+same values.
+
 Client messages are checked strictly (exact key sets, types, ranges), since a
 server must trust nothing. Server messages are checked for shape only (the
 keys a client needs, with the right types; unknown keys are ignored as the
@@ -18,7 +26,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgpack  # type: ignore[import-untyped]
 import msgspec
@@ -286,6 +294,47 @@ def _decode_command(obj: dict[Any, Any]) -> Command:
     return Command(seq=seq, c=name, **args)
 
 
+_Unit = Annotated[int, msgspec.Meta(ge=-1, le=1)]
+
+
+class _WireCommand(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A ``cmd`` map with no key but ``d`` (besides ``t``, ``seq`` and ``c``),
+    as msgspec decodes it for :func:`_decode_command_fast`, with the types
+    and bounds of :func:`_decode_command`'s checks; ``d`` absent is ``UNSET``
+    (an explicit nil is refused, as the generic path refuses it). ``t`` is
+    a plain required field: msgspec takes a lone tagged struct's tag as
+    optional."""
+
+    t: Literal["cmd"]
+    seq: Annotated[int, msgspec.Meta(ge=0, lt=MAX_SEQ)]
+    c: CommandName
+    d: tuple[_Unit, _Unit] | msgspec.UnsetType = msgspec.UNSET
+
+
+_WIRE_COMMAND = msgspec.msgpack.Decoder(_WireCommand)
+_DIRECTION_ONLY = frozenset(name for name, rule in COMMAND_KEYS.items() if rule.allowed == _D_ONLY)
+"""Commands whose only key is a required ``d`` (move, open, close)."""
+_NO_KEYS = frozenset(name for name, rule in COMMAND_KEYS.items() if not rule.allowed)
+"""Commands that take no key (wait, rest, pickup, down, up)."""
+
+
+def _decode_command_fast(data: bytes) -> Command | None:
+    """``data`` as a ``cmd`` of :data:`_DIRECTION_ONLY` or :data:`_NO_KEYS`
+    that :func:`_decode_command` would accept, decoded by msgspec in one
+    call; None for anything else (another message, a command with other
+    keys, any fault), for the generic path to decode and judge."""
+    try:
+        wire = _WIRE_COMMAND.decode(data)
+    except ValueError:  # msgspec's DecodeError and ValidationError, UnicodeDecodeError
+        return None  # the generic path says what is wrong
+    d, c = wire.d, wire.c
+    if d is msgspec.UNSET:
+        return Command(wire.seq, c) if c in _NO_KEYS else None
+    if c in _DIRECTION_ONLY and d != (0, 0):
+        return Command(wire.seq, c, d)
+    return None
+
+
 _CHAT_REQ = frozenset({"t", "text"})
 _CHAT_OPT = frozenset({"scope", "to"})
 
@@ -376,6 +425,20 @@ def decode_client(data: bytes | str) -> ClientMessage:
         raise ProtocolError(
             ErrorCode.TOO_LARGE, f"frame of {len(data)} bytes exceeds {MAX_FRAME_BYTES}"
         )
+    command = _decode_command_fast(data)
+    if command is not None:
+        return command
+    return _decode_generic(data)
+
+
+def _decode_generic(data: bytes) -> ClientMessage:
+    """A client frame within the size limit, decoded by msgpack and checked
+    key by key (:func:`decode_client`'s path for every frame
+    :func:`_decode_command_fast` does not take).
+
+    Raises:
+        ProtocolError: as :func:`decode_client`.
+    """
     obj, t = _type_of(_unpack(data, MAX_FRAME_BYTES))
     decoder = _CLIENT_DECODERS.get(t)
     if decoder is None:

@@ -27,6 +27,11 @@ class SessionState(Enum):
     WATCHING = "watching"
     CLOSED = "closed"
 
+    # Members are singletons compared by identity: hashed by identity too,
+    # in C, rather than by Enum's hash(self._name_) in Python (looked up in
+    # CLIENT_TRANSITIONS with every message a client sends).
+    __hash__ = object.__hash__
+
 
 CLIENT_TRANSITIONS: dict[tuple[SessionState, type], SessionState] = {
     (SessionState.CONNECTED, Hello): SessionState.CONNECTED,

@@ -348,7 +348,7 @@ class Host:
         return self.command(
             actor_id,
             msg.seq,
-            msg.c.value,
+            msg.c._value_,  # the wire name (.value, an Enum property, costs 0.2 us)
             msg.d,
             item=msg.item,
             at=msg.at,

@@ -14,6 +14,7 @@ from server.sim.actors import PLAYER_KIND, Actor, Mind
 from server.sim.casting import AIMS, choice_options, spell_menu
 from server.sim.combat import CRITICAL_CHANCE, AttackOutcome, hit_chance
 from server.sim.commands import (
+    DIRECTIONS,
     Ascend,
     Cast,
     Choose,
@@ -91,20 +92,20 @@ def to_command(
     """Turn a wire command (``c`` and its keys) into a simulation command.
 
     The codec has already checked which keys each command carries
-    (docs/protocol.md); this only builds the command.
+    (docs/protocol.md); this only builds the command. Commands are frozen
+    values: those without keys, and the steps in the eight directions, are
+    made once and shared.
 
     Raises:
         ValueError: Unknown name, or a missing or bad key.
     """
-    simple: dict[str, Command] = {
-        "wait": Wait(),
-        "rest": Rest(),
-        "pickup": PickUp(),
-        "down": Descend(),
-        "up": Ascend(),
-    }
-    if name in simple:
-        return simple[name]
+    simple = _SIMPLE.get(name)
+    if simple is not None:
+        return simple
+    if type(d) is tuple:
+        step = _STEPS.get((name, d))
+        if step is not None:
+            return step
     if name in _ITEM_COMMANDS:
         if item is None:
             raise ValueError(f"command {name!r} needs an item")
@@ -140,6 +141,21 @@ def to_command(
         return CloseDoor(*d)
     raise ValueError(f"unknown command {name!r}")
 
+
+_SIMPLE: dict[str, Command] = {
+    "wait": Wait(),
+    "rest": Rest(),
+    "pickup": PickUp(),
+    "down": Descend(),
+    "up": Ascend(),
+}
+"""The commands that take no key, one shared value each."""
+_STEPS: dict[tuple[str, tuple[int, int]], Command] = {
+    (name, d): step(*d)
+    for name, step in (("move", Move), ("open", OpenDoor), ("close", CloseDoor))
+    for d in DIRECTIONS
+}
+"""``move``, ``open`` and ``close`` in each of the eight directions, by name and ``d``."""
 
 _ITEM_COMMANDS: dict[str, Any] = {
     "drop": Drop,

@@ -251,11 +251,14 @@ class Front:
         """Handle one message of a seated player at once (never waiting):
         its rate, its decoding and the session's table, pings, chat rates;
         the rest goes to :meth:`_route`. False when the connection must end
-        (its closing is then under way)."""
+        (its closing is then under way).
+
+        A command, most of what arrives, is routed before any other type is
+        asked about (issue 44; ``bench/receive.py`` times this path)."""
         ws = seated.ws
-        admitted = self._admit_now(ws, seated.bucket)
-        if not admitted:
-            if admitted is None:
+        bucket = seated.bucket
+        if not bucket.allow(time.monotonic()):
+            if self._dropped_now(ws, bucket):
                 self._end(seated, ErrorCode.FLOOD.value)
                 return False
             return True
@@ -266,7 +269,9 @@ class Front:
                 self._end(seated, exc.code.value)
                 return False
             return True
-        if isinstance(msg, Ping):
+        if type(msg) is Command:
+            self._route(seated, msg, raw)
+        elif isinstance(msg, Ping):
             self._reply(ws, Pong(id=msg.id, tick=self.current_tick()))
         elif isinstance(msg, Spectators):
             self._let_watch(seated, msg.allow)
@@ -278,7 +283,7 @@ class Front:
             ):
                 self._watch_line(seated, msg.text)
         elif (
-            isinstance(msg, Command | Look)
+            isinstance(msg, Look)
             or isinstance(msg, Chat)
             and self._chat_allowed(ws, seated.chat, seated.global_chat, msg)
         ):
@@ -563,11 +568,17 @@ class Front:
         the caller must end it."""
         if bucket.allow(time.monotonic()):
             return True
+        return None if self._dropped_now(ws, bucket) else False
+
+    def _dropped_now(self, ws: ServerConnection, bucket: TokenBucket) -> bool:
+        """A message ``bucket`` had no token for is dropped: the first dropped
+        in a window is answered ``rate_limited``; True when the connection
+        floods: it is told so (``flood``, fatal) and the caller must end it."""
         if bucket.flooding:
             exc = ProtocolError(ErrorCode.FLOOD, "too many messages")
             self._count_error(ws, exc)
             self._reply(ws, Error(code=exc.code.value, msg=exc.detail, fatal=True))
-            return None
+            return True
         if bucket.dropped_in_window == 1:
             self._error_now(
                 ws, ProtocolError(ErrorCode.RATE_LIMITED, f"over {RATE_PER_S} messages per second")

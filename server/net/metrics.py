@@ -67,7 +67,10 @@ class Declared:
     the order of its ``labels``: ``count("joins", "new")``,
     ``observe("tick_seconds", 0.012)``, ``gauge("draining", 1)``. A labelled
     child is looked up once and kept (``labels()`` takes a lock and builds a
-    key: too dear per frame).
+    key: too dear per frame). A ``tally`` (a counter counted per client
+    message) is a dict of plain numbers by label values, turned into its
+    counter family when scraped: no lock, no child, no call into
+    prometheus_client per event.
 
     Args:
         groups: The catalogue's groups to declare (``front``, ``serve``,
@@ -92,12 +95,16 @@ class Declared:
         self._histograms: dict[str, Histogram] = {}
         self._gauges: dict[str, Gauge] = {}
         self._children: dict[tuple[str, ...], Any] = {}
+        self._tallies: dict[str, Tally] = {}
         buckets = CATALOGUE["buckets"]
         for group in groups:
             for key, spec in CATALOGUE[group].items():
                 labels = spec.get("labels", ())
                 args = (spec["name"], spec["help"], labels)
                 metric: Counter | Histogram | Gauge
+                if spec["kind"] == "tally":
+                    self._tallies[key] = Tally(*args, spec.get("zero", ()))
+                    continue
                 if spec["kind"] == "counter":
                     metric = self._counters[key] = Counter(*args, registry=registry)
                 elif spec["kind"] == "histogram":
@@ -109,6 +116,8 @@ class Declared:
                     metric = self._gauges[key] = Gauge(*args, registry=registry)
                 for values in spec.get("zero", ()):
                     self._children[(key, *values)] = metric.labels(*values)
+        if self._tallies:
+            registry.register(_TallyCollector(list(self._tallies.values())))
         for collector in collectors:
             registry.register(collector)
 
@@ -121,8 +130,25 @@ class Declared:
         return child
 
     def count(self, key: str, *labels: str, by: float = 1) -> None:
-        """Add ``by`` to counter ``key``'s series for ``labels``."""
+        """Add ``by`` to counter (or tally) ``key``'s series for ``labels``.
+
+        Raises:
+            ValueError: ``by`` is negative, or ``labels`` are not as many as
+                the metric's (also KeyError: ``key`` not declared).
+        """
+        tally = self._tallies.get(key)
+        if tally is not None:
+            tally.add(labels, by)
+            return
         self._child(self._counters[key], key, labels).inc(by)
+
+    def tally(self, key: str) -> Tally:
+        """Tally ``key``, for a caller that counts into it per message.
+
+        Raises:
+            KeyError: ``key`` is not a declared tally.
+        """
+        return self._tallies[key]
 
     def observe(self, key: str, value: float, *labels: str) -> None:
         """One observation of ``value`` (seconds) in histogram ``key``."""
@@ -135,6 +161,74 @@ class Declared:
     def gauge_by(self, key: str, change: float) -> None:
         """Add ``change`` (may be negative) to gauge ``key`` (unlabelled)."""
         self._gauges[key].inc(change)
+
+
+class Tally:
+    """A counter family kept as plain numbers (the catalogue's ``tally``
+    kind), exposed as a Prometheus counter at scrape time.
+
+    Args:
+        name: The family's name (``_total`` is added to its samples).
+        help: Its help text.
+        labels: Its label names.
+        zero: Label values whose series show 0 before their first event.
+
+    Attributes:
+        counts: The count of each series so far, by its label values (in the
+            order of ``labels``). A caller may add to it directly,
+            ``counts[values] = counts.get(values, 0) + 1``, with as many
+            values as labels (:meth:`add` checks that).
+    """
+
+    def __init__(
+        self, name: str, help: str, labels: Iterable[str], zero: Iterable[Iterable[str]] = ()
+    ) -> None:
+        self.name = name
+        self.help = help
+        self.labels = tuple(labels)
+        self.counts: dict[tuple[str, ...], float] = {tuple(values): 0 for values in zero}
+        if not self.labels:
+            self.counts[()] = 0
+
+    def add(self, values: tuple[str, ...], by: float = 1) -> None:
+        """Add ``by`` to the series of label ``values``.
+
+        Raises:
+            ValueError: ``by`` is negative, or ``values`` are not as many as
+                the labels (as prometheus_client's counters refuse them).
+        """
+        if by < 0:
+            raise ValueError(f"{self.name}: counters only go up, not by {by}")
+        counts = self.counts
+        was = counts.get(values)
+        if was is None:
+            if len(values) != len(self.labels):
+                raise ValueError(f"{self.name}: label values {values} for labels {self.labels}")
+            was = 0
+        counts[values] = was + by
+
+    def family(self) -> CounterMetricFamily:
+        """The counter family of the counts now, series in label order."""
+        family = CounterMetricFamily(self.name, self.help, labels=list(self.labels))
+        for values, count in sorted(self.counts.items()):
+            family.add_metric(list(values), count)
+        return family
+
+
+class _TallyCollector:
+    """The tallies of one :class:`Declared`, read at scrape time."""
+
+    def __init__(self, tallies: list[Tally]) -> None:
+        self._tallies = tallies
+
+    def describe(self) -> Iterator[Metric]:
+        """The families :meth:`collect` yields, without samples (read at registration)."""
+        for tally in self._tallies:
+            yield CounterMetricFamily(tally.name, "", labels=list(tally.labels))
+
+    def collect(self) -> Iterator[Metric]:
+        for tally in self._tallies:
+            yield tally.family()
 
 
 class FrontState(Protocol):
@@ -201,6 +295,7 @@ class FrontMetrics(Declared):
         self.frames_sent = 0
         self.bytes_sent = 0
         super().__init__(("front", *groups), _FrontCollector(front, self), *collectors)
+        self._commands = self.tally("commands").counts
 
     def sent(self, size: int, frames: int = 1) -> None:
         """``frames`` frames of ``size`` bytes each went to players."""
@@ -209,7 +304,8 @@ class FrontMetrics(Declared):
 
     def command(self, name: str) -> None:
         """A command named ``name`` was received (for the world, or a worker)."""
-        self.count("commands", name)
+        counts, values = self._commands, (name,)
+        counts[values] = counts.get(values, 0) + 1
 
 
 class Served(FrontState, Protocol):

@@ -26,6 +26,17 @@ class TokenBucket:
             messages within one second is flooding.
     """
 
+    __slots__ = (
+        "burst",
+        "dropped_in_window",
+        "dropped_total",
+        "flood_limit",
+        "rate",
+        "stamp",
+        "tokens",
+        "window_start",
+    )
+
     def __init__(self, rate: float, burst: float, flood_factor: float, now: float) -> None:
         self.rate = rate
         self.burst = burst

@@ -713,7 +713,7 @@ class GameServer(Front):
             client.actions += 1
             try:
                 self.game.carry_out(client.actor_id, msg)
-                self.metrics.command(msg.c.value)
+                self.metrics.command(msg.c._value_)  # .value: an Enum property, 0.2 us
             except (ValueError, KeyError) as exc:
                 self._error_now(client.ws, ProtocolError(ErrorCode.BAD_FIELD, str(exc)))
         elif isinstance(msg, Chat):

@@ -12,7 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import _pack, decode_client, decode_server, encode_client, encode_server
+from protocol.codec import (
+    _decode_command_fast,
+    _decode_generic,
+    _pack,
+    decode_client,
+    decode_server,
+    encode_client,
+    encode_server,
+)
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.fov import pack_fov
 from protocol.limits import KEY_RE, MAX_CHAT, MAX_COORD, MAX_FRAME_BYTES, MAX_SEQ, NAME_RE
@@ -382,6 +390,74 @@ def test_truncated_and_corrupted_frames(msg: ClientMessage, data: st.DataObject)
 def test_truncated_server_frames(msg: ServerMessage, data: st.DataObject) -> None:
     frame = encode_server(msg)
     _accepts_or_rejects_server(frame[: data.draw(st.integers(0, len(frame) - 1))])
+
+
+# --- the typed path for commands --------------------------------------------------
+
+_NEAR_SEQS = st.sampled_from([0, 1, MAX_SEQ - 1, MAX_SEQ, -1, True, False, 1.0, None, "1", b"1"])
+_NEAR_CS = st.sampled_from([*CommandName, "Move", "x", "", b"move", 1, None])
+_NEAR_DS: st.SearchStrategy[object] = st.sampled_from(
+    [[1, 0], [-1, 1], [0, 0], [2, 0], [1], [1, 0, 0], [True, 0], [1.0, 0], (0, -1), None, "d", {}]
+)
+near_commands = st.fixed_dictionaries(
+    {},
+    optional={
+        "t": st.sampled_from(["cmd", "ping", b"cmd", "Cmd"]),
+        "seq": _NEAR_SEQS | st.integers(-(2**40), 2**40),
+        "c": _NEAR_CS,
+        "d": _NEAR_DS | st.lists(st.integers(-2, 2), max_size=3),
+        "item": st.sampled_from(["a", "ab", 1]),
+        "at": st.sampled_from([[1, 2], [-1, 0]]),
+        "spell": st.just("spark"),
+        "x": values,
+    },
+)
+
+
+def _same_as_generic(data: bytes) -> None:
+    """The typed path takes only frames the generic path accepts, and gives
+    the same message; what it leaves (None), the generic path judges."""
+    fast = _decode_command_fast(data)
+    if fast is not None:
+        assert _decode_generic(data) == fast
+        assert decode_client(data) == fast
+
+
+@settings(max_examples=400, deadline=None)
+@given(near_commands, st.data())
+def test_typed_command_path_agrees_with_the_generic_one(obj: dict[str, Any], data: Any) -> None:
+    frame = pack(obj)
+    _same_as_generic(frame)
+    i = data.draw(st.integers(0, len(frame) - 1))
+    _same_as_generic(frame[:i])
+    _same_as_generic(
+        frame[:i] + bytes([frame[i] ^ data.draw(st.integers(1, 255))]) + frame[i + 1 :]
+    )
+
+
+def test_typed_command_path_takes_the_frequent_commands() -> None:
+    for c in CommandName:
+        rule = COMMAND_KEYS[c]
+        args: dict[str, Any] = {"d": [0, -1]} if rule.required == {"d"} and not rule.one_of else {}
+        if rule.allowed and not args:
+            continue  # an item, a cell, a spell or an option: the generic path's
+        frame = pack({"t": "cmd", "seq": 9, "c": c.value, **args})
+        assert _decode_command_fast(frame) == Command(9, c, (0, -1) if args else None)
+    # A repeated key: the last one counts, in both paths.
+    twice = b"\x85\xa1t\xa3cmd\xa3seq\x05\xa1c\xa4move\xa1d\x92\x01\x00\xa1d\x92\x00\x01"
+    assert (
+        _decode_command_fast(twice)
+        == _decode_generic(twice)
+        == Command(5, CommandName.MOVE, (0, 1))
+    )
+    # No "t", or another: not a command (msgspec takes a lone tagged struct's tag as optional).
+    assert _decode_command_fast(pack({"seq": 1, "c": "wait"})) is None
+    assert code_of(pack({"seq": 1, "c": "wait"})) == ErrorCode.BAD_MESSAGE
+    assert _decode_command_fast(pack({"t": "ping", "seq": 1, "c": "wait"})) is None
+    # The key order is free.
+    assert _decode_command_fast(pack({"d": [1, 1], "c": "move", "seq": 3, "t": "cmd"})) == Command(
+        3, CommandName.MOVE, (1, 1)
+    )
 
 
 # --- each error the codec raises --------------------------------------------------
