@@ -2,13 +2,15 @@
 // the drawing. It speaks docs/protocol.md (msgpack over a websocket to the
 // port that served this page) through the vendored @msgpack/msgpack
 // (msgpack.min.js, the global MessagePack). Every string from the server is
-// placed with textContent, never as markup.
+// placed with textContent, never as markup. With ?replay=ID it plays a
+// recorded game back instead (replay.js), opening no connection.
 
 import { Model, UNKNOWN, FLAG, boltPath } from "./model.js";
 import { describeEvent, refusalText, errorText, optionLabel, HELP_LINES } from "./text.js";
 import { menuItems, inventoryRows, equipmentRows } from "./menus.js";
 import { Walk } from "./walk.js";
 import { Animator, tracksFromEvents } from "./anim.js";
+import { Replay, RecordingError, readTape, SPEEDS, SEEK_KEYS } from "./replay.js";
 
 const PROTOCOL_VERSION = 12;
 const VIEW_W = 80;
@@ -17,6 +19,8 @@ const LOG_LINES = 6;
 const LOG_KEEP = 500;
 const LOBBY_POLL_MS = 3000;
 const NAME_RE = /^[A-Za-z0-9_-]{1,16}$/;
+const GAMES_POLL_MS = 15000; // the lobby's list of recorded games
+const RECORDING_RE = /^[A-Za-z0-9_-]{1,64}$/; // a recording's id (<UTC start>-<name>-<serial>)
 const CHAT_MAX = 200;
 const FAR = 8;
 const DEFAULT_RANGE = 4;
@@ -84,6 +88,7 @@ const store = {
 
 const lobby = {
   timer: null,
+  gamesTimer: null,
   classesShown: false,
 
   show(message) {
@@ -94,11 +99,15 @@ const lobby = {
     if (last.name && !$("name").value) $("name").value = last.name;
     this.poll();
     if (this.timer === null) this.timer = setInterval(() => this.poll(), LOBBY_POLL_MS);
+    this.pollGames();
+    if (this.gamesTimer === null) this.gamesTimer = setInterval(() => this.pollGames(), GAMES_POLL_MS);
   },
 
   hide() {
     if (this.timer !== null) clearInterval(this.timer);
+    if (this.gamesTimer !== null) clearInterval(this.gamesTimer);
     this.timer = null;
+    this.gamesTimer = null;
     $("lobby").hidden = true;
     $("game").hidden = false;
   },
@@ -149,7 +158,53 @@ const lobby = {
       body.append(row);
     }
   },
+
+  // The recent games (/recordings.json, newest first), each with a link
+  // that replays it in this page and one that downloads its file.
+  async pollGames() {
+    let data;
+    try {
+      const answer = await fetch("recordings.json", { cache: "no-store" });
+      data = answer.ok ? await answer.json() : { recordings: null };
+    } catch (e) {
+      return;
+    }
+    const body = $("games").tBodies[0];
+    body.replaceChildren();
+    const games = Array.isArray(data.recordings) ? data.recordings.filter((g) => RECORDING_RE.test(String(g.id))) : [];
+    for (const g of games) {
+      const row = el("tr");
+      for (const value of [g.name, startedText(g.started), sizeText(g.bytes)]) row.append(el("td", String(value)));
+      const cell = el("td");
+      const replayLink = el("a", "replay");
+      replayLink.href = `?replay=${encodeURIComponent(g.id)}`;
+      const download = el("a", "download");
+      download.href = `recordings/${encodeURIComponent(g.id)}.uhrec`;
+      cell.append(replayLink, " ", download);
+      row.append(cell);
+      body.append(row);
+    }
+    if (!games.length) {
+      const row = el("tr");
+      const cell = el("td", Array.isArray(data.recordings) ? "No game recorded yet." : "This server keeps no recordings.");
+      cell.colSpan = 4;
+      row.append(cell);
+      body.append(row);
+    }
+  },
 };
+
+// When a game began (Unix seconds), as "YYYY-MM-DD HH:MM" UTC.
+function startedText(seconds) {
+  const when = new Date(Number(seconds) * 1000);
+  return Number.isNaN(when.getTime()) ? "?" : when.toISOString().slice(0, 16).replace("T", " ");
+}
+
+// A size in bytes, in kB or MB (10^3, 10^6 bytes).
+function sizeText(bytes) {
+  const n = Number(bytes) || 0;
+  return n < 1e6 ? `${(n / 1e3).toFixed(1)} kB` : `${(n / 1e6).toFixed(1)} MB`;
+}
 
 // --- the game screen ----------------------------------------------------------
 
@@ -160,9 +215,10 @@ let log = [];
 let lastLine = "";
 let repeat = 0;
 let note = "";
-const animator = new Animator(); // rays and projectiles in flight
+let animator = new Animator(); // rays and projectiles in flight
 let lookInfo = new Map(); // actor id -> info message
 let auto = null; // run, travel or explore under way
+let replay = null; // a recorded game played back (replay.js), or null
 
 // The terminal's 16 colours (style.css names the same ones for the text rows).
 const COLOURS = {
@@ -491,9 +547,9 @@ function draw() {
   }
   drawStatus();
   drawLog();
-  const prompt = note || promptText();
+  const prompt = replay ? replay.status() : note || promptText();
   if ($("prompt").textContent !== prompt) $("prompt").textContent = prompt;
-  $("prompt").className = note ? "c-bright_yellow b" : "";
+  $("prompt").className = replay || note ? "c-bright_yellow b" : "";
   const ms = performance.now() - start;
   if (animator.busy(performance.now() / 1000)) scheduleDraw(); // the next step of a ray
   stats.frames += 1;
@@ -544,14 +600,7 @@ const conn = {
       this.send(hello);
     };
     ws.onmessage = (event) => {
-      if (typeof event.data === "string") return;
-      let msg;
-      try {
-        msg = MessagePack.decode(new Uint8Array(event.data));
-      } catch (e) {
-        return;
-      }
-      if (msg && typeof msg === "object") receive(msg);
+      if (typeof event.data !== "string") feed(new Uint8Array(event.data));
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
@@ -587,6 +636,18 @@ const conn = {
   },
 };
 
+// One frame as the server wrote it (a live one, or a recording's): decoded
+// and applied; a frame that does not decode is skipped.
+function feed(data) {
+  let msg;
+  try {
+    msg = MessagePack.decode(data);
+  } catch (e) {
+    return;
+  }
+  if (msg && typeof msg === "object") receive(msg);
+}
+
 function receive(msg) {
   if (msg.t === undefined) {
     const refused = model.applyDelta(msg);
@@ -596,6 +657,11 @@ function receive(msg) {
   switch (msg.t) {
     case "welcome":
       model.applyWelcome(msg);
+      if (replay) {
+        const header = replay.tape.header;
+        addLine(`Replay of ${header.name}'s game of ${startedText(header.started)} UTC.  space: pause  1 2 4 8: speed  arrows: seek  g G: start, end  q: lobby`);
+        break;
+      }
       if (msg.watch) {
         addLine(`You watch ${msg.name}: keys act on nothing; Enter chats with ${msg.name} and its spectators.`);
         break;
@@ -628,7 +694,7 @@ function receive(msg) {
       addLine(msg.n ? `${msg.n} watching you.` : "Nobody is watching you.");
       break;
     case "error":
-      if (msg.fatal) {
+      if (msg.fatal && !replay) {
         if (NO_RETRY.has(msg.code)) {
           conn.stop();
           lobby.show(errorText(msg.code, msg.msg));
@@ -923,6 +989,11 @@ function onKeyDown(e) {
   const key = keyOf(e);
   if (!key) return;
   e.preventDefault();
+  if (replay) {
+    replayKey(key);
+    scheduleDraw();
+    return;
+  }
   if (auto) {
     stopAuto();
     return;
@@ -948,7 +1019,7 @@ function onMapClick(e) {
   const box = $("map").getBoundingClientRect();
   const col = Math.floor((e.clientX - box.left) / grid.cw);
   const row = Math.floor((e.clientY - box.top) / grid.ch);
-  if (col < 0 || row < 0 || col >= VIEW_W || row >= VIEW_H || mode.kind !== "normal" || !model.w) return;
+  if (col < 0 || row < 0 || col >= VIEW_W || row >= VIEW_H || mode.kind !== "normal" || !model.w || replay) return;
   const x = grid.x0 + col;
   const y = grid.y0 + row;
   if (x >= model.w || y >= model.h) return;
@@ -956,6 +1027,80 @@ function onMapClick(e) {
   if (actor && actor.id !== model.id) look(actor.id);
   else if (model.known[y * model.w + x] !== UNKNOWN) startAuto("travel", { goal: [x, y] });
   scheduleDraw();
+}
+
+// --- a recorded game played back (?replay=ID) ----------------------------------------
+
+// The recording's frames are fed through feed(), as a live connection's
+// are; nothing is sent. Keys as the terminal replay's (client/replay.py),
+// and the help, inventory, equipment and history, which only show.
+async function startReplay(id) {
+  lobby.hide();
+  resetScreen();
+  note = "Loading the recording…";
+  scheduleDraw();
+  let tape;
+  try {
+    const answer = await fetch(`recordings/${encodeURIComponent(id)}.msgpack`, { cache: "no-store" });
+    if (!answer.ok) throw new RecordingError(answer.status === 404 ? "no such recording" : `the server answered ${answer.status}`);
+    const values = MessagePack.decodeMulti(new Uint8Array(await answer.arrayBuffer()));
+    tape = readTape(values, (data) => MessagePack.decode(data));
+  } catch (e) {
+    leaveReplay(`Cannot replay ${id}: ${e instanceof RecordingError ? e.message : "the server did not answer"}.`);
+    return;
+  }
+  note = "";
+  replay = new Replay(tape, {
+    show: (i) => feed(tape.frames[i]),
+    rebuild: () => {
+      resetScreen();
+      feed(tape.frames[0]);
+    },
+    changed: scheduleDraw,
+  });
+  feed(tape.frames[0]);
+  replay.start();
+}
+
+function resetScreen() {
+  log = [];
+  lastLine = "";
+  repeat = 0;
+  mode = { kind: "normal" };
+  lookInfo = new Map();
+  animator = new Animator();
+  model.reset();
+  invalidate();
+}
+
+function leaveReplay(message) {
+  if (replay) replay.stop();
+  replay = null;
+  note = "";
+  history.replaceState(null, "", location.pathname); // a reload shows the lobby
+  lobby.show(message);
+}
+
+const VIEWS = { "?": "help", i: "inventory", e: "equipment", "[": "equipment", "\x10": "history" };
+
+function replayKey(key) {
+  if (mode.kind !== "normal") return handleKey(key); // a page shown: its keys
+  const ch = key.ch;
+  if (ch === "q" || ch === "Q" || ch === "\x1b") return leaveReplay("");
+  if (ch === " ") return replay.togglePause();
+  if (SPEEDS[ch]) return replay.setSpeed(SPEEDS[ch]);
+  if (SEEK_KEYS[key.name]) {
+    replay.seekBy(SEEK_KEYS[key.name]);
+    animator = new Animator(); // what was passed is not animated
+    return invalidate();
+  }
+  if (ch === "g" || ch === "G") {
+    replay.seek(ch === "g" ? -1 : replay.state().last);
+    animator = new Animator();
+    return invalidate();
+  }
+  if (VIEWS[ch]) mode = VIEWS[ch] === "history" ? { kind: "history", scroll: 0 } : { kind: VIEWS[ch] };
+  return null;
 }
 
 // --- a frame-time measurement (the browser test calls it) ---------------------------
@@ -997,7 +1142,10 @@ function shown() {
   return grid.glyphs.map((glyph, k) => [glyph, grid.classes[k]]);
 }
 
-window.underhall = { model, stats, grid: () => ({ x0: grid.x0, y0: grid.y0, cw: grid.cw, ch: grid.ch }), shown, benchDraw, log: () => log.slice(), mode: () => mode };
+window.underhall = {
+  model, stats, grid: () => ({ x0: grid.x0, y0: grid.y0, cw: grid.cw, ch: grid.ch }), shown, benchDraw, log: () => log.slice(), mode: () => mode,
+  replay: () => (replay ? replay.state() : null), // {speed, paused, where, turn, last, next, frames, ms}
+};
 
 // --- start ----------------------------------------------------------------------------
 
@@ -1013,10 +1161,7 @@ function join(e) {
 
 function begin(name, cls, watch = "") {
   lobby.hide();
-  log = [];
-  mode = { kind: "normal" };
-  model.reset();
-  invalidate();
+  resetScreen();
   note = "Connecting…";
   conn.start(name, cls, watch);
   scheduleDraw();
@@ -1029,8 +1174,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("chat").addEventListener("keydown", onChatKey);
   $("map").addEventListener("click", onMapClick);
   const playing = sessionStorage.getItem("underhall.playing");
-  const watch = new URLSearchParams(location.search).get("watch");
-  if (watch && NAME_RE.test(watch)) {
+  const params = new URLSearchParams(location.search);
+  const watch = params.get("watch");
+  const recording = params.get("replay");
+  if (recording && RECORDING_RE.test(recording)) startReplay(recording);
+  else if (watch && NAME_RE.test(watch)) {
     // A spectator (the lobby's watch link): named as this browser last played, unless that is the player.
     const last = store.last().name || "";
     begin(NAME_RE.test(last) && last.toLowerCase() !== watch.toLowerCase() ? last : "spectator", "", watch);
