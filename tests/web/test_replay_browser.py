@@ -183,7 +183,7 @@ def test_the_lobby_lists_a_recorded_game_and_replays_it(
         page.wait_for_url(f"**/?replay={rid}")
         until(
             "the replay begun",
-            lambda: js(page, "window.underhall.replay && window.underhall.replay()"),
+            lambda: js(page, "window.underhall && window.underhall.replay()"),
         )
         assert log_has(page, "Replay of Termy's game of")
 
@@ -245,8 +245,14 @@ def test_the_lobby_lists_a_recorded_game_and_replays_it(
         state = press(page, "G")
         assert page_state(page) == python_state(recorded)  # the rebuilt screen, again
 
-        # Escape: the lobby, no websocket opened at all.
+        # Escape, and q: the lobby; no websocket opened, no token kept.
         page.keyboard.press("Escape")
         until("the lobby again", lambda: page.locator("#lobby").is_visible())
         assert "replay" not in page.url
+        link.click()
+        page.wait_for_url(f"**/?replay={rid}")
+        until("the replay again", lambda: js(page, "window.underhall && window.underhall.replay()"))
+        page.keyboard.press("q")
+        until("the lobby again", lambda: page.locator("#lobby").is_visible())
         assert sockets == []
+        assert js(page, "localStorage.getItem('underhall.tokens')") is None
