@@ -8,7 +8,8 @@ against the recording's own times: nothing moves while paused, ×1 and ×8
 show the frames written within the time run, ``G`` reaches the end, where the
 replayed model equals the player's own model at its end, and the seek keys
 (``←`` ``↑`` ``g``, rebuilding from the start) land on the turns the
-recording's ticks say. Escape returns to the lobby. Skipped without
+recording's ticks say. Escape and ``q`` return to the lobby, and a
+recording the server lacks leads back there saying so. Skipped without
 playwright or Chromium, as tests/web/test_browser.py."""
 
 from __future__ import annotations
@@ -254,5 +255,10 @@ def test_the_lobby_lists_a_recorded_game_and_replays_it(
         until("the replay again", lambda: js(page, "window.underhall && window.underhall.replay()"))
         page.keyboard.press("q")
         until("the lobby again", lambda: page.locator("#lobby").is_visible())
-        assert sockets == []
         assert js(page, "localStorage.getItem('underhall.tokens')") is None
+
+        # A recording the server does not have: the lobby, saying so.
+        page.goto(f"http://127.0.0.1:{port}/?replay=20000101T000000Z-nobody-1")
+        until("the lobby", lambda: page.locator("#lobby").is_visible())
+        until("the reason", lambda: "no such recording" in page.inner_text("#lobby-error"))
+        assert sockets == []

@@ -219,6 +219,7 @@ let animator = new Animator(); // rays and projectiles in flight
 let lookInfo = new Map(); // actor id -> info message
 let auto = null; // run, travel or explore under way
 let replay = null; // a recorded game played back (replay.js), or null
+let loading = ""; // the id of the recording being fetched, or ""
 
 // The terminal's 16 colours (style.css names the same ones for the text rows).
 const COLOURS = {
@@ -989,7 +990,7 @@ function onKeyDown(e) {
   const key = keyOf(e);
   if (!key) return;
   e.preventDefault();
-  if (replay) {
+  if (replay || loading) {
     replayKey(key);
     scheduleDraw();
     return;
@@ -1037,18 +1038,21 @@ function onMapClick(e) {
 async function startReplay(id) {
   lobby.hide();
   resetScreen();
-  note = "Loading the recording…";
+  loading = id;
+  note = "Loading the recording…  (q: the lobby)";
   scheduleDraw();
   let tape;
   try {
     const answer = await fetch(`recordings/${encodeURIComponent(id)}.msgpack`, { cache: "no-store" });
     if (!answer.ok) throw new RecordingError(answer.status === 404 ? "no such recording" : `the server answered ${answer.status}`);
-    const values = MessagePack.decodeMulti(new Uint8Array(await answer.arrayBuffer()));
-    tape = readTape(values, (data) => MessagePack.decode(data));
+    const body = new Uint8Array(await answer.arrayBuffer());
+    if (loading !== id) return; // left for the lobby meanwhile
+    tape = readTape(MessagePack.decodeMulti(body), (data) => MessagePack.decode(data));
   } catch (e) {
-    leaveReplay(`Cannot replay ${id}: ${e instanceof RecordingError ? e.message : "the server did not answer"}.`);
+    if (loading === id) leaveReplay(`Cannot replay ${id}: ${e instanceof RecordingError ? e.message : "the server did not answer"}.`);
     return;
   }
+  loading = "";
   note = "";
   replay = new Replay(tape, {
     show: (i) => feed(tape.frames[i]),
@@ -1076,6 +1080,7 @@ function resetScreen() {
 function leaveReplay(message) {
   if (replay) replay.stop();
   replay = null;
+  loading = "";
   note = "";
   history.replaceState(null, "", location.pathname); // a reload shows the lobby
   lobby.show(message);
@@ -1087,6 +1092,7 @@ function replayKey(key) {
   if (mode.kind !== "normal") return handleKey(key); // a page shown: its keys
   const ch = key.ch;
   if (ch === "q" || ch === "Q" || ch === "\x1b") return leaveReplay("");
+  if (!replay) return null; // still loading
   if (ch === " ") return replay.togglePause();
   if (SPEEDS[ch]) return replay.setSpeed(SPEEDS[ch]);
   if (SEEK_KEYS[key.name]) {
