@@ -607,10 +607,9 @@ class Gateway(Front):
         for ws in targets:
             send_binary(ws, data)
         self.metrics.sent(len(data), len(targets))
-        recorder = self.recorder
-        if recorder is not None:
+        if self.recorder is not None:
             for ws in targets:
-                recorder.frame(ws, self.tick, data)
+                self._record(ws, self.tick, data)
 
     # ----------------------------------------------------------- from workers
 

@@ -500,7 +500,14 @@ class Front:
         self.metrics.sent(len(data))
         send_binary(ws, data)
         if self.recorder is not None:
-            self.recorder.frame(ws, self.current_tick(), data)
+            self._record(ws, self.current_tick(), data)
+
+    def _record(self, ws: ServerConnection, tick: int, data: bytes) -> None:
+        """Add ``data``, just written to ``ws`` at ``tick``, to its game's
+        recording (:attr:`recorder`, which must be set), if it was written:
+        a connection no longer open was skipped, and so is its frame here."""
+        if ws.protocol.state is State.OPEN:
+            self.recorder.frame(ws, tick, data)  # type: ignore[union-attr]
 
     def _reply(self, ws: ServerConnection, msg: ServerMessage) -> None:
         self._send(ws, encode_server(msg))

@@ -611,9 +611,8 @@ class GameServer(Front):
         client.sent_bytes += len(data)
         self.metrics.sent(len(data))
         send_binary(client.ws, data)
-        recorder = self.recorder
-        if recorder is not None:
-            recorder.frame(client.ws, self.game.world.tick, data)
+        if self.recorder is not None:
+            self._record(client.ws, self.game.world.tick, data)
 
     # ----------------------------------------------------------- connections
 
@@ -772,7 +771,7 @@ class GameServer(Front):
         data = encode_server(out)
         broadcast([ws for ws in targets if not _over_cap(ws)], data)
         if player is not None and self.recorder is not None and not _over_cap(player.ws):
-            self.recorder.frame(player.ws, self.game.world.tick, data)
+            self._record(player.ws, self.game.world.tick, data)
 
     def lobby_players(self) -> tuple[int, list[LobbyRow]]:
         """Every seated player's lobby row (``/lobby.json``)."""
@@ -795,8 +794,7 @@ class GameServer(Front):
             c.ws for a in hearers if (c := self.clients.get(a)) is not None and not _over_cap(c.ws)
         ]
         broadcast(targets, data)
-        recorder = self.recorder
-        if recorder is not None:
+        if self.recorder is not None:
             tick = self.game.world.tick
             for ws in targets:
-                recorder.frame(ws, tick, data)
+                self._record(ws, tick, data)

@@ -300,6 +300,7 @@ class WebSite:
             self.files["/"] = self.files["/index.html"]
         self.classes = [[key, name] for key, name in classes]
         self._lobby: tuple[float, bytes] | None = None
+        self._listed: tuple[float, bytes] | None = None
         self.recordings: Shelf | None = None
         """The server's recorded games, answered at ``/recordings.json`` and
         ``/recordings/…`` (set by the composition root; None: 404)."""
@@ -352,11 +353,15 @@ class WebSite:
         if shelf is None:
             return respond(conn, HTTPStatus.NOT_FOUND, text, b"no recordings here\n", headers)
         if path == RECORDINGS_PATH:
-            listed = [
-                {"id": r.id, "name": r.name, "started": r.started, "bytes": r.size}
-                for r in shelf.recordings()[:RECORDINGS_LISTED]
-            ]
-            body = json.dumps({"recordings": listed}, separators=(",", ":")).encode()
+            now = time.monotonic()
+            if self._listed is None or now - self._listed[0] >= LOBBY_CACHE_S:
+                listed = [
+                    {"id": r.id, "name": r.name, "started": r.started, "bytes": r.size}
+                    for r in shelf.recordings()[:RECORDINGS_LISTED]
+                ]
+                body = json.dumps({"recordings": listed}, separators=(",", ":")).encode()
+                self._listed = (now, body)  # one directory scan a second at most
+            body = self._listed[1]
             return respond(conn, HTTPStatus.OK, "application/json", body, headers, "no-store")
         what = urllib.parse.unquote(path[len(RECORDINGS_PREFIX) :])
         inflated = what.endswith(INFLATED)
