@@ -702,6 +702,13 @@ class Gateway(Front):
             n = len(data)
             if data.startswith(SNAP_MARK, 1):
                 p.depth = snapshot_depth(data)
+            elif p.depth is None:
+                # Seated, but no snapshot written yet: the worker's first one
+                # came before its answer to the join and was dropped, and the
+                # one asked for at the seat (Resync) is on its way; a delta
+                # before it would not apply.
+                stale += 1
+                continue
             transport.write(heads[n] + data if n < 126 else binary_head(n) + data)
             sent += 1
             size += n
