@@ -30,15 +30,23 @@ directories), each is measured in a subprocess with its own modules first on
 the path, the trees alternated ``--repeat`` times, so that old and new meet
 the same machine load; this script's measuring code runs on each.
 
+With ``--instructions``, each tree's whole stage is run under valgrind's
+callgrind instead, with 1 and ``1 + --rounds`` rounds, less the untimed work
+between rounds counted the same way: instructions per command, which the
+machine's load cannot move (the trees' runs go two at a time).
+
     python bench/receive.py
     python bench/receive.py HEAD~1 . --repeat 5
+    python bench/receive.py HEAD~1 . --instructions --rounds 10
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -50,9 +58,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def measure(n: int, rounds: int) -> dict[str, list[float]]:
+def measure(n: int, rounds: int, only: str = "") -> dict[str, list[float]]:
     """µs per command of each stage, one figure per round, for ``n`` seated
-    players of a fresh ``serve`` (no network)."""
+    players of a fresh ``serve`` (no network). ``only``: ``whole`` runs only
+    that stage, ``refill`` only the untimed work between rounds (for
+    counting instructions)."""
     import msgpack  # type: ignore[import-untyped]
 
     from protocol.codec import decode_client
@@ -94,6 +104,14 @@ def measure(n: int, rounds: int) -> dict[str, list[float]]:
 
     for r in range(rounds):
         payload, command = payloads[r % 64], commands[r % 64]
+        if only == "refill":
+            refill()
+            continue
+        if only == "whole":
+            for c in clients:
+                message_now(c, payload)
+            refill()
+            continue
         t0 = clock()
         for c in clients:
             message_now(c, payload)
@@ -111,8 +129,9 @@ def measure(n: int, rounds: int) -> dict[str, list[float]]:
         for name, spent in (("whole", t1 - t0), ("route", t3 - t2), ("decode", t5 - t4)):
             stages[name].append(spent / n * 1e6)
     queued = sum(c.actions for c in clients)
-    if queued != 2 * n * rounds:  # every command reached the world (none dropped)
-        raise RuntimeError(f"{queued} of {2 * n * rounds} commands were carried out")
+    expected = {"": 2, "whole": 1, "refill": 0}[only] * n * rounds
+    if queued != expected:  # every command reached the world (none dropped)
+        raise RuntimeError(f"{queued} of {expected} commands were carried out")
     return stages
 
 
@@ -132,6 +151,51 @@ def export_tree(spec: str, into: Path) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
+
+
+def count_instructions(tree: Path, n: int, rounds: int, only: str, scratch: Path) -> int:
+    """Instructions callgrind counts for :func:`measure` with ``only`` in a
+    subprocess importing from ``tree``.
+
+    Raises:
+        RuntimeError: the run failed or callgrind printed no total.
+    """
+    out = scratch / f"callgrind.{os.getpid()}.{tree.name}.{only}.{rounds}"
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
+    args = ["--measure", "--only", only, "-n", str(n), "--rounds", str(rounds)]
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__]
+        + args,
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    out.unlink(missing_ok=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"callgrind in {tree} failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def instructions(trees: list[Path], specs: list[str], n: int, rounds: int) -> None:
+    """Print each tree's instructions per command (:func:`count_instructions`
+    of the whole stage less the refill between rounds, each the difference
+    between 1 and ``1 + rounds`` rounds, so that the setup cancels)."""
+    jobs = [(t, only, r) for t in trees for only in ("whole", "refill") for r in (1, 1 + rounds)]
+    with (
+        tempfile.TemporaryDirectory(prefix="underhall-receive-cg-") as tmp,
+        concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool,
+    ):
+        counts = list(
+            pool.map(lambda job: count_instructions(job[0], n, job[2], job[1], Path(tmp)), jobs)
+        )
+    print(f"players {n}, {rounds} rounds: instructions per command (callgrind)")
+    for i, spec in enumerate(specs):
+        whole_1, whole_k, refill_1, refill_k = counts[4 * i : 4 * i + 4]
+        per = ((whole_k - whole_1) - (refill_k - refill_1)) / (rounds * n)
+        print(f"{spec:>12}  {per:8.0f}")
 
 
 def run_tree(tree: Path, n: int, rounds: int) -> dict[str, list[float]]:
@@ -161,13 +225,22 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=1000, help="seated players (default 1000)")
     parser.add_argument("--rounds", type=int, default=60, help="rounds per run (default 60)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tree, alternated")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under valgrind's callgrind instead of timing",
+    )
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--only", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        print(json.dumps(measure(args.n, args.rounds)))
+        print(json.dumps(measure(args.n, args.rounds, args.only)))
         return
     with tempfile.TemporaryDirectory(prefix="underhall-receive-") as tmp:
         trees = [export_tree(s, Path(tmp) / f"tree{i}") for i, s in enumerate(args.trees)]
+        if args.instructions:
+            instructions(trees, args.trees, args.n, args.rounds)
+            return
         runs: list[list[dict[str, Any]]] = [[] for _ in trees]
         for _ in range(args.repeat):
             for i, tree in enumerate(trees):
