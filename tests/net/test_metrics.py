@@ -6,10 +6,14 @@ import asyncio
 import gc
 from pathlib import Path
 
+import pytest
+from prometheus_client.exposition import generate_latest
+
 from client.bots import run_bots_async
 from server.game.game import Game
 from server.game.store import Store
 from server.net.collector import MAX_EVERY_TICKS
+from server.net.metrics import Declared
 from server.net.server import GameServer
 from server.sim.world import World
 from server.store import open_store
@@ -148,3 +152,20 @@ async def test_two_servers_in_one_process_keep_their_own_metrics(
     assert (await scrape(one.port))[("underhall_players_online", ())] == 1
     assert (await scrape(two.port))[("underhall_players_online", ())] == 0
     await ws.close()
+
+
+def test_a_tally_counts_as_a_counter_and_refuses_what_one_refuses() -> None:
+    metrics = Declared(("front", "gateway"))
+    metrics.count("commands", "move")
+    metrics.count("commands", "move", by=2)
+    metrics.count("routed", "cmd")
+    text = generate_latest(metrics.registry).decode()
+    assert 'underhall_commands_total{command="move"} 3.0' in text
+    assert 'underhall_gateway_messages_routed_total{type="cmd"} 1.0' in text
+    assert "# TYPE underhall_commands_total counter" in text
+    for bad in (("move", "extra"), ()):
+        with pytest.raises(ValueError):
+            metrics.count("commands", *bad)
+    with pytest.raises(ValueError):
+        metrics.count("commands", "move", by=-1)
+    assert metrics.tally("commands").counts == {("move",): 3}
