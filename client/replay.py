@@ -41,7 +41,7 @@ from client.connection import Connection
 from client.model import GameModel
 from client.render import MessageLog
 from client.safe_text import clean_message, clean_text
-from client.ui import PlayApp, _terminal_mode
+from client.ui import PlayApp, _terminal_mode, run_in_terminal
 from protocol.codec import decode_server
 from protocol.errors import ProtocolError
 from protocol.messages import ServerMessage, Welcome
@@ -314,14 +314,4 @@ def run_replay(what: str, *, url: str | None = None, directory: Path | None = No
     except RecordingError as exc:
         print(f"underhall replay: {clean_text(str(exc))}", file=sys.stderr)
         return 1
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("underhall replay needs an interactive terminal", file=sys.stderr)
-        return 2
-    term = Terminal()
-    try:
-        status, message = asyncio.run(_replay(term, tape))
-    except KeyboardInterrupt:
-        return 130
-    if message:
-        print(clean_text(message), file=sys.stderr if status else sys.stdout)
-    return status
+    return run_in_terminal("replay", lambda term: _replay(term, tape))

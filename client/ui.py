@@ -26,7 +26,8 @@ import socket
 import ssl
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
 
 from blessed import Terminal
 
@@ -565,12 +566,25 @@ def run_play(url: str, name: str, *, cls_key: str | None = None) -> int:
         standard input/output is not a terminal, 130 after Ctrl-C. The
         terminal is restored in every case; a reason is printed to stderr.
     """
+    return run_in_terminal("play", lambda term: _play(term, url, name, cls_key))
+
+
+def run_in_terminal(
+    command: str, session: Callable[[Terminal], Coroutine[Any, Any, tuple[int, str]]]
+) -> int:
+    """Run ``session`` (``play``, ``watch`` or ``replay``) in this terminal
+    and print the line it ended with (to stderr when it failed).
+
+    Returns:
+        The session's exit status; 2 when standard input/output is not a
+        terminal, 130 after Ctrl-C.
+    """
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("underhall play needs an interactive terminal", file=sys.stderr)
+        print(f"underhall {command} needs an interactive terminal", file=sys.stderr)
         return 2
     term = Terminal()
     try:
-        status, message = asyncio.run(_play(term, url, name, cls_key))
+        status, message = asyncio.run(session(term))
     except KeyboardInterrupt:
         return 130
     if message:

@@ -10,15 +10,12 @@ again for about 10 s, as ``play`` reconnects.
 
 from __future__ import annotations
 
-import asyncio
-import sys
-
 from blessed import Terminal
 
 from client import keys, menus
 from client.connection import Connection, ConnectionClosed
-from client.safe_text import clean_message, clean_text
-from client.ui import PlayApp, _terminal_mode, describe_open_failure
+from client.safe_text import clean_message
+from client.ui import PlayApp, _terminal_mode, describe_open_failure, run_in_terminal
 
 __all__ = ["WatchApp", "run_watch"]
 
@@ -87,14 +84,4 @@ def run_watch(url: str, watched: str, *, name: str) -> int:
         watched player leaves, 2 when standard input/output is not a
         terminal, 130 after Ctrl-C.
     """
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("underhall watch needs an interactive terminal", file=sys.stderr)
-        return 2
-    term = Terminal()
-    try:
-        status, message = asyncio.run(_watch(term, url, name, watched))
-    except KeyboardInterrupt:
-        return 130
-    if message:
-        print(clean_text(message), file=sys.stderr if status else sys.stdout)
-    return status
+    return run_in_terminal("watch", lambda term: _watch(term, url, name, watched))
