@@ -134,6 +134,7 @@ async def _fake_worker(cfg: WorkerConfig) -> None:
         JoinReply,
         JoinRequest,
         Leave,
+        Resync,
         decode,
         encode,
     )
@@ -144,12 +145,16 @@ async def _fake_worker(cfg: WorkerConfig) -> None:
     seated: dict[int, tuple[str, list[float]]] = {}
     """Actor id -> (its gateway, [its frame credit])."""
     ids: dict[str, int] = {}
+    fresh: set[int] = set()
+    """Players whose next frame is a snapshot (joined, or asked for one: a
+    gateway writes a player nothing before its first snapshot)."""
     counts = {"tick": 0, "frames": 0, "commands": 0, "inbound": 0}
 
     async def on_join(msg: Msg) -> None:
         req = decode(msg.data, JoinRequest)
         aid = ids.setdefault(req.name, len(ids) + 1)
         seated[aid] = (req.gw, [rng.random()])
+        fresh.add(aid)
         welcome = msgpack.packb(
             {"t": "welcome", "v": PROTOCOL_VERSION, "name": req.name, "token": "t" + req.name}
         )
@@ -163,6 +168,8 @@ async def _fake_worker(cfg: WorkerConfig) -> None:
                 counts["commands"] += 1
             elif isinstance(event, Leave):
                 seated.pop(event.actor, None)
+            elif isinstance(event, Resync):
+                fresh.add(event.actor)
 
     await nc.subscribe(subjects.join, queue="workers", cb=on_join)
     await nc.subscribe(subjects.join_at(WORKER_ID), cb=on_join)
@@ -181,8 +188,13 @@ async def _fake_worker(cfg: WorkerConfig) -> None:
             beat += 1.0
             await nc.publish(subjects.heartbeat(WORKER_ID), encode(Heartbeat(tick, len(seated))))
         frame = msgpack.packb({"t": "delta", "tick": tick, "ack": -1, "pad": pad})
+        snap = msgpack.packb({"t": "snap", "tick": tick, "depth": 1, "pad": pad})
         out: dict[str, list[tuple[int, int, bytes]]] = {}
         for aid, (gateway, credit) in seated.items():
+            if aid in fresh:
+                fresh.discard(aid)
+                out.setdefault(gateway, []).append((aid, 1, snap))
+                continue
             credit[0] += cfg.frames_per_tick
             if credit[0] >= 1.0:
                 credit[0] -= 1.0
