@@ -35,7 +35,7 @@ from typing import cast
 
 from blessed import Terminal
 
-from client import keys, menus
+from client import keys
 from client.animate import Animator
 from client.connection import Connection
 from client.model import GameModel
@@ -225,10 +225,7 @@ class ReplayApp(PlayApp):
         elif key.char == "G":
             self.seek(self.tape.ticks[-1])
         else:
-            ctx = menus.context(self.model)
-            self.state.mode, action = keys.translate(self.state.mode, key, ctx)
-            if isinstance(action, keys.Quit):
-                self.finish(0)
+            self.translate(key)
         self.dirty()
 
 

@@ -263,14 +263,9 @@ class PlayApp:
             self.stop_walk()
             self.dirty()
             return
-        ctx = menus.context(self.model)
-        self.state.mode, action = keys.translate(self.state.mode, key, ctx)
-        if isinstance(action, keys.Quit):
-            self.finish(0)
-        elif isinstance(action, keys.Say):
-            self.say(action.text)
-        elif isinstance(action, keys.LookAt) and action.id is None:
-            self.say(menus.cell_description(self.model, action.x, action.y))
+        action = self.translate(key)
+        if action is None:
+            pass
         elif isinstance(action, (keys.Command, keys.Run, keys.Travel, keys.Explore)) and self._dead:
             self.say("You are dead; wait for your respawn.")
         elif isinstance(action, (keys.Run, keys.Travel, keys.Explore)):
@@ -281,9 +276,26 @@ class PlayApp:
             and self._in_flight() >= MAX_IN_FLIGHT
         ):
             pass  # dropped: the server has not caught up with earlier keys
-        elif action is not None:
+        elif isinstance(action, (keys.Command, keys.ChatSend, keys.LookAt)):
             self._outbox.put_nowait(action)
         self.dirty()
+
+    def translate(self, key: keys.Key) -> keys.Action | None:
+        """Read ``key`` in the current input mode and do what needs no
+        server: quit, a line for the log, a look at a cell on the screen.
+        Return any other action it asks for (for the caller to send, or to
+        drop: a spectator and a replay send nothing), else None."""
+        ctx = menus.context(self.model)
+        self.state.mode, action = keys.translate(self.state.mode, key, ctx)
+        if isinstance(action, keys.Quit):
+            self.finish(0)
+        elif isinstance(action, keys.Say):
+            self.say(action.text)
+        elif isinstance(action, keys.LookAt) and action.id is None:
+            self.say(menus.cell_description(self.model, action.x, action.y))
+        else:
+            return action
+        return None
 
     def _answered(self, seq: int) -> None:
         """Commands up to ``seq`` were carried out or rejected."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from blessed import Terminal
 
-from client import keys, menus
+from client import keys
 from client.connection import Connection, ConnectionClosed
 from client.safe_text import clean_message
 from client.ui import PlayApp, _terminal_mode, describe_open_failure, run_in_terminal
@@ -44,15 +44,8 @@ class WatchApp(PlayApp):
     def on_key(self, key: keys.Key) -> None:
         """Quit, help, chat, look at a cell (said from what is on screen);
         every other action is dropped (a spectator sends no command)."""
-        ctx = menus.context(self.model)
-        self.state.mode, action = keys.translate(self.state.mode, key, ctx)
-        if isinstance(action, keys.Quit):
-            self.finish(0)
-        elif isinstance(action, keys.Say):
-            self.say(action.text)
-        elif isinstance(action, keys.LookAt) and action.id is None:
-            self.say(menus.cell_description(self.model, action.x, action.y))
-        elif isinstance(action, keys.ChatSend):
+        action = self.translate(key)
+        if isinstance(action, keys.ChatSend):
             self._outbox.put_nowait(action)
         self.dirty()
 
