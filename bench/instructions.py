@@ -67,19 +67,21 @@ def count(tree: Path, ticks: int, tick_args: list[str], scratch: Path, tag: str)
     Raises:
         RuntimeError: The run failed or callgrind printed no total.
     """
-    out = scratch / f"callgrind.{tag}"
+    script = ["bench/tick.py", "--ticks", str(ticks), *tick_args]
+    return callgrind(tree, script, scratch / f"callgrind.{tag}")
+
+
+def callgrind(tree: Path, script: list[str], out: Path) -> int:
+    """Instructions callgrind counts for ``python SCRIPT...`` run in ``tree``
+    with its own modules first on the path (hash seed fixed); ``out`` is
+    callgrind's scratch file, deleted after.
+
+    Raises:
+        RuntimeError: The run failed or callgrind printed no total.
+    """
     env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
     run = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            "bench/tick.py",
-            "--ticks",
-            str(ticks),
-            *tick_args,
-        ],
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, *script],
         cwd=tree,
         env=env,
         capture_output=True,

@@ -46,7 +46,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -54,6 +53,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from instructions import callgrind, export_tree  # bench/: the same tree export and count
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,24 +136,6 @@ def measure(n: int, rounds: int, only: str = "") -> dict[str, list[float]]:
     return stages
 
 
-def export_tree(spec: str, into: Path) -> Path:
-    """A directory holding source tree ``spec``: a directory as is, else the
-    git revision ``spec`` exported into ``into``.
-
-    Raises:
-        subprocess.CalledProcessError: ``spec`` is neither.
-    """
-    path = Path(spec)
-    if path.is_dir():
-        return path.resolve()
-    into.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", spec], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
-
-
 def count_instructions(tree: Path, n: int, rounds: int, only: str, scratch: Path) -> int:
     """Instructions callgrind counts for :func:`measure` with ``only`` in a
     subprocess importing from ``tree``.
@@ -161,22 +144,8 @@ def count_instructions(tree: Path, n: int, rounds: int, only: str, scratch: Path
         RuntimeError: the run failed or callgrind printed no total.
     """
     out = scratch / f"callgrind.{os.getpid()}.{tree.name}.{only}.{rounds}"
-    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
     args = ["--measure", "--only", only, "-n", str(n), "--rounds", str(rounds)]
-    done = subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__]
-        + args,
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    out.unlink(missing_ok=True)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode != 0 or found is None:
-        raise RuntimeError(f"callgrind in {tree} failed:\n{done.stderr[-2000:]}")
-    return int(found.group(1))
+    return callgrind(tree, [__file__, *args], out)
 
 
 def instructions(trees: list[Path], specs: list[str], n: int, rounds: int) -> None:
