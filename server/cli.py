@@ -41,16 +41,15 @@ def default_admin_socket(db: object) -> Path:
     return Path(text).with_name(Path(text).name + ".admin.sock")
 
 
-def default_recordings(db: object) -> Path | None:
+def default_recordings(db: object) -> Path | str | None:
     """Where a server keeps its games' recordings by default: beside its
-    SQLite file (``world.db.recordings``), in the data directory when the
-    database is a URL, nowhere for an in-memory database."""
+    SQLite file (``world.db.recordings``), in the database itself when it is
+    PostgreSQL (its URL), nowhere for an in-memory database."""
     text = str(db)
     if text == ":memory:":
         return None
     if "://" in text:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-        return base / "underhall" / "recordings"
+        return text
     return Path(text).with_name(Path(text).name + ".recordings")
 
 
@@ -244,9 +243,16 @@ def serve_main(args: argparse.Namespace) -> int:
     server.keeper.idle_ticks = round(float(args.level_idle_s) * args.tick_rate)
     where = default_recordings(args.db) if args.recordings is None else args.recordings
     if where is not None and str(where) != "off":
-        server.recorder = _recorder(
-            Path(where), int(args.recordings_max_mb), float(args.recordings_days)
-        )
+        from protocol.recording import RecordingError
+
+        try:
+            server.recorder = _recorder(
+                where, int(args.recordings_max_mb), float(args.recordings_days)
+            )
+        except RecordingError as exc:
+            store.close()
+            print(f"underhall serve: {exc}", file=sys.stderr)
+            return 1
         server.web.recordings = server.recorder.shelf
     if args.record_world is not None:
         from server.game.worldrecord import WorldRecorder
@@ -285,7 +291,7 @@ def serve_main(args: argparse.Namespace) -> int:
         if game.recorder is not None:
             said.append(f"recording the world to {game.recorder.path}")
         if server.recorder is not None:
-            said.append(f"recording games to {server.recorder.shelf.path}")
+            said.append(f"recording games to {server.recorder.shelf.where}")
         for line in said:
             if args.log_format == "json":  # every line of output is then one JSON object
                 print(json.dumps({"event": "listening", "msg": line}), flush=True)
@@ -314,7 +320,9 @@ def replay_main(args: argparse.Namespace) -> int:
     """``replay WHAT``: replay a recorded game in this terminal."""
     from client.replay import run_replay
 
-    directory = args.dir if args.dir is not None else default_recordings(default_db())
+    where = default_recordings(default_db())
+    # a server on PostgreSQL keeps them there: ask it with --url
+    directory = args.dir if args.dir is not None else (where if isinstance(where, Path) else None)
     return run_replay(args.what, url=args.url, directory=directory)
 
 
@@ -390,10 +398,10 @@ def db_main(args: argparse.Namespace) -> int:
         print(f"underhall db export: no database at {target}", file=sys.stderr)
         return 1
     from protocol.recording import RecordingError
-    from server.game.recordings import Shelf
+    from server.game.recordings import open_shelf
 
     where = default_recordings(target) if args.recordings is None else args.recordings
-    shelf = None if where is None or str(where) == "off" else Shelf(Path(where))
+    shelf = None if where is None or str(where) == "off" else open_shelf(where)
     try:
         # export only reads (one transaction), so it may run beside a server
         store = open_store(target, lock=args.action == "import")
@@ -608,10 +616,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--recordings",
         default=None,
-        metavar="DIR",
-        help="keep every player's game (the frames it was written) in DIR, for "
-        "`underhall replay` and /recordings/ (default: beside the database, "
-        "DB.recordings; off: record nothing)",
+        metavar="DIR|URL",
+        help="keep every player's game (the frames it was written) in DIR or the "
+        "PostgreSQL database at URL, for `underhall replay` and /recordings/ (default: "
+        "beside the database, DB.recordings, or in it when it is PostgreSQL; off: none)",
     )
     p.add_argument(
         "--recordings-max-mb",
@@ -945,11 +953,11 @@ def _cluster_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--recordings",
-        type=Path,
         default=None,
-        metavar="DIR",
-        help="keep the game of every player of this gateway in DIR, for `underhall replay` "
-        "and /recordings/ (default: none; give each gateway a directory of its own)",
+        metavar="DIR|URL",
+        help="keep the game of every player of this gateway in DIR, or in the PostgreSQL "
+        "database at URL (the cluster's, say), for `underhall replay` and /recordings/ "
+        "(default: none; a directory of its own for each gateway)",
     )
     p.add_argument("--recordings-max-mb", type=int, default=1024, metavar="MB")
     p.add_argument("--recordings-days", type=float, default=30.0, metavar="DAYS")
@@ -1157,12 +1165,17 @@ def gateway_main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _recorder(directory: Path, max_mb: int, days: float) -> Any:
-    """The :class:`server.game.recordings.Recorder` of a front's games, in ``directory``."""
-    from protocol.version import PROTOCOL_VERSION
-    from server.game.recordings import Caps, Recorder, Shelf
+def _recorder(where: Path | str, max_mb: int, days: float) -> Any:
+    """The :class:`server.game.recordings.Recorder` of a front's games, in
+    ``where``: a directory, or a ``postgresql://`` database.
 
-    return Recorder(Shelf(directory), PROTOCOL_VERSION, caps=Caps(max_mb * 10**6, days * 86400.0))
+    Raises:
+        RecordingError: the database cannot be reached.
+    """
+    from protocol.version import PROTOCOL_VERSION
+    from server.game.recordings import Caps, Recorder, open_shelf
+
+    return Recorder(open_shelf(where), PROTOCOL_VERSION, caps=Caps(max_mb * 10**6, days * 86400.0))
 
 
 def _version() -> str:

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 ADMIN_URL = os.environ.get("UNDERHALL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
-TABLES = ("schema_version", "meta", "players", "levels")
+TABLES = ("schema_version", "meta", "players", "levels", "recordings")
 
 
 class NoPostgres(Exception):

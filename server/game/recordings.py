@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import threading
 import time
 from collections.abc import Hashable
@@ -91,7 +92,77 @@ class Caps:
     max_age_s: float = MAX_DAYS * 86400.0
 
 
-class Shelf:
+class Shelves:
+    """Where a server's recordings are kept: :class:`Shelf` (files in a
+    directory) or :class:`PgShelf` (rows of a PostgreSQL database). Both
+    append a game's members as they come, list, read, replace and delete
+    whole recordings; finding one and the caps' sweep are the same for both.
+
+    Attributes:
+        where: The directory or the database, for messages.
+    """
+
+    where: str
+
+    def append(self, rid: str, data: bytes) -> None:
+        """Add ``data`` (whole gzip members) to the end of recording ``rid``."""
+        raise NotImplementedError
+
+    def put(self, rid: str, data: bytes) -> None:
+        """Write recording ``rid`` whole (an import), replacing one of that id."""
+        raise NotImplementedError
+
+    def read(self, rid: str) -> bytes:
+        """The whole of recording ``rid``.
+
+        Raises:
+            RecordingError: no such recording.
+        """
+        raise NotImplementedError
+
+    def remove(self, rid: str) -> None:
+        """Delete recording ``rid`` (nothing if there is none)."""
+        raise NotImplementedError
+
+    def recordings(self, name: str | None = None) -> list[RecordingInfo]:
+        """The recordings here (of ``name`` only, if given), newest first."""
+        raise NotImplementedError
+
+    def find(self, what: str) -> RecordingInfo:
+        """The recording with id ``what``, else the newest of the player named ``what``.
+
+        Raises:
+            RecordingError: none.
+        """
+        every = self.recordings()
+        for info in every:
+            if info.id == what:
+                return info
+        for info in every:
+            if info.name.lower() == what.lower():
+                return info
+        raise RecordingError(f"no recording of {what!r} in {self.where}")
+
+    def sweep(self, caps: Caps, now: float, keep: frozenset[str] = frozenset()) -> list[str]:
+        """Delete recordings older than ``caps.max_age_s`` (by their last
+        append, against ``now`` in Unix seconds), then the oldest until all
+        together take at most ``caps.max_bytes``; never one in ``keep``
+        (games going on). Return the ids deleted."""
+        max_age_s, max_bytes = caps.max_age_s, caps.max_bytes
+        gone: list[str] = []
+        every = sorted(self.recordings(), key=lambda r: (r.modified, r.id))
+        total = sum(r.size for r in every)
+        for info in every:
+            if info.id in keep:
+                continue
+            if now - info.modified > max_age_s or total > max_bytes:
+                self.remove(info.id)
+                total -= info.size
+                gone.append(info.id)
+        return gone
+
+
+class Shelf(Shelves):
     """The recordings of one server, as files in one directory.
 
     Args:
@@ -102,6 +173,7 @@ class Shelf:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.where = str(self.path)
 
     def file(self, rid: str) -> Path:
         """The file of recording ``rid``.
@@ -147,6 +219,9 @@ class Shelf:
         except FileNotFoundError:
             raise RecordingError(f"no recording {rid}") from None
 
+    def remove(self, rid: str) -> None:
+        self.file(rid).unlink(missing_ok=True)
+
     def recordings(self, name: str | None = None) -> list[RecordingInfo]:
         """The recordings here (of ``name`` only, if given), newest first."""
         found: list[RecordingInfo] = []
@@ -169,41 +244,106 @@ class Shelf:
         found.sort(key=lambda r: (r.started, r.modified, r.id), reverse=True)
         return found
 
-    def find(self, what: str) -> RecordingInfo:
-        """The recording with id ``what``, else the newest of the player named ``what``.
 
-        Raises:
-            RecordingError: none.
-        """
-        every = self.recordings()
-        for info in every:
-            if info.id == what:
-                return info
-        for info in every:
-            if info.name.lower() == what.lower():
-                return info
-        raise RecordingError(f"no recording of {what!r} in {self.path}")
+class PgShelf(Shelves):
+    """The recordings of one server as rows of a PostgreSQL database (the
+    world's, for a ``serve`` on PostgreSQL): table ``recordings`` (``id``,
+    ``name``, ``started`` and ``modified`` in Unix seconds, ``data``), made
+    on first use. An append adds its members to the row's ``data``.
 
-    def sweep(self, caps: Caps, now: float, keep: frozenset[str] = frozenset()) -> list[str]:
-        """Delete recordings older than ``caps.max_age_s`` (by their last
-        append, against ``now`` in Unix seconds), then the oldest until all
-        together take at most ``caps.max_bytes``; never one in ``keep``
-        (games going on). Return the ids deleted."""
-        max_age_s, max_bytes = caps.max_age_s, caps.max_bytes
-        gone: list[str] = []
-        every = sorted(self.recordings(), key=lambda r: (r.modified, r.id))
-        total = sum(r.size for r in every)
-        for info in every:
-            if info.id in keep:
-                continue
-            if now - info.modified > max_age_s or total > max_bytes:
+    Args:
+        url: ``postgresql://USER@HOST/DB``.
+
+    Raises:
+        RecordingError: the database cannot be reached (and from every
+            method, when a call fails: the message is one line).
+
+    Thread use: one connection behind a lock, for the recorder's thread and
+    the server's.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.where = url.split("@")[-1]  # no user or password in messages
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self._call("CREATE TABLE IF NOT EXISTS recordings (id text PRIMARY KEY, "
+                   "name text NOT NULL, started double precision NOT NULL, "
+                   "modified double precision NOT NULL, data bytea NOT NULL)")  # fmt: skip
+
+    def _call(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        import psycopg
+
+        with self._lock:
+            for attempt in (0, 1):
                 try:
-                    self.file(info.id).unlink()
-                except FileNotFoundError:
-                    pass
-                total -= info.size
-                gone.append(info.id)
-        return gone
+                    if self._conn is None or self._conn.closed:
+                        self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+                    cur = self._conn.execute(sql, args)
+                    return list(cur.fetchall()) if cur.description is not None else []
+                except psycopg.OperationalError as exc:
+                    self._conn = None  # a broken connection: once more with a new one
+                    if attempt:
+                        raise RecordingError(f"recordings in {self.where}: {exc}") from exc
+                except psycopg.Error as exc:
+                    raise RecordingError(f"recordings in {self.where}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def append(self, rid: str, data: bytes) -> None:
+        name = _name_of(rid)
+        self._call(
+            "INSERT INTO recordings AS r VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET data = r.data || EXCLUDED.data, "
+            "modified = EXCLUDED.modified",
+            (rid, name, _started_of(rid), time.time(), data),
+        )
+
+    def put(self, rid: str, data: bytes) -> None:
+        self._call(
+            "INSERT INTO recordings VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, modified = EXCLUDED.modified",
+            (rid, _name_of(rid), _started_of(rid), time.time(), data),
+        )
+
+    def read(self, rid: str) -> bytes:
+        rows = self._call("SELECT data FROM recordings WHERE id = %s", (rid,))
+        if not rows:
+            raise RecordingError(f"no recording {rid}")
+        return bytes(rows[0][0])
+
+    def remove(self, rid: str) -> None:
+        self._call("DELETE FROM recordings WHERE id = %s", (rid,))
+
+    def recordings(self, name: str | None = None) -> list[RecordingInfo]:
+        rows = self._call(
+            "SELECT id, name, started, octet_length(data), modified FROM recordings "
+            "WHERE %s::text IS NULL OR lower(name) = lower(%s) "
+            "ORDER BY started DESC, modified DESC, id DESC",
+            (name, name),
+        )
+        return [RecordingInfo(r[0], r[1], float(r[2]), int(r[3]), float(r[4])) for r in rows]
+
+    def close(self) -> None:
+        """Close the connection (a later call opens another)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def _name_of(rid: str) -> str:
+    m = _ID.match(rid)
+    if m is None:
+        raise RecordingError(f"not a recording id: {rid!r}")
+    return m.group(2)
+
+
+def open_shelf(where: str | Path) -> Shelves:
+    """The shelf at ``where``: a ``postgresql://`` URL, else a directory."""
+    text = str(where)
+    if text.startswith(("postgresql://", "postgres://")):
+        return PgShelf(text)
+    return Shelf(where)
 
 
 @dataclass(slots=True)
@@ -217,7 +357,7 @@ class _Open:
 
 
 class Recorder:
-    """Records every player's game on a :class:`Shelf`.
+    """Records every player's game on a shelf (:class:`Shelf` or :class:`PgShelf`).
 
     The server's event loop calls :meth:`begin`, :meth:`frame` and
     :meth:`end`, which only append to lists; a thread of the recorder's own
@@ -233,7 +373,7 @@ class Recorder:
 
     def __init__(
         self,
-        shelf: Shelf,
+        shelf: Shelves,
         protocol: int,
         *,
         flush_s: float = FLUSH_S,
@@ -253,7 +393,9 @@ class Recorder:
         self._ended: list[_Open] = []
         """Games ended since the last flush (their last values to append)."""
         self._lock = threading.Lock()
-        self._serial = 0
+        self._serial = secrets.randbelow(10**8)
+        """The last id's serial: from a random start, so that two gateways
+        recording into one database do not name two games alike."""
         self._wake = threading.Event()
         self._stop = False
         self._next_sweep = 0.0
@@ -330,7 +472,7 @@ class Recorder:
             member = compress(data)
             try:
                 self.shelf.append(rid, member)
-            except OSError:
+            except (OSError, RecordingError):
                 self.errors += 1
             else:
                 self.written += len(member)
@@ -339,7 +481,7 @@ class Recorder:
         """Apply the caps now (:meth:`Shelf.sweep`), sparing the games going on."""
         try:
             return self.shelf.sweep(self.caps, time.time(), self.active())
-        except OSError:
+        except (OSError, RecordingError):
             self.errors += 1
             return []
 

@@ -48,7 +48,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from protocol.recording import SUFFIX, RecordingError, inflate
-from server.game.recordings import Shelf
+from server.game.recordings import Shelves
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -301,7 +301,7 @@ class WebSite:
         self.classes = [[key, name] for key, name in classes]
         self._lobby: tuple[float, bytes] | None = None
         self._listed: tuple[float, bytes] | None = None
-        self.recordings: Shelf | None = None
+        self.recordings: Shelves | None = None
         """The server's recorded games, answered at ``/recordings.json`` and
         ``/recordings/…`` (set by the composition root; None: 404)."""
 

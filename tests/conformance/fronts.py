@@ -195,8 +195,8 @@ def cluster_front(
     tmp: Path, nats_url: str, db: str, prefix: str
 ) -> Iterator[tuple[Front, Cluster]]:
     """Two workers (levels 1 and 2, with monsters) and two gateways (the
-    first with an admin socket, recording its players' games) on the
-    database ``db``; stopped after."""
+    first with an admin socket, recording its players' games in ``db``) on
+    the database ``db``; stopped after."""
     procs = ClusterProcs(tmp, nats_url, db, prefix)  # sets the world's seed
     cluster = Cluster(procs, _plant_all(db))
     sock_dir = _short_dir()
@@ -209,7 +209,7 @@ def cluster_front(
                 "g1",
                 max_conns_per_addr=MAX_CONNS_PER_ADDR,
                 admin_socket=sock,
-                args=["--recordings", str(tmp / "g1.recordings")],
+                args=["--recordings", db],  # the cluster's database keeps them
             )
             other = procs.gateway("g2", max_conns_per_addr=MAX_CONNS_PER_ADDR)
             yield Front("cluster", url, other, sock, cluster.records), cluster

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from protocol.recording import RecordingError, compress, pack_header, read_recording
-from server.game.recordings import Caps, Recorder, Shelf
+from server.game.recordings import Caps, PgShelf, Recorder, Shelf, Shelves
+from tests.pgdb import empty_pg, pg_database
+
+__all__ = ["pg_database"]
 
 
 def test_a_game_reads_back_frame_for_frame(tmp_path: Path) -> None:
@@ -102,4 +105,66 @@ def test_the_sweep_keeps_games_going_on_and_drops_the_oldest_first(tmp_path: Pat
     assert gone == [ids[0], ids[1]]
     assert sorted(i.id for i in shelf.recordings()) == sorted([ids[2], ids[3]])
     assert shelf.find("a4").id == ids[3] and shelf.find(ids[2]).name == "a3"
+    rec.close()
+
+
+@pytest.fixture(params=["directory", "postgresql"])
+def shelf(request: pytest.FixtureRequest, tmp_path: Path) -> Shelves:
+    """A shelf of each kind: files in a directory, rows in PostgreSQL."""
+    if request.param == "directory":
+        return Shelf(tmp_path / "rec")
+    url = empty_pg(request.getfixturevalue("pg_database"))
+    pg = PgShelf(url)
+    request.addfinalizer(pg.close)
+    return pg
+
+
+def _age(shelf: Shelves, rid: str, seconds: float, now: float) -> None:
+    """Make recording ``rid`` last appended ``seconds`` before ``now``."""
+    if isinstance(shelf, Shelf):
+        os.utime(shelf.file(rid), (now - seconds, now - seconds))
+    else:
+        assert isinstance(shelf, PgShelf)
+        shelf._call("UPDATE recordings SET modified = %s WHERE id = %s", (now - seconds, rid))
+
+
+def test_both_shelves_keep_list_find_and_sweep_recordings_alike(shelf: Shelves) -> None:
+    """A recorder appends to either shelf; what it wrote reads back; the
+    newest of a name is found; the caps' sweep spares games going on and
+    drops the oldest first; an import replaces a recording whole."""
+    rec = Recorder(shelf, protocol=12, flush_s=3600)
+    ids = [
+        rec.begin(key, name, os.urandom(5000), tick=0)
+        for key, name in enumerate(("p1", "p2", "p3"))
+    ]
+    rec.frame(0, 1, b"more of p1")
+    rec.flush()  # two appends for p1: its members follow each other
+    rec.frame(0, 2, b"and more")
+    rec.end(0)
+    rec.end(1)
+    rec.flush()
+    assert rec.errors == 0
+    assert [d for _, _, d in read_recording(shelf.read(ids[0])).frames][1:] == [
+        b"more of p1",
+        b"and more",
+    ]
+    listed = shelf.recordings()
+    assert sorted(r.id for r in listed) == sorted(ids)
+    assert {r.id: r.size for r in listed}[ids[1]] == len(shelf.read(ids[1]))
+    assert shelf.find("P2").id == ids[1] and shelf.find(ids[2]).name == "p3"
+    assert [r.id for r in shelf.recordings("p3")] == [ids[2]]
+    with pytest.raises(RecordingError):
+        shelf.find("nobody")
+    with pytest.raises(RecordingError):
+        shelf.read("20261128T000000Z-nobody-9")
+    now = time.time()
+    _age(shelf, ids[0], 40 * 86400, now)
+    _age(shelf, ids[1], 2 * 86400, now)
+    _age(shelf, ids[2], 90 * 86400, now)  # going on: never swept
+    gone = shelf.sweep(Caps(max_bytes=10**9, max_age_s=30 * 86400), now, rec.active())
+    assert gone == [ids[0]] and sorted(r.id for r in shelf.recordings()) == sorted(ids[1:])
+    shelf.put(ids[1], b"replaced")
+    assert shelf.read(ids[1]) == b"replaced"
+    shelf.remove(ids[1])
+    assert [r.id for r in shelf.recordings()] == [ids[2]]
     rec.close()
