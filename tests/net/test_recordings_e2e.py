@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import secrets
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,10 +32,8 @@ from protocol.messages import Command, CommandName, Hello, Welcome
 from protocol.recording import SUFFIX, Recording, inflate, read_recording
 from protocol.version import PROTOCOL_VERSION
 from server.game.recordings import PgShelf
-from tests.pgdb import empty_pg, pg_database
+from tests.pgdb import ADMIN_URL, NoPostgres, database_url, usable_pg
 from tests.serverproc import STOP_TIMEOUT_S, server_process
-
-__all__ = ["pg_database"]
 
 STEPS = ((1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, -1))
 
@@ -177,12 +178,31 @@ def test_recordings_can_be_turned_off(tmp_path: Path, value: str) -> None:
     assert not (tmp_path / "off").exists()
 
 
+@pytest.fixture
+def own_database() -> Iterator[str]:
+    """A database of this test's own, dropped after: a server's lock on the
+    session's shared one could outlive its process by a moment and refuse
+    the next test's store."""
+    psycopg = pytest.importorskip("psycopg")
+    try:
+        admin_url = usable_pg(ADMIN_URL)
+    except NoPostgres as exc:
+        pytest.skip(str(exc))
+    name = f"underhall_rec_{os.getpid()}_{secrets.token_hex(4)}"
+    with psycopg.connect(admin_url, autocommit=True, connect_timeout=3) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield database_url(admin_url, name)
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def test_a_server_on_postgresql_keeps_its_recordings_in_the_database(
-    tmp_path: Path, pg_database: str
+    tmp_path: Path, own_database: str
 ) -> None:
     """With the world in PostgreSQL, the games are rows of the same
     database, not files (docs/operating.md, "Recorded games")."""
-    url_db = empty_pg(pg_database)
+    url_db = own_database
     with server_process(tmp_path, tick_rate=10, args=["--db", url_db]) as (url, _):
         received = asyncio.run(_walk(url, "pia", 2.0))
         deadline = time.monotonic() + 15
