@@ -267,9 +267,7 @@ class PgShelf(Shelves):
         self.where = url.split("@")[-1]  # no user or password in messages
         self._lock = threading.Lock()
         self._conn: Any = None
-        self._call("CREATE TABLE IF NOT EXISTS recordings (id text PRIMARY KEY, "
-                   "name text NOT NULL, started double precision NOT NULL, "
-                   "modified double precision NOT NULL, data bytea NOT NULL)")  # fmt: skip
+        self._call(_CREATE)
 
     def _call(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         import psycopg
@@ -281,6 +279,10 @@ class PgShelf(Shelves):
                         self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
                     cur = self._conn.execute(sql, args)
                     return list(cur.fetchall()) if cur.description is not None else []
+                except psycopg.errors.UndefinedTable as exc:
+                    if attempt:  # dropped since it was made: made again
+                        raise RecordingError(f"recordings in {self.where}: {exc}") from exc
+                    self._conn.execute(_CREATE)
                 except psycopg.OperationalError as exc:
                     self._conn = None  # a broken connection: once more with a new one
                     if attempt:
@@ -329,6 +331,13 @@ class PgShelf(Shelves):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+_CREATE = (
+    "CREATE TABLE IF NOT EXISTS recordings (id text PRIMARY KEY, name text NOT NULL, "
+    "started double precision NOT NULL, modified double precision NOT NULL, data bytea NOT NULL)"
+)
+"""The table of :class:`PgShelf`."""
 
 
 def _name_of(rid: str) -> str:

@@ -168,3 +168,14 @@ def test_both_shelves_keep_list_find_and_sweep_recordings_alike(shelf: Shelves) 
     shelf.remove(ids[1])
     assert [r.id for r in shelf.recordings()] == [ids[2]]
     rec.close()
+
+
+def test_a_postgresql_shelf_makes_its_table_again_when_it_was_dropped(pg_database: str) -> None:
+    shelf = PgShelf(empty_pg(pg_database))
+    try:
+        shelf.append("20261128T000000Z-ann-1", compress(pack_header("ann", 12, 0.0)))
+        empty_pg(pg_database)  # the table goes (as the tests' clean start drops it)
+        shelf.append("20261128T000000Z-bob-2", compress(pack_header("bob", 12, 0.0)))
+        assert [r.name for r in shelf.recordings()] == ["bob"]
+    finally:
+        shelf.close()
