@@ -95,7 +95,8 @@ class PostgresStore(Store):
             holder = self._rconn.execute(
                 "SELECT a.application_name, a.client_addr FROM pg_locks l "
                 "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' "
-                "AND l.classid = %s AND l.objid = %s AND l.granted",
+                "AND l.classid = %s AND l.objid = %s AND l.granted "
+                "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
                 LOCK_KEY,
             ).fetchone()
         except psycopg.Error as exc:
