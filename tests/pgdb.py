@@ -165,17 +165,22 @@ def usable_pg(url: str) -> str:
 
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
-    """Create a database for this test run; yield its URL; drop it afterwards.
+    """Create a database for this test run; yield its URL; drop it afterwards
+    (:func:`new_database`)."""
+    yield from new_database("underhall_test")
 
-    It is made on :func:`usable_pg` of :data:`ADMIN_URL`; the test is skipped,
-    saying why, when there is no server.
-    """
+
+def new_database(stem: str) -> Iterator[str]:
+    """Create a database named ``stem`` and this process's pid (and some
+    randomness); yield its URL; drop it afterwards. It is made on
+    :func:`usable_pg` of :data:`ADMIN_URL`; the test is skipped, saying why,
+    when there is no server."""
     psycopg = pytest.importorskip("psycopg")
     try:
         admin_url = usable_pg(ADMIN_URL)
     except NoPostgres as exc:
         pytest.skip(str(exc))
-    name = f"underhall_test_{os.getpid()}_{secrets.token_hex(4)}"
+    name = f"{stem}_{os.getpid()}_{secrets.token_hex(4)}"
     with psycopg.connect(admin_url, autocommit=True, connect_timeout=3) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
         try:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
-import secrets
 import time
 import urllib.error
 import urllib.request
@@ -32,7 +30,7 @@ from protocol.messages import Command, CommandName, Hello, Welcome
 from protocol.recording import SUFFIX, Recording, inflate, read_recording
 from protocol.version import PROTOCOL_VERSION
 from server.game.recordings import PgShelf
-from tests.pgdb import ADMIN_URL, NoPostgres, database_url, usable_pg
+from tests.pgdb import new_database
 from tests.serverproc import STOP_TIMEOUT_S, server_process
 
 STEPS = ((1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, -1))
@@ -183,18 +181,7 @@ def own_database() -> Iterator[str]:
     """A database of this test's own, dropped after: a server's lock on the
     session's shared one could outlive its process by a moment and refuse
     the next test's store."""
-    psycopg = pytest.importorskip("psycopg")
-    try:
-        admin_url = usable_pg(ADMIN_URL)
-    except NoPostgres as exc:
-        pytest.skip(str(exc))
-    name = f"underhall_rec_{os.getpid()}_{secrets.token_hex(4)}"
-    with psycopg.connect(admin_url, autocommit=True, connect_timeout=3) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield database_url(admin_url, name)
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield from new_database("underhall_rec")
 
 
 def test_a_server_on_postgresql_keeps_its_recordings_in_the_database(
