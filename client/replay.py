@@ -46,6 +46,7 @@ from protocol.codec import decode_server
 from protocol.errors import ProtocolError
 from protocol.messages import ServerMessage, Welcome
 from protocol.recording import SUFFIX, Recording, RecordingError, read_recording
+from protocol.version import PROTOCOL_VERSION
 
 SPEEDS = {"1": 1.0, "2": 2.0, "4": 4.0, "8": 8.0}
 """Speed keys and the factors they set."""
@@ -97,6 +98,22 @@ class Tape:
     def __len__(self) -> int:
         return len(self.messages)
 
+    def warnings(self) -> list[str]:
+        """What a viewer should know before trusting the replay: a recording
+        made under another protocol version than this client's (its frames
+        were decoded as this version's, so fields that changed meaning may
+        show wrongly), and frames that did not decode (skipped)."""
+        lines = []
+        recorded = self.recording.protocol
+        if recorded != PROTOCOL_VERSION:
+            lines.append(
+                f"Recorded under protocol {recorded}; this client speaks "
+                f"{PROTOCOL_VERSION}: some of it may not show as the player saw it."
+            )
+        if self.dropped:
+            lines.append(f"{self.dropped} frames of this recording could not be read: skipped.")
+        return lines
+
     def index_after(self, tick: int) -> int:
         """The index of the first frame written after ``tick`` (frames up to
         it are what the player had seen at that tick)."""
@@ -144,6 +161,8 @@ class ReplayApp(PlayApp):
             f"{when:%Y-%m-%d %H:%M} UTC.  space: pause  1 2 4 8: speed  "
             "arrows: seek  q: quit"
         )
+        for line in self.tape.warnings():
+            self.log.add(line)
 
     def _show_pace(self) -> None:
         last = self.tape.ticks[-1]
