@@ -246,6 +246,8 @@ class Worker:
         self._tasks: set[asyncio.Future[Any]] = set()
         self._cluster_tick: tuple[int, float] | None = None
         """The highest tick another worker's heartbeat said, and when it was heard."""
+        self._saved_tick = 0
+        """The latest tick the database held at start (:meth:`_align_tick`)."""
         self._quiet: set[int] = set()
         """Players whose next join or leave event in this world is a move
         between workers (a hand-off, a take-back, a stale copy released),
@@ -310,6 +312,7 @@ class Worker:
                 stored = store.get_meta("seed")  # a racing worker may have set it
             self.seed = int(stored or 0)
             saved_levels = store.load_levels()
+            self._saved_tick = store.last_tick()
         finally:
             store.close()
         self.world = World(self.seed, first_id=MONSTER_IDS, populate=self.monsters)
@@ -1040,9 +1043,12 @@ class Worker:
     async def _align_tick(self) -> None:
         """Start this world at the cluster's tick: the highest another worker
         beat with, plus the ticks since (waiting up to :data:`ALIGN_WAIT_S`
-        for one). Workers then tick at one rate, so a player handed from one
-        to another sees its ``tick`` go on (each world had started at 0: a
-        player's tick jumped back or ahead at the stairs)."""
+        for one), or, when no worker beats, just after the latest tick the
+        database holds (:meth:`~server.store.base.Store.last_tick`). Workers
+        then tick at one rate, so a player handed from one to another sees
+        its ``tick`` go on (each world had started at 0: a player's tick
+        jumped back or ahead at the stairs), and a character's spells are
+        forgotten on time across restarts."""
         deadline = time.monotonic() + ALIGN_WAIT_S
         while self._cluster_tick is None and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
@@ -1052,6 +1058,11 @@ class Worker:
             if now > self.world.tick:
                 log.info("worker %s starts at the cluster's tick %d", self.id, now)
                 self.world.tick = now
+        elif self._saved_tick > self.world.tick:
+            # No worker beats: the cluster starts (again). Its clock goes on
+            # from the database's latest, as a restarted serve's does.
+            self.world.tick = self._saved_tick + 1
+            log.info("worker %s starts after the saved tick %d", self.id, self._saved_tick)
 
     async def _on_gateway_beat(self, msg: Msg) -> None:
         self._gateway_beats[msg.subject.rsplit(".", 1)[1]] = time.monotonic()

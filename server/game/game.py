@@ -127,6 +127,9 @@ class Game(Host):
                 if depth not in world.levels
             }
         )
+        last = store.last_tick() if world.tick == 0 else 0
+        if last:  # a fresh world on a database that has been played: its clock goes on
+            world.tick = last + 1
 
     def join(
         self,

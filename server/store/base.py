@@ -188,6 +188,20 @@ class Store(ABC):
                 (key, value),
             )
 
+    def last_tick(self) -> int:
+        """The latest world tick this database holds anything from: the
+        highest ``saved_tick`` of its players and levels (0 when it holds
+        none). A server starting on it resumes its world's clock after this
+        tick, so that what characters keep in ticks of the world (the tick
+        each spell was learned, seed 004's forgetting) goes on counting
+        across restarts instead of starting again."""
+        with self._transaction(False) as cur:
+            cur.execute(
+                "SELECT (SELECT MAX(saved_tick) FROM players), (SELECT MAX(saved_tick) FROM levels)"
+            )
+            row = cur.fetchone()
+        return max((int(v) for v in (row or ()) if v is not None), default=0)
+
     # ----------------------------------------------------------- players and levels
 
     def load_player(self, name: str) -> tuple[str, dict[str, Any]] | None:
