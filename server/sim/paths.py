@@ -9,7 +9,9 @@ array, graph and path finder per window shape, writes the new costs into the
 array in place and clears the finder, and so gives the same path as
 ``path2d`` (same graph, same search from a cleared frontier) for about 43 µs
 when the shape was kept. Each kept shape holds six ``int32`` values per
-cell (a few KB for a hunter's window).
+cell (24 bytes: a few kB for a hunter's window), and the shapes kept hold
+at most :data:`KEPT_CELLS` cells between them (3.1 MB), however large the
+windows (issue 48: 128 shapes of a one-process game's windows held 7 MB).
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ prefer straight lines among equally short ones."""
 _UNREACHED = np.iinfo(np.int32).max
 KEPT_SHAPES = 128
 """Window shapes whose graph is kept (the least recently used goes first)."""
+KEPT_CELLS = 131_072
+"""Cells of all the kept shapes together (the least recently used go first
+until the rest fit). In a one-process game of 100 walking players on five
+levels (``bench/levelmem.py``) 82.2% of searches found their shape kept with
+only :data:`KEPT_SHAPES` bounding them, holding up to 329,000 cells, and
+81.4% with this bound too."""
 
 
 class _Finder:
@@ -42,6 +50,7 @@ class _Finder:
         self.finder = tcod.path.Pathfinder(graph)
         self.home = self.finder.traversal.copy()
         """The finder's traversal array as new: every cell pointing at itself."""
+        self.cells = shape[0] * shape[1]
 
 
 class PathFinders:
@@ -53,6 +62,19 @@ class PathFinders:
 
     def __init__(self) -> None:
         self._finders: OrderedDict[tuple[int, int], _Finder] = OrderedDict()
+        self.cells = 0
+        """Cells of the kept shapes together (at most :data:`KEPT_CELLS`,
+        but for one larger window, kept alone)."""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the kept shapes' arrays (the cost, the finder's distance
+        and traversal, the traversal as new; not python-tcod's own small
+        objects): 24 a cell."""
+        return sum(
+            f.cost.nbytes + f.finder.distance.nbytes + f.finder.traversal.nbytes + f.home.nbytes
+            for f in self._finders.values()
+        )
 
     def first_step(
         self, cost: NDArray[np.integer], start: tuple[int, int], goal: tuple[int, int]
@@ -97,8 +119,9 @@ class PathFinders:
         found = finders.get(shape)
         if found is None:
             found = finders[shape] = _Finder(shape)
-            if len(finders) > KEPT_SHAPES:
-                finders.popitem(last=False)
+            self.cells += found.cells
+            while len(finders) > 1 and (len(finders) > KEPT_SHAPES or self.cells > KEPT_CELLS):
+                self.cells -= finders.popitem(last=False)[1].cells
         else:
             finders.move_to_end(shape)
         np.copyto(found.cost, cost)

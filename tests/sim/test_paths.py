@@ -78,6 +78,25 @@ def test_only_the_latest_shapes_are_kept(monkeypatch: pytest.MonkeyPatch) -> Non
     assert list(finders._finders) == [(10, 10), (11, 11), (12, 12)]
 
 
+def test_the_kept_shapes_hold_at_most_kept_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 48: the least recently used shapes go until the rest hold at
+    most KEPT_CELLS cells; a window larger than that alone is kept alone,
+    and every search still finds path2d's path."""
+    monkeypatch.setattr(paths, "KEPT_CELLS", 300)
+    finders = PathFinders()
+    for side in (7, 8, 9, 10, 11):  # 49 + 64 + 81 + 100 + 121 cells
+        grid = np.ones((side, side), dtype=np.int32)
+        assert finders.first_step(grid, (0, 0), (side - 1, side - 1)) == (1, 1)
+    assert list(finders._finders) == [(10, 10), (11, 11)]  # (9, 9) too: 302 > 300
+    assert finders.cells == 100 + 121
+    assert finders.nbytes == finders.cells * 24
+    big = np.ones((20, 20), dtype=np.int32)
+    assert finders.first_step(big, (0, 0), (19, 19)) == (1, 1)
+    assert list(finders._finders) == [(20, 20)] and finders.cells == 400
+    assert finders.first_step(np.ones((9, 9), dtype=np.int32), (8, 8), (0, 0)) == (7, 7)
+    assert list(finders._finders) == [(9, 9)] and finders.cells == 81
+
+
 def test_monsters_walk_as_they_did_with_path2d() -> None:
     """Two worlds of one seed, one searching with new path2d calls: every
     actor ends in the same cell with the same health after a hundred ticks."""
