@@ -107,8 +107,9 @@ def host_census(host: object) -> dict[str, Any]:
     seats, names, characters that left and are held until their checkpoint
     is written (count and packed bytes), the seats' checkpoint parts of map
     memory (count and bytes), views' kept entries, the writer's queue, and
-    the copies the writer keeps of what it last wrote (one packed record per
-    seated character and per level, to skip rows that did not change)."""
+    what the writer keeps of what it last wrote, to skip rows that did not
+    change (a digest per seated character and per level,
+    :func:`server.store.writer.digest`)."""
     seats: Mapping[int, Any] = getattr(host, "seats", {})
     left: Mapping[str, Any] = getattr(host, "_left", {})
     parts = 0

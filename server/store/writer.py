@@ -9,10 +9,15 @@ write runs are merged, the newest record of each player or level winning,
 so a slow database delays saves instead of queueing them without bound. A
 failed write is logged and its rows are retried (unless newer ones replaced
 them) in the next transaction.
+
+What it last wrote is remembered as a digest per row (:func:`digest`), not
+as the row's bytes: a copy of every seated character's record would hold
+its map memory's compressed grids a second time (issue 48).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sys
@@ -49,6 +54,20 @@ def _lower_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WRITER_NICE)
     except OSError:
         pass
+
+
+DIGEST_BYTES = 32
+"""Size of the digest the writer keeps of each row it wrote (SHA-256): no
+two different records are known to share one, so a changed row is never
+taken for the one written before it."""
+
+
+def digest(blob: bytes) -> bytes:
+    """The SHA-256 digest (:data:`DIGEST_BYTES` bytes) of a packed row, by
+    which the writer knows a row equal to the one it last wrote. Computed in
+    the writer's thread (hashlib lets go of the GIL while it hashes a row
+    of more than 2 kB, so the tick runs meanwhile)."""
+    return hashlib.sha256(blob).digest()
 
 
 @dataclass(slots=True)
@@ -88,7 +107,10 @@ class StoreWriter:
         self._busy = False
         self._thread: threading.Thread | None = None
         self._written_players: dict[str, bytes] = {}
+        """Name -> :func:`digest` of the record last written (a seated
+        character's; forgotten once one who left is written)."""
         self._written_levels: dict[int, bytes] = {}
+        """Depth -> :func:`digest` of the level record last written."""
         self.on_saved: Callable[[str, float], None] | None = None
         """Called from the writer thread after each successful write with
         ``("checkpoint", seconds)`` (for metrics)."""
@@ -186,11 +208,15 @@ class StoreWriter:
     ) -> bool:
         started = time.perf_counter()
         written = self._written_players
-        player_rows = [row for name, row in sorted(players.items()) if written.get(name) != row[2]]
+        player_sums = {name: digest(row[2]) for name, row in players.items()}
+        level_sums = {depth: digest(blob) for depth, (blob, _) in levels.items()}
+        player_rows = [
+            row for name, row in sorted(players.items()) if written.get(name) != player_sums[name]
+        ]
         level_rows = [
             (depth, blob, tick)
             for depth, (blob, tick) in sorted(levels.items())
-            if self._written_levels.get(depth) != blob
+            if self._written_levels.get(depth) != level_sums[depth]
         ]
         try:
             meta = [] if checkpoint is None else [(CHECKPOINT_KEY, str(checkpoint))]
@@ -206,12 +232,12 @@ class StoreWriter:
                 exc,
             )
             return False
-        for name, row in players.items():
+        for name in players:
             if name in forget:
                 written.pop(name, None)
             else:
-                written[name] = row[2]
-        self._written_levels.update((depth, blob) for depth, (blob, _) in levels.items())
+                written[name] = player_sums[name]
+        self._written_levels.update(level_sums)
         ms = (time.perf_counter() - started) * 1000
         self.stats.writes += 1
         self.stats.rows += len(player_rows) + len(level_rows)

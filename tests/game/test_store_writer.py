@@ -6,13 +6,15 @@ import os
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from server.game.census import host_census
 from server.store.base import StoreError, pack_record
 from server.store.sqlite import SqliteStore
-from server.store.writer import CHECKPOINT_KEY, WRITER_NICE, StoreWriter
+from server.store.writer import CHECKPOINT_KEY, DIGEST_BYTES, WRITER_NICE, StoreWriter
 
 
 def test_a_checkpoint_is_written_from_a_thread_of_lower_priority(tmp_path: Path) -> None:
@@ -83,4 +85,31 @@ def test_rows_are_written_once_retried_after_a_failure_and_forgotten_when_asked(
     writer.submit([("bob", "h2", bob, 40)], [])
     assert writer.flush(10)
     assert writer.stats.rows == 4
+    store.close()
+
+
+def test_the_writer_keeps_a_digest_of_each_row_not_a_copy(tmp_path: Path) -> None:
+    """Issue 48: what the writer holds to skip unchanged rows is a digest of
+    DIGEST_BYTES per character and level (a copy of each record would hold
+    its map memory a second time); a record that changed by one byte is
+    still written."""
+    store = SqliteStore(str(tmp_path / "world.db"))
+    writer = StoreWriter(store)
+    memory = bytes(range(256)) * 8  # 2 kB standing for compressed map memory
+    ann = pack_record({"depth": 1, "memory": memory})
+    level = pack_record({"terrain": memory})
+    writer.submit([("ann", "h1", ann, 10)], [(1, level, 10)])
+    assert writer.flush(10)
+    held = host_census(SimpleNamespace(saver=writer))
+    assert held["written_players"] == 1 and held["written_player_bytes"] == DIGEST_BYTES
+    assert held["written_levels"] == 1 and held["written_level_bytes"] == DIGEST_BYTES
+    writer.submit([("ann", "h1", ann, 20)], [(1, level, 20)])
+    assert writer.flush(10)
+    assert writer.stats.rows == 2  # both unchanged: skipped
+    changed = pack_record({"depth": 1, "memory": memory[:-1] + b"\x00"})
+    writer.submit([("ann", "h1", changed, 30)], [(1, level, 30)])
+    assert writer.flush(10)
+    assert writer.stats.rows == 3
+    loaded = store.load_player("ann")
+    assert loaded is not None and loaded[1]["memory"] == memory[:-1] + b"\x00"
     store.close()
