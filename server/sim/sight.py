@@ -20,12 +20,13 @@ This module imports numpy and :mod:`server.sim.fov` only.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from server.sim.fov import FOV_RADIUS, FieldOfView
+from server.sim.fov import FOV_RADIUS, FieldOfView, field_of_view, padded_mask
 
 PAIR_SHIFT = 32
 """A pair is ``owner << PAIR_SHIFT | seen`` (:func:`pair_keys`)."""
@@ -100,12 +101,38 @@ def run_gaps(pairs: NDArray[np.int64]) -> NDArray[np.int64]:
     return gaps
 
 
-class FovCache:
-    """One level's kept fields of view (:meth:`~server.sim.world.World._cached_fov`), by cell
-    index ``y * width + x``.
+FOV_BLOCK = 128
+"""Rows per block of :class:`FovCache` (about 37 kB each)."""
 
-    It holds arrays under int keys only, none of them objects the garbage
-    collector tracks. That matters: with the thresholds
+
+class FovCache:
+    """One level's kept fields of view, by cell (:meth:`rows_of`).
+
+    The padded masks (:func:`~server.sim.fov.padded_mask`) are rows of
+    stacked arrays, blocks of :data:`FOV_BLOCK` rows (``bool[FOV_BLOCK,
+    SIDE, SIDE]``), found through ``rows`` (``int16[H * W]``, by cell index
+    ``y * W + x``: the cell's row, or −1); :meth:`masks` gathers many in a
+    few numpy calls. Each row also has its field of view's ``visible``
+    array, a read-only view of the row clipped to the level (``views``), the
+    one object every :class:`FieldOfView` taken from that cell shares while
+    the entry stands (the views pack its bits once per such array).
+
+    A dropped entry's row (:meth:`drop_near`) is written again only once
+    nothing but this cache holds its ``visible`` array (a :class:`FieldOfView`
+    handed out earlier may still be read, and a view of the player's last
+    sent one compared with a new one). Blocks are never moved or copied, so
+    an array handed out keeps only its block alive. Past ``limit`` rows
+    (entries, and dropped ones still held), the cache starts afresh.
+
+    **Memory**, per level: 289 bytes a row (``SIDE = 17``) in blocks, and a
+    view object of about 140 bytes each: about 0.45 kB per cell whose field
+    of view is kept (a default level's 2,208 walkable cells, all kept: about
+    1 MB); at most ``limit`` rows, 4,096 in the world (about 1.8 MB), plus
+    the index (two bytes per cell of the level, 26 kB for 198 × 66) and a
+    padded copy of the terrain (17 kB).
+
+    It holds arrays, ints and lists of arrays only: nothing the garbage
+    collector walks but three lists. That matters: with the thresholds
     :mod:`server.net.collector` sets, a young collection comes only after
     50,000 more tracked objects than were freed, but then walks every
     object made since the last one (most of a busy world: 20-40 ms with
@@ -114,45 +141,234 @@ class FovCache:
     them back while the cache filled.
     """
 
-    __slots__ = ("masks", "visible", "width")
+    __slots__ = (
+        "_dropped",
+        "_free",
+        "_inner",
+        "_live",
+        "_terrain",
+        "_terrain_windows",
+        "blocks",
+        "height",
+        "limit",
+        "rows",
+        "views",
+        "width",
+    )
 
-    def __init__(self, width: int) -> None:
-        self.width = width
-        self.visible: dict[int, NDArray[np.bool_]] = {}
-        """Cell -> the ``visible`` array of its field of view."""
-        self.masks: dict[int, NDArray[np.bool_]] = {}
-        """Cell -> its field of view's padded mask."""
+    def __init__(self, height: int, width: int, limit: int) -> None:
+        """A cache for a level of ``height × width`` cells holding at most
+        ``limit`` rows (``1 <= limit < 2**15``).
 
-    def mask_of(self, fov: FieldOfView, x: int, y: int) -> NDArray[np.bool_] | None:
-        """The padded mask kept for cell ``(x, y)`` if ``fov`` is the field of
-        view kept for it (the same ``visible`` array), else None."""
-        key = y * self.width + x
-        return self.masks[key] if self.visible.get(key) is fov.visible else None
+        Raises:
+            ValueError: ``limit`` out of range.
+        """
+        if not 1 <= limit < 2**15:
+            raise ValueError(f"limit {limit} outside 1..32767")
+        self.height, self.width, self.limit = height, width, limit
+        self.rows = np.full(height * width, -1, dtype=np.int16)
+        """Cell index ``y * W + x`` -> its row, or −1."""
+        self.blocks: list[NDArray[np.bool_]] = []
+        """Row ``r`` is ``blocks[r // FOV_BLOCK][r % FOV_BLOCK]``, a padded mask."""
+        self.views: list[NDArray[np.bool_] | None] = []
+        """Row -> its cell's ``visible`` array (None: a free row)."""
+        self._free: list[int] = []
+        """Rows nobody holds, to be written again."""
+        self._dropped: list[int] = []
+        """Rows of dropped entries whose ``visible`` may still be held."""
+        self._live = 0
+        """Cells with a row."""
+        r = FOV_RADIUS
+        side = 2 * r + 1
+        self._terrain = np.full((height + 2 * r, width + 2 * r), 255, dtype=np.uint8)
+        """The level's terrain with ``FOV_RADIUS`` cells of 255 around it, as
+        last read by :meth:`terrain_windows`."""
+        self._terrain_windows = np.lib.stride_tricks.sliding_window_view(
+            self._terrain, (side, side)
+        )
+        self._inner = (slice(r, r + height), slice(r, r + width))
+
+    def __len__(self) -> int:
+        """Cells whose field of view is kept."""
+        return self._live
+
+    def rows_of(
+        self, transparent: NDArray[np.bool_], xs: NDArray[np.intp], ys: NDArray[np.intp]
+    ) -> NDArray[np.intp]:
+        """``intp[n]``: the rows of the fields of view from cells ``(xs[i],
+        ys[i])``, each computed (once per cell) if not kept.
+
+        Args:
+            transparent: The level's ``bool[H, W]``, True where light passes.
+            xs: Cell columns, ``intp[n]``, on the level.
+            ys: Cell rows, ``intp[n]``.
+        """
+        cells = ys * self.width + xs
+        rows = self.rows[cells]
+        missing = rows < 0
+        if not missing.any():
+            found: NDArray[np.intp] = rows.astype(np.intp)
+            return found
+        new = np.unique(cells[missing])
+        if not self._room(len(new)):
+            self._start_afresh()
+            new = np.unique(cells)
+            self._room(len(new), beyond=True)
+        for cell in new.tolist():
+            y, x = divmod(cell, self.width)
+            self._add(cell, x, y, field_of_view(transparent, x, y, FOV_RADIUS))
+        found = self.rows[cells].astype(np.intp)
+        return found
+
+    def masks(self, rows: NDArray[np.intp]) -> NDArray[np.bool_]:
+        """``bool[n, SIDE, SIDE]``: the padded masks of ``rows``."""
+        blocks = self.blocks
+        if len(blocks) == 1:
+            one: NDArray[np.bool_] = blocks[0][rows]
+            return one
+        out = np.empty((len(rows), *blocks[0].shape[1:]), dtype=np.bool_)
+        block = rows // FOV_BLOCK
+        for b in np.unique(block).tolist():
+            at = block == b
+            out[at] = blocks[b][rows[at] - b * FOV_BLOCK]
+        return out
+
+    def terrain_windows(
+        self, terrain: NDArray[np.uint8], xs: NDArray[np.intp], ys: NDArray[np.intp]
+    ) -> NDArray[np.uint8]:
+        """``uint8[n, SIDE, SIDE]``: the windows of ``terrain`` (the level's,
+        ``uint8[H, W]``) centred on cells ``(xs[i], ys[i])``, indexed ``[i, y
+        - ys[i] + R, x - xs[i] + R]``; 255 off the level."""
+        self._terrain[self._inner] = terrain  # a copy of the level's: 13 kB
+        windows: NDArray[np.uint8] = self._terrain_windows[ys, xs]
+        return windows
+
+    def fovs(self, rows: list[int], xs: list[int], ys: list[int]) -> list[FieldOfView]:
+        """A :class:`FieldOfView` from each cell ``(xs[i], ys[i])``, whose
+        field of view is in ``rows[i]`` (:meth:`rows_of`, this update: a
+        dropped row has no ``visible``), sharing its ``visible`` array."""
+        r, views = FOV_RADIUS, self.views
+        return [
+            FieldOfView(x - r if x > r else 0, y - r if y > r else 0, views[row])  # type: ignore[arg-type]
+            for row, x, y in zip(rows, xs, ys, strict=True)
+        ]
 
     def drop_near(self, cells: list[tuple[int, int]], radius: int) -> None:
         """Forget the fields of view from the cells within ``radius``
         (Chebyshev) of any of ``cells``."""
-        width, visible, masks = self.width, self.visible, self.masks
-        if len(cells) * (2 * radius + 1) ** 2 > len(visible):
-            near = [
-                key
-                for key in visible
-                if any(
-                    abs(key % width - cx) <= radius and abs(key // width - cy) <= radius
-                    for cx, cy in cells
-                )
+        grid = self.rows.reshape(self.height, self.width)
+        for cx, cy in cells:
+            window = grid[
+                max(0, cy - radius) : cy + radius + 1, max(0, cx - radius) : cx + radius + 1
             ]
+            kept = window[window >= 0]
+            if kept.size:
+                self._dropped.extend(kept.tolist())
+                self._live -= len(kept)
+                window[...] = -1
+
+    def _add(self, cell: int, x: int, y: int, fov: FieldOfView) -> None:
+        """Keep ``fov``, the field of view from cell ``(x, y)``, in a free
+        row (:meth:`_room` made sure of one)."""
+        row = self._free.pop()
+        self._live += 1
+        self.rows[cell] = row
+        block = self.blocks[row // FOV_BLOCK]
+        block[row % FOV_BLOCK] = padded_mask(fov, x, y, FOV_RADIUS)
+        view: NDArray[np.bool_] = block[row % FOV_BLOCK][_on_level(self.height, self.width, x, y)]
+        view.flags.writeable = False
+        self.views[row] = view
+
+    def _room(self, n: int, beyond: bool = False) -> bool:
+        """Make ``n`` rows free: rows of dropped entries nobody holds any
+        more, then new blocks up to the limit (past it if ``beyond``: more
+        cells asked for at once than the limit). False if that is not enough."""
+        if len(self._free) >= n:
+            return True
+        views, held = self.views, []
+        for row in self._dropped:
+            # Held by views and getrefcount's argument alone: nobody else
+            # can read the row (a view of a view refers to the block).
+            if sys.getrefcount(views[row]) <= 2:
+                views[row] = None
+                self._free.append(row)
+            else:
+                held.append(row)
+        self._dropped = held
+        while len(self._free) < n and (beyond or len(views) < self.limit):
+            first = len(views)
+            count = FOV_BLOCK if beyond else min(FOV_BLOCK, self.limit - first)
+            side = 2 * FOV_RADIUS + 1
+            self.blocks.append(np.zeros((FOV_BLOCK, side, side), dtype=np.bool_))
+            views.extend([None] * count)
+            self._free.extend(range(first + count - 1, first - 1, -1))
+        return len(self._free) >= n
+
+    def _start_afresh(self) -> None:
+        """Forget every entry and row (arrays handed out keep their blocks)."""
+        self.rows[:] = -1
+        self.blocks, self.views, self._free, self._dropped = [], [], [], []
+        self._live = 0
+
+
+def remember_windows(
+    grids: list[NDArray[np.uint8]],
+    terrain: NDArray[np.uint8],
+    masks: NDArray[np.bool_],
+    xs: list[int],
+    ys: list[int],
+) -> tuple[list[int], list[int]]:
+    """Map memory brought up to date for many viewers at once.
+
+    Viewer ``i`` stands at ``(xs[i], ys[i])``, sees ``masks[i]`` and
+    remembers ``grids[i]`` (its map memory of the level, ``uint8[H, W]``,
+    255 where never seen); ``terrain[i]`` is the level's terrain on its
+    window (:meth:`FovCache.terrain_windows`). The windows (``[n, SIDE,
+    SIDE]``) are indexed ``[i, y - ys[i] + R, x - xs[i] + R]``, ``R =
+    FOV_RADIUS``. The cells in view whose memory differs from the terrain
+    are *fresh*: found for all viewers with a few numpy calls, and written
+    into the grids of the viewers that have any.
+
+    Returns:
+        ``(counts, cells)``: ``counts[i]`` fresh cells of viewer ``i``, and
+        every viewer's fresh cells, viewer by viewer, each row by row, as a
+        flat ``[x, y, code, ...]`` list (viewer ``i``'s are the ``3 *
+        counts[i]`` values after those of the viewers before it).
+    """
+    r = FOV_RADIUS
+    memory = np.empty(masks.shape, dtype=np.uint8)  # off the level: never read
+    height, width = grids[0].shape if grids else (0, 0)
+    for i, grid in enumerate(grids):
+        x, y = xs[i], ys[i]
+        if r <= x < width - r and r <= y < height - r:
+            memory[i] = grid[y - r : y + r + 1, x - r : x + r + 1]
         else:
-            near = [
-                (cy + dy) * width + cx + dx
-                for cx, cy in cells
-                for dy in range(-radius, radius + 1)
-                for dx in range(-radius, radius + 1)
-                if 0 <= cx + dx < width
-            ]
-        for key in near:
-            if visible.pop(key, None) is not None:
-                del masks[key]
+            on = _on_level(height, width, x, y)
+            memory[i][on] = grid[max(0, y - r) : y + r + 1, max(0, x - r) : x + r + 1]
+    fresh = memory != terrain
+    fresh &= masks
+    counts = np.count_nonzero(fresh.reshape(len(masks), -1), axis=1)
+    if not counts.any():
+        return counts.tolist(), []
+    at, wy, wx = np.nonzero(fresh)
+    cells = np.empty((len(at), 3), dtype=np.int64)
+    cells[:, 0] = np.asarray(xs)[at] + wx - r
+    cells[:, 1] = np.asarray(ys)[at] + wy - r
+    cells[:, 2] = terrain[at, wy, wx]
+    np.copyto(memory, terrain, where=fresh)
+    for i in np.flatnonzero(counts).tolist():
+        x, y = xs[i], ys[i]
+        on = _on_level(height, width, x, y)
+        grids[i][max(0, y - r) : y + r + 1, max(0, x - r) : x + r + 1] = memory[i][on]
+    return counts.tolist(), cells.ravel().tolist()
+
+
+def _on_level(height: int, width: int, x: int, y: int) -> tuple[slice, slice]:
+    """The part of the ``SIDE × SIDE`` window centred on ``(x, y)`` that lies
+    on a level of ``height × width`` cells, as ``(rows, cols)`` of the window."""
+    r = FOV_RADIUS
+    rows = slice(max(0, r - y), min(2 * r + 1, height - y + r))
+    return rows, slice(max(0, r - x), min(2 * r + 1, width - x + r))
 
 
 class Sight:
@@ -249,6 +465,35 @@ class Sight:
         self.masks[slot] = mask
         self._fresh.append(slot)
         return slot
+
+    def place_many(
+        self,
+        pids: list[int],
+        xs: NDArray[np.intp],
+        ys: NDArray[np.intp],
+        masks: NDArray[np.bool_],
+        slots: NDArray[np.intp],
+    ) -> NDArray[np.intp]:
+        """:meth:`place` for many players at once: player ``pids[i]`` at
+        ``(xs[i], ys[i])`` with field of view ``masks[i]`` (``bool[n, SIDE,
+        SIDE]``) into ``slots[i]``, its own, or a free slot where it is −1;
+        return the slots (``intp[n]``; ``slots`` is filled in)."""
+        new = np.flatnonzero(slots < 0)
+        if new.size:
+            while len(self._free) < len(new):
+                self._grow()
+            taken = self._free[-len(new) :]
+            del self._free[-len(new) :]
+            taken.reverse()  # the order place() pops them in
+            slots[new] = taken
+            self.count += len(new)
+            self._has_set[taken] = False
+        self.owners[slots] = pids
+        self.xs[slots] = xs
+        self.ys[slots] = ys
+        self.masks[slots] = masks
+        self._fresh.extend(slots.tolist())
+        return slots
 
     def release(self, slot: int) -> None:
         """Free ``slot`` (its player died, left, or went to another level):

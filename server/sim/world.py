@@ -86,7 +86,7 @@ from server.sim.events import (
     Respawned,
     TookStairs,
 )
-from server.sim.fov import FOV_RADIUS, FieldOfView, field_of_view, padded_mask
+from server.sim.fov import FOV_RADIUS, FieldOfView, padded_mask
 from server.sim.items import Item
 from server.sim.level import Level
 from server.sim.levelgen import generate_level
@@ -97,8 +97,10 @@ from server.sim.sight import (
     PAIR_SHIFT,
     FovCache,
     Sight,
+    in_sorted,
     owned_by,
     pair_keys,
+    remember_windows,
 )
 from server.sim.status import (
     StatusEffect,
@@ -129,9 +131,10 @@ DEFAULT_SIZE = (198, 66)
 for a crowd (about 2,200 walkable cells, 60 rooms) while the per-player cost
 stays bounded by the view window."""
 FOV_CACHE_CELLS = 4096
-"""Cells per level whose field of view :meth:`World._cached_fov` keeps (about
-1 KB each); past this the level's cache starts afresh. A default level has
-about 2,200 walkable cells, so in play it never fills."""
+"""Cells per level whose field of view :meth:`World._new_fovs` keeps (about
+450 bytes each: :class:`~server.sim.sight.FovCache`); past this the level's
+cache starts afresh. A default level has about 2,200 walkable cells, so in
+play it never fills."""
 
 
 class PhaseBuckets:
@@ -263,7 +266,7 @@ class World:
         self._fov_cache: dict[int, FovCache] = {}
         """Per depth, the field of view and its padded mask computed from each
         cell since the terrain within ``FOV_RADIUS`` of it last changed
-        (:meth:`_cached_fov`). A field of view depends only on the
+        (:meth:`_new_fovs`). A field of view depends only on the
         transparency of its window, and walkers keep returning to the same
         cells: in a crowd most steps find theirs here."""
         self._raw_sees: dict[int, set[int]] = {}
@@ -1133,6 +1136,7 @@ class World:
                 actor.seen_tiles = []
         self._told_tiles = []
         taken: set[int] = set()
+        moved: dict[int, list[Actor]] = {}
         for actor in self._players_to_look_at(taken):
             if not actor.alive:
                 if actor.id in self._slots or self.sees[actor.id]:
@@ -1141,18 +1145,25 @@ class World:
                 continue
             key = actor.fov_key
             if (
-                key is not None
-                and key[1] == actor.x
-                and key[2] == actor.y
-                and key[0] == actor.depth
-                and key[3] == self._version.get(actor.depth, 0)
+                key is None
+                or key[1] != actor.x
+                or key[2] != actor.y
+                or key[0] != actor.depth
+                or actor.fov is None
+            ):
+                moved.setdefault(actor.depth, []).append(actor)  # a new field of view
+            elif (
+                key[3] == self._version.get(actor.depth, 0)
                 and not actor.reveal
                 and actor.id in self._slots
             ):
                 continue  # in place, terrain unchanged: nothing to do
-            self._update_fov(actor)
-            if actor.seen_tiles:
-                self._told_tiles.append(actor.id)
+            elif self._needs_fov(actor):
+                moved.setdefault(actor.depth, []).append(actor)
+            else:
+                self._update_fov(actor)
+        for depth, group in moved.items():
+            self._new_fovs(depth, group)
         for depth, sight in self._sight.items():
             if depth not in taken:  # a level this update gave its first slot
                 sight.update(self._occ[depth])
@@ -1219,35 +1230,31 @@ class World:
                 actor.fov_key = (depth, actor.x, actor.y, version)
         return list(sight.owners[active[near]].tolist())
 
-    def _update_fov(self, actor: Actor) -> None:
-        """Bring living player ``actor``'s field of view and map memory up to
-        date, and its slot in its level's :class:`~server.sim.sight.Sight`."""
-        level = self.levels[actor.depth]
+    def _needs_fov(self, actor: Actor) -> bool:
+        """Whether living player ``actor`` needs a new field of view: it moved
+        or changed level since its last, or terrain changed in its window
+        (if terrain changed elsewhere on the level only, its key is brought
+        up to date)."""
         key = (actor.depth, actor.x, actor.y, self._version[actor.depth])
         if (
             key != actor.fov_key
             and actor.fov is not None
             and actor.fov_key is not None
             and key[:3] == actor.fov_key[:3]
-            and not _touches(actor.fov, level.changed)
+            and not _touches(actor.fov, self.levels[actor.depth].changed)
         ):
             actor.fov_key = key  # terrain changed elsewhere on the level only
-        if key != actor.fov_key or actor.fov is None:
-            actor.fov_key = key
-            actor.fov = self._cached_fov(actor.depth, level, actor.x, actor.y)
-            memory = actor.memory.get(actor.depth)
-            if memory is None:
-                memory = np.full(level.terrain.shape, 255, dtype=np.uint8)
-                actor.memory[actor.depth] = memory
-            rows, cols = actor.fov.slices()
-            window = level.terrain[rows, cols]
-            mem = memory[rows, cols]
-            fresh = mem != window
-            fresh &= actor.fov.visible
-            if _any_set(fresh):
-                actor.seen_tiles = _remember(mem, window, fresh, actor.fov.x0, actor.fov.y0)
+        return key != actor.fov_key or actor.fov is None
+
+    def _update_fov(self, actor: Actor) -> None:
+        """Bring living player ``actor``'s map memory (a :meth:`reveal_map`)
+        and its slot in its level's :class:`~server.sim.sight.Sight` up to
+        date, its field of view being so (:meth:`_needs_fov`)."""
+        assert actor.fov is not None
         if actor.reveal > 0:
-            actor.seen_tiles += self._reveal(actor, level)
+            actor.seen_tiles += self._reveal(actor, self.levels[actor.depth])
+            if actor.seen_tiles:
+                self._told_tiles.append(actor.id)
         placed = self._slots.get(actor.id)
         if placed is not None and placed[0] == actor.depth and placed[2] is actor.fov:
             return
@@ -1257,38 +1264,58 @@ class World:
         sight = self._sight.get(actor.depth)
         if sight is None:
             sight = self._sight[actor.depth] = Sight(self._occ[actor.depth].shape)
-        cache = self._fov_cache.get(actor.depth)
-        mask = None if cache is None else cache.mask_of(actor.fov, actor.x, actor.y)
-        if mask is None:
-            mask = padded_mask(actor.fov, actor.x, actor.y, FOV_RADIUS)
+        mask = padded_mask(actor.fov, actor.x, actor.y, FOV_RADIUS)
         slot = sight.place(actor.id, actor.x, actor.y, mask, None if placed is None else placed[1])
         self._slots[actor.id] = (actor.depth, slot, actor.fov)
 
-    def _cached_fov(self, depth: int, level: Level, x: int, y: int) -> FieldOfView:
-        """The field of view from ``(x, y)`` on ``level`` (at ``depth``),
-        computed at most once, with its :func:`~server.sim.fov.padded_mask`,
-        while the terrain around the cell stays as it is (:attr:`_fov_cache`;
-        entries near a changed cell are dropped by :meth:`_prune_fov_cache`
-        before any field of view is looked up). Both arrays are read-only:
-        they are shared by every player who stands on the cell; the
-        :class:`FieldOfView` around them is new for each call."""
+    def _new_fovs(self, depth: int, group: list[Actor]) -> None:
+        """Give the living players ``group``, all on ``depth``, the fields of
+        view from their cells (each computed at most once while the terrain
+        around the cell stays as it is: :class:`~server.sim.sight.FovCache`,
+        entries near a changed cell dropped by :meth:`_prune_fov_cache`
+        first), their map memory of the cells they see, and their slots in
+        the level's :class:`~server.sim.sight.Sight`: a few numpy calls for
+        all of them, and a few steps per player to hand out the results."""
+        level = self.levels[depth]
         cache = self._fov_cache.get(depth)
         if cache is None:
-            cache = self._fov_cache[depth] = FovCache(level.width)
-        key = y * cache.width + x
-        visible = cache.visible.get(key)
-        if visible is not None:
-            return FieldOfView(max(0, x - FOV_RADIUS), max(0, y - FOV_RADIUS), visible)
-        if len(cache.visible) >= FOV_CACHE_CELLS:
-            cache.visible.clear()
-            cache.masks.clear()
-        fov = field_of_view(level.transparent, x, y, FOV_RADIUS)
-        fov.visible.flags.writeable = False
-        mask = padded_mask(fov, x, y, FOV_RADIUS)
-        mask.flags.writeable = False
-        cache.visible[key] = fov.visible
-        cache.masks[key] = mask
-        return fov
+            cache = self._fov_cache[depth] = FovCache(level.height, level.width, FOV_CACHE_CELLS)
+        sight = self._sight.get(depth)
+        if sight is None:
+            sight = self._sight[depth] = Sight(self._occ[depth].shape)
+        xl, yl = [a.x for a in group], [a.y for a in group]
+        xs, ys = np.array(xl, dtype=np.intp), np.array(yl, dtype=np.intp)
+        rows = cache.rows_of(level.transparent, xs, ys)
+        masks = cache.masks(rows)
+        fovs = cache.fovs(rows.tolist(), xl, yl)
+        grids: list[NDArray[np.uint8]] = []
+        slots: list[int] = []
+        version, placed_at = self._version[depth], self._slots
+        for actor, fov in zip(group, fovs, strict=True):
+            actor.fov_key = (depth, actor.x, actor.y, version)
+            actor.fov = fov
+            grid = actor.memory.get(depth)
+            if grid is None:
+                grid = actor.memory[depth] = np.full(level.terrain.shape, 255, dtype=np.uint8)
+            grids.append(grid)
+            placed = placed_at.get(actor.id)
+            if placed is not None and placed[0] != depth:
+                self._sight[placed[0]].release(placed[1])
+                placed = None
+            slots.append(-1 if placed is None else placed[1])
+        terrain = cache.terrain_windows(level.terrain, xs, ys)
+        counts, cells = remember_windows(grids, terrain, masks, xl, yl)
+        taken = sight.place_many([a.id for a in group], xs, ys, masks, np.array(slots, np.intp))
+        at = 0
+        for actor, fov, slot, count in zip(group, fovs, taken.tolist(), counts, strict=True):
+            placed_at[actor.id] = (depth, slot, fov)
+            if count:
+                actor.seen_tiles = cells[at : at + 3 * count]
+                at += 3 * count
+            if actor.reveal > 0:
+                actor.seen_tiles += self._reveal(actor, level)
+            if actor.seen_tiles:
+                self._told_tiles.append(actor.id)
 
     def _prune_fov_cache(self) -> None:
         """Drop the cached fields of view that a terrain change since the last
@@ -1301,7 +1328,7 @@ class World:
                 del self._fov_cache[depth]
                 continue
             cache = self._fov_cache[depth]
-            if level.changed and cache.visible:
+            if level.changed and len(cache):
                 cache.drop_near(level.changed, FOV_RADIUS)
 
     def _visible_sets(self, depth: int, sight: Sight) -> None:
@@ -1323,7 +1350,9 @@ class World:
             seen = sight.changed_windows[sight.ys[active], sight.xs[active]]
             seen &= sight.masks[active]
             need = active[seen.any(axis=(1, 2))]
-            if fresh.size:  # both sorted slot numbers: one mask, not a sort
+            if 5 * len(need) > 4 * sight.count:
+                chosen = active  # a crowd: every set, so none is cut out of the pairs
+            elif fresh.size:  # both sorted slot numbers: one mask, not a sort
                 pick = np.zeros(len(sight.owners), dtype=np.bool_)
                 pick[need] = True
                 pick[fresh] = True
@@ -1348,10 +1377,11 @@ class World:
         owners = rows >> PAIR_SHIFT
         begins = np.searchsorted(owners, changed, "left").tolist()
         ends = np.searchsorted(owners, changed, "right").tolist()
-        ids = (rows & ID_MASK).tolist()
-        players = self._players
-        for pid, begin, end in zip(changed.tolist(), begins, ends, strict=True):
-            self._set_raw_sees(players[pid], set(ids[begin:end]))
+        ids = rows & ID_MASK
+        monsters = np.fromiter(self._monster_ids, np.int64, len(self._monster_ids))
+        monsters.sort()
+        watching = set(owners[in_sorted(ids, monsters)].tolist())
+        self._set_raw_sees(changed.tolist(), ids.tolist(), begins, ends, watching)
 
     def _cut_invisible(self, turned: set[int]) -> None:
         """Cut the invisible actors from the visible sets that were not rebuilt
@@ -1389,37 +1419,58 @@ class World:
         sight = self._sees_invisible[pid] = self._players[pid].sees_invisible()
         self.sees[pid] = raw if sight else raw - hidden
 
-    def _set_raw_sees(self, actor: Actor, raw: set[int]) -> None:
-        """Record that living player ``actor`` has the actors ``raw`` in its
-        field of view: its :attr:`sees` (:meth:`_cut`) and its entries in
-        :attr:`seen_by`."""
-        pid = actor.id
-        self._raw_sees[pid] = raw
-        if self._unseen:
-            self._cut(pid, raw)
-        else:
-            self._sees_invisible.pop(pid, None)
-            self.sees[pid] = raw
-        mons = raw & self._monster_ids
-        old = self._sees_monsters.get(pid)
-        if old == mons:
-            return
-        self._sees_monsters[pid] = mons
+    def _set_raw_sees(
+        self,
+        pids: list[int],
+        ids: list[int],
+        begins: list[int],
+        ends: list[int],
+        watching: set[int],
+    ) -> None:
+        """Record that each living player ``pids[i]`` has the actors
+        ``ids[begins[i]:ends[i]]`` in its field of view: its :attr:`sees`
+        (:meth:`_cut`) and its entries in :attr:`seen_by`; ``watching`` holds
+        those of ``pids`` who have a monster among them."""
+        raw_sees, sees, sees_monsters = self._raw_sees, self.sees, self._sees_monsters
         seen_by = self.seen_by
-        if old:
-            for mid in old - mons:
-                watchers = seen_by.get(mid)
-                if watchers is not None:
-                    watchers.remove(pid)
-                    if not watchers:
-                        del seen_by[mid]
-            mons = mons - old
-        for mid in mons:
-            watchers = seen_by.get(mid)
-            if watchers is None:
-                seen_by[mid] = [pid]
+        cut = self._cut if self._unseen else None
+        forget_cut = self._sees_invisible.pop
+        monster_ids = self._monster_ids
+        for pid, begin, end in zip(pids, begins, ends, strict=True):
+            raw = set(ids[begin:end])
+            raw_sees[pid] = raw
+            if cut is not None:
+                cut(pid, raw)
             else:
-                insort(watchers, pid)
+                forget_cut(pid, None)
+                sees[pid] = raw
+            old = sees_monsters.get(pid)
+            if pid in watching:
+                mons = raw & monster_ids
+            elif old is None:
+                sees_monsters[pid] = set()
+                continue
+            elif not old:
+                continue
+            else:
+                mons = set()
+            if old == mons:
+                continue
+            sees_monsters[pid] = mons
+            if old:
+                for mid in old - mons:
+                    watchers = seen_by.get(mid)
+                    if watchers is not None:
+                        watchers.remove(pid)
+                        if not watchers:
+                            del seen_by[mid]
+                mons = mons - old
+            for mid in mons:
+                watchers = seen_by.get(mid)
+                if watchers is None:
+                    seen_by[mid] = [pid]
+                else:
+                    insort(watchers, pid)
 
     def _drop_sight(self, pid: int) -> None:
         """Forget what player ``pid`` saw (it died or left): its entries in

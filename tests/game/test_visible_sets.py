@@ -107,3 +107,81 @@ def test_kept_visible_sets_equal_a_recomputation(seed: int, scatter: bool) -> No
         monsters_seen += len(seen_by)
     # Both paths ran: sets kept as they were and sets replaced; monsters were seen.
     assert kept > 500 and rebuilt > 100 and monsters_seen > 0
+
+
+def reference_memory(
+    world: World, before: dict[int, dict[int, np.ndarray]], pid: int
+) -> tuple[list[int], np.ndarray]:
+    """What player ``pid``'s map memory of its depth must be after a step,
+    from its memory before (``before[pid]``, by depth; all unseen if the
+    depth is new to it) and a field of view computed anew: the cells in
+    view hold the terrain, and those that differed before are its fresh
+    tiles, ``[x, y, code, ...]`` row by row."""
+    actor = world.actors[pid]
+    level = world.levels[actor.depth]
+    old = before[pid].get(actor.depth)
+    memory = np.full(level.terrain.shape, 255, np.uint8) if old is None else old.copy()
+    fov = field_of_view(level.transparent, actor.x, actor.y, FOV_RADIUS)
+    rows, cols = fov.slices()
+    window = level.terrain[rows, cols]
+    fresh = (memory[rows, cols] != window) & fov.visible
+    ys, xs = np.nonzero(fresh)
+    tiles = [
+        v
+        for j, i in zip(ys.tolist(), xs.tolist(), strict=True)
+        for v in (fov.x0 + i, fov.y0 + j, int(window[j, i]))
+    ]
+    memory[rows, cols][fresh] = window[fresh]
+    return tiles, memory
+
+
+@pytest.mark.parametrize(("seed", "scatter"), [(9, False), (21, True)])
+def test_fields_of_view_and_map_memory_made_for_a_level_at_once_equal_one_by_one(
+    seed: int, scatter: bool
+) -> None:
+    """The fields of view and map memory of a level's players who moved are
+    made together (:meth:`World._new_fovs`); over random play, with doors
+    opened and closed, stairs taken and a cache too small for the level
+    (so that it is copied and starts afresh), every living player's field of
+    view, memory and fresh tiles equal a computation for it alone."""
+    world = World(seed)
+    game = Game(world, Store(":memory:"))
+    rng = np.random.default_rng(seed)
+    ids = seat_players(game, 16, rng, scatter=scatter)
+    for cache in world._fov_cache.values():
+        cache.limit = 40
+    seq = 0
+    told = 0
+    for tick in range(260):
+        seq, _ = give_commands(game, ids, rng, tick, seq)
+        if tick % 11 == 3:  # a door near someone opens or closes
+            actor = world.actors[ids[tick % len(ids)]]
+            world.set_terrain(
+                actor.depth,
+                actor.x,
+                actor.y + 1,
+                world.levels[actor.depth].terrain[actor.y + 1, actor.x],
+            )
+        before = {
+            pid: {
+                d: world.actors[pid].memory.peek(d).copy()
+                for d in world.actors[pid].memory.depths()
+            }
+            for pid in ids
+        }
+        game.step()
+        for cache in world._fov_cache.values():
+            cache.limit = min(cache.limit, 40)
+        for pid in ids:
+            actor = world.actors[pid]
+            if not actor.alive or actor.fov is None:
+                continue
+            fresh = field_of_view(world.levels[actor.depth].transparent, actor.x, actor.y)
+            assert (actor.fov.x0, actor.fov.y0) == (fresh.x0, fresh.y0)
+            assert np.array_equal(actor.fov.visible, fresh.visible), f"tick {tick}"
+            assert not actor.fov.visible.flags.writeable
+            tiles, memory = reference_memory(world, before, pid)
+            assert actor.seen_tiles[: len(tiles)] == tiles, f"player {pid}, tick {tick}"
+            assert np.array_equal(actor.memory.peek(actor.depth), memory), f"tick {tick}"
+            told += bool(tiles)
+    assert told > 100

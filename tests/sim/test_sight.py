@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from server.content.schema import Terrain
+from server.sim import sight
 from server.sim.actors import Mind
 from server.sim.fov import field_of_view, padded_mask
 from server.sim.level import Level
@@ -198,3 +199,40 @@ def test_players_on_one_cell_share_its_field_of_view_and_cannot_change_it() -> N
     assert kept is not None and bob.fov is not None
     assert bob.fov.visible is kept.visible and (bob.fov.x0, bob.fov.y0) == (kept.x0, kept.y0)
     assert not kept.visible.flags.writeable
+
+
+def test_a_field_of_view_still_held_is_not_written_over_when_its_cell_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cached field of view dropped by a terrain change near its cell is
+    not overwritten while someone still holds it (a view compares a player's
+    new field of view with the one it last sent), however many new ones the
+    level's cache makes afterwards; once nobody holds it, its row is used
+    again."""
+    monkeypatch.setattr(sight, "FOV_BLOCK", 16)  # small blocks: rows run out soon
+    world = make_world(ROOMS)
+    ann = world.join("ann")
+    world.move_actor(ann, 8, 2)
+    world.step()
+    held = ann.fov
+    assert held is not None
+    cache = world._fov_cache[1]
+    row = int(cache.rows[2 * cache.width + 8])
+    bits = held.visible.copy()
+    world.set_terrain(1, 11, 2, Terrain.FLOOR)  # the wall in its window opens
+    world.step()
+    assert ann.fov is not held and ann.fov is not None and ann.fov.contains(14, 2)
+    for x in range(1, 29):  # fields of view from the cells of two rows, often dropped
+        for y in (3, 1):
+            world.move_actor(ann, x, y)
+            world.step()
+            world.set_terrain(1, 11, 3, Terrain.WALL if (x + y) % 2 else Terrain.FLOOR)
+    assert np.array_equal(held.visible, bits) and not held.visible.flags.writeable
+    assert row in cache._dropped and cache.views[row] is held.visible
+    assert len(cache.views) <= 3 * 16  # not 56 rows: those nobody held were written again
+    del held
+    for x in range(1, 29):
+        world.move_actor(ann, x, 2)
+        world.step()
+        world.set_terrain(1, 11, 3, Terrain.WALL if x % 2 else Terrain.FLOOR)
+    assert row not in cache._dropped
