@@ -91,6 +91,10 @@ def flatten(answer: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, 
         elif key == "levels" and isinstance(value, list):
             for field in ("players", "monsters", "piles", "items", "fov_cells"):
                 yield f"levels.{field}", float(sum(level.get(field, 0) for level in value))
+            parts = sorted({part for level in value for part in level.get("bytes", {})})
+            for part in parts:
+                held = sum(level.get("bytes", {}).get(part, 0) for level in value)
+                yield f"levels.bytes.{part}", float(held)
 
 
 def tick_rate(first: Mapping[str, Any], last: Mapping[str, Any]) -> float | None:
@@ -110,6 +114,8 @@ def line(t_s: float, rss: int, answer: Mapping[str, Any], rate: float | None = N
     levels = answer.get("levels", [])
     objects = answer.get("objects", {})
     items = " ".join(f"{lv['depth']}:{lv['items']}" for lv in levels)
+    level_bytes = sum(lv.get("bytes", {}).get("total", 0) for lv in levels)
+    fov_bytes = sum(lv.get("bytes", {}).get("fov_cache", 0) for lv in levels)
     tracked = objects.get("(all)")
     return (
         f"min {t_s / 60:5.1f}  rss {rss / 2**20:6.1f} MB  players {host.get('seats')}"
@@ -120,6 +126,8 @@ def line(t_s: float, rss: int, answer: Mapping[str, Any], rate: float | None = N
         f" ({world.get('memory_live_bytes', 0) / 2**20:.1f} live)"
         f"  parts {host.get('memory_part_bytes', 0) / 2**20:.1f} MB"
         f"  monsters {world.get('monsters')}"
+        f"  levels hold {level_bytes / 2**20:.1f} MB"
+        f" (fov {fov_bytes / 2**20:.1f}, path finders {(world.get('path_finder_bytes') or 0) / 2**20:.1f})"
         + (f"  objects {tracked}" if tracked is not None else "")
         + (f"  ticks/s {rate:.2f}" if rate is not None else "")
         + f"  floor items by depth {items}"

@@ -11,14 +11,118 @@ Attributes that are private to the world or the host are read with
 ``getattr`` and a default: a census must survive those classes being
 reshaped, and an attribute that is gone is reported as absent (``None``)
 rather than failing the command.
+
+Bytes are counted by :func:`held_bytes`: the numpy arrays an object holds
+(each buffer once, however many views share it), the containers it holds
+and what they hold, but not other objects they refer to (rules data, names)
+nor python-tcod's C memory; so they are a floor, measured against the
+process's resident memory by ``bench/levelmem.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sized
+import sys
+from collections.abc import Callable, Mapping, Sized
+from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from server.sim.world import World
+
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+_HELD = (np.ndarray, bytes, bytearray, *_CONTAINERS)
+_PLAIN = frozenset({int, float, bool, str, type(None)})
+"""Types :func:`held_bytes` passes over (small or shared: not counted)."""
+HELD_DEPTH = 3
+"""How many containers deep :func:`held_bytes` looks (a dict of tuples of
+arrays is two)."""
+_SLOTS: dict[type, tuple[tuple[str, ...], Callable[[object], Any]]] = {}
+
+
+def _slot_values(obj: object) -> list[object]:
+    """The values of every slot of ``obj``'s class and its bases (one
+    :func:`operator.attrgetter` kept per class; a slot not set is None)."""
+    cls = type(obj)
+    kept = _SLOTS.get(cls)
+    if kept is None:
+        found: list[str] = []
+        for klass in cls.__mro__:
+            slots = klass.__dict__.get("__slots__", ())
+            found.extend([slots] if isinstance(slots, str) else slots)
+        names = tuple(found)
+        kept = _SLOTS[cls] = (names, attrgetter(*names) if len(names) > 1 else lambda _o: ())
+    names, getter = kept
+    try:
+        return list(getter(obj))
+    except AttributeError:
+        return [getattr(obj, name, None) for name in names]
+
+
+def _array_bytes(array: np.ndarray[Any, Any], seen: set[int]) -> int:
+    """The array object's own size, plus its buffer's if ``seen`` (ids of
+    buffers counted) does not hold it yet (then it does)."""
+    root = array
+    while True:
+        base = root.base
+        if not isinstance(base, np.ndarray):  # as_strided's holder keeps the array as .base
+            base = getattr(base, "base", None)
+        if not isinstance(base, np.ndarray):
+            break
+        root = base
+    own = sys.getsizeof(array) - (array.nbytes if array.base is None else 0)
+    if id(root) in seen:
+        return own
+    seen.add(id(root))
+    return own + root.nbytes
+
+
+def _value_bytes(value: object, seen: set[int], depth: int) -> int:
+    if isinstance(value, np.ndarray):
+        return _array_bytes(value, seen)
+    if isinstance(value, bytes | bytearray):
+        if id(value) in seen:
+            return 0
+        seen.add(id(value))
+        return sys.getsizeof(value)
+    if depth <= 0 or not isinstance(value, _CONTAINERS) or id(value) in seen:
+        return 0
+    seen.add(id(value))
+    total = sys.getsizeof(value)
+    items = value.values() if isinstance(value, dict) else value
+    plain = _PLAIN
+    for item in items:
+        if type(item) in plain:
+            continue
+        if isinstance(item, _HELD):
+            total += _value_bytes(item, seen, depth - 1)
+        elif hasattr(item, "__slots__"):
+            total += sys.getsizeof(item)
+    return total
+
+
+def held_bytes(obj: object, seen: set[int] | None = None) -> int:
+    """Bytes held by ``obj``: its own size, and for each of its attributes
+    (slots or ``__dict__``; or its items, for a container) the numpy arrays
+    (buffers counted once across calls sharing ``seen``), bytes, and
+    containers up to :data:`HELD_DEPTH` deep with what they hold (slotted
+    objects in them counted by their own size). Numbers, strings and other
+    objects referred to are not counted (shared rules data, interned names)."""
+    seen = set() if seen is None else seen
+    if isinstance(obj, _HELD):
+        return _value_bytes(obj, seen, HELD_DEPTH)
+    total = sys.getsizeof(obj)
+    plain = _PLAIN
+    values = _slot_values(obj)
+    values.extend(getattr(obj, "__dict__", {}).values())
+    for value in values:
+        if type(value) in plain or not isinstance(value, _HELD):
+            continue
+        if isinstance(value, _CONTAINERS) and not value:
+            total += sys.getsizeof(value)  # empty: nothing inside to look at
+            continue
+        total += _value_bytes(value, seen, HELD_DEPTH)
+    return total
 
 
 def _size(obj: object, name: str) -> int | None:
@@ -27,27 +131,62 @@ def _size(obj: object, name: str) -> int | None:
     return len(value) if isinstance(value, Sized) else None
 
 
-def level_census(world: World) -> list[dict[str, int]]:
+def _fov_cells(cache: object) -> int:
+    """Cells whose field of view ``cache`` (a level's
+    :class:`~server.sim.sight.FovCache`) keeps."""
+    if cache is None:
+        return 0
+    if isinstance(cache, Sized):
+        return len(cache)
+    visible = getattr(cache, "visible", None)
+    if isinstance(visible, Sized):
+        return len(visible)
+    rows = getattr(cache, "rows", None)
+    return int(np.count_nonzero(rows >= 0)) if isinstance(rows, np.ndarray) else 0
+
+
+def level_census(world: World) -> list[dict[str, Any]]:
     """One entry per level in memory, by depth: ``depth``, ``players``
     (alive or awaiting respawn), ``monsters``, ``piles`` (floor cells with
     items), ``items`` (floor stacks), ``fov_cells`` (cells whose field of
-    view is cached)."""
-    monsters: dict[int, int] = {}
+    view is cached), and ``bytes`` (:func:`held_bytes`) of what the level
+    holds: ``terrain`` (the level: terrain, the arrays made from it, rooms,
+    floor items' lists), ``occupancy``, ``sight`` (the fields of view and
+    occupancy the visible sets are built from), ``fov_cache``,
+    ``monsters`` (their actors and what they hold: statuses, packs, kept
+    routes), ``search_orders`` (:meth:`~server.sim.world.World.free_cell_near`'s),
+    and ``total``."""
+    by_depth: dict[int, list[Any]] = {}
     for monster in world.monsters():
-        monsters[monster.depth] = monsters.get(monster.depth, 0) + 1
+        by_depth.setdefault(monster.depth, []).append(monster)
     fov_cache: Mapping[int, Any] = getattr(world, "_fov_cache", {})
+    occ: Mapping[int, Any] = getattr(world, "_occ", {})
+    sight: Mapping[int, Any] = getattr(world, "_sight", {})
+    orders: Mapping[tuple[int, int, int], Any] = getattr(world, "_search_orders", {})
     out = []
     for depth in sorted(world.levels):
         level = world.levels[depth]
         cache = fov_cache.get(depth)
+        monsters = by_depth.get(depth, [])
+        seen: set[int] = set()
+        held = {
+            "terrain": held_bytes(level, seen),
+            "occupancy": held_bytes(occ.get(depth), seen) if depth in occ else 0,
+            "sight": held_bytes(sight[depth], seen) if depth in sight else 0,
+            "fov_cache": 0 if cache is None else held_bytes(cache, seen),
+            "monsters": sum(held_bytes(m, seen) for m in monsters),
+            "search_orders": sum(held_bytes(v, seen) for k, v in orders.items() if k[0] == depth),
+        }
+        held["total"] = sum(held.values())
         out.append(
             {
                 "depth": depth,
                 "players": world.players_on(depth),
-                "monsters": monsters.get(depth, 0),
+                "monsters": len(monsters),
                 "piles": sum(1 for pile in level.items.values() if pile),
                 "items": sum(len(pile) for pile in level.items.values()),
-                "fov_cells": 0 if cache is None else len(getattr(cache, "visible", ())),
+                "fov_cells": _fov_cells(cache),
+                "bytes": held,
             }
         )
     return out
@@ -58,8 +197,12 @@ def world_census(world: World) -> dict[str, Any]:
     remembered, and bytes: ``memory_live_bytes`` of the grids of the depths
     players are on, ``memory_packed_bytes`` of the compressed grids of the
     others, :class:`~server.sim.actors.MapMemory`), saved level
-    records waiting to be laid over a level (count and bytes), and the
-    sizes of the view and path caches (entries)."""
+    records waiting to be laid over a level (count and bytes), the sizes of
+    the view and path caches (entries), the monsters' kept path finders
+    (``path_finders``, ``path_finder_cells``, ``path_finder_bytes``: a
+    world's, not a level's, :data:`server.sim.paths.KEPT_CELLS` at most),
+    ``player_bytes``, what the players' characters hold (packs, statuses;
+    map memory aside) and ``view_set_bytes``, what their visible sets hold."""
     players = [a for a in world.actors.values() if a.is_player]
     grids = sum(len(a.memory) for a in players)
     live_bytes = sum(a.memory.live_bytes for a in players)
@@ -99,6 +242,13 @@ def world_census(world: World) -> dict[str, Any]:
             )
         },
         "path_finders": _size(getattr(world, "paths", None), "_finders"),
+        "path_finder_cells": getattr(getattr(world, "paths", None), "cells", None),
+        "path_finder_bytes": getattr(getattr(world, "paths", None), "nbytes", None),
+        "player_bytes": sum(held_bytes(a) for a in players),
+        "view_set_bytes": sum(
+            held_bytes(getattr(world, name, {}))
+            for name in ("sees", "seen_by", "_raw_sees", "_sees_monsters")
+        ),
     }
 
 
