@@ -40,7 +40,12 @@ PER_PLAYER_MB = 0.25
 (docs/operating.md: about 90 kB), more than doubled."""
 PER_LEVEL_MB = 5.0
 """Resident memory per level in memory, its cached fields of view included
-(docs/operating.md: at most 0.4 + 4 MB)."""
+(docs/operating.md: at most 0.5 + 2 MB), doubled."""
+PATH_FINDER_BYTES = 131_072 * 24
+"""The monsters' kept path finders at most (server.sim.paths.KEPT_CELLS cells
+of 24 bytes)."""
+DIGEST_BYTES = 32
+"""What the store writer keeps per character it wrote (a SHA-256 digest)."""
 
 
 def _soak() -> dict[str, Any]:
@@ -80,8 +85,15 @@ def test_a_short_soak_stays_within_the_stated_memory_bounds() -> None:
         # Characters that left are held only until their checkpoint is written
         # (every 3 s): never more than the churners.
         assert host["left"] <= CHURN, sample
-        # The writer keeps a copy of the last record of seated characters only.
+        # The writer keeps a digest of the last record of seated characters
+        # only, not a copy of it.
         assert host["written_players"] <= players + CHURN, sample
+        assert host["written_player_bytes"] <= host["written_players"] * DIGEST_BYTES, sample
+        # What the census names of each level, and the world's path finders,
+        # within their stated bounds.
+        for level in answer["levels"]:
+            assert level["bytes"]["total"] <= PER_LEVEL_MB * 2**20, (level, sample)
+        assert world["path_finder_bytes"] <= PATH_FINDER_BYTES, sample
         # The world's per-player maps hold the players now in it, no one else.
         for name in ("sees_monsters", "slots", "raw_sees"):
             count = world["caches"][name]
