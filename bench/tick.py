@@ -59,14 +59,17 @@ SPLIT_PARTS: tuple[tuple[str, Any, str], ...] = (
     ("regenerate", upkeep, "regenerate"),
     ("restock", monsters, "restock"),
     ("tick_index", index_module.TickIndex, "__init__"),
-    ("views", views_module.PlayerView, "message"),
+    ("level_frames", views_module.LevelFrames, "__init__"),
+    ("views", views_module.LevelFrames, "build"),
 )
 """Name, owner and attribute of each part ``--split`` times. Parts nest:
 ``update_views`` holds ``fov_compute`` and ``remember``; ``monsters_act``
 holds ``visible_players`` and ``monster_paths``; ``tick_index`` (the
-tick's shared index) and ``views`` (every player's message) are the parts
-of :meth:`Game.step` after the world's step. An attribute the code
-does not have (an older or newer version) is left out."""
+tick's shared index), ``level_frames`` (what each level's frames share:
+fields of view packed, floor items of moved views) and ``views`` (every
+player's message) are the parts of :meth:`Game.step` after the world's
+step. An attribute the code does not have (an older or newer version) is
+left out."""
 
 
 @contextmanager

@@ -30,7 +30,7 @@ from typing import Any
 
 from protocol.messages import ChatOut, Command, Info, ServerMessage, Welcome
 from server.game.index import Carried, TickIndex
-from server.game.views import PlayerView
+from server.game.views import LevelFrames, Member, PlayerView
 from server.game.wire import describe_actor, to_command, welcome_message, welcome_tables
 from server.game.worldrecord import WorldRecorder
 from server.sim.actors import Actor, MapMemory, MovingState, memory_entry, moving_record_of
@@ -471,6 +471,9 @@ class Host:
         ``ack`` or ``rej`` is due) come first, the others after them, so that
         a player who acted sees the effect as early in the tick as can be
         (issue 10: command to effect). The messages are the same in any order.
+        The frames of a level's players are built together
+        (:class:`~server.game.views.LevelFrames`: what they share is found
+        once for the level), :data:`SEND_BATCH` players at a time.
 
         Args:
             skip: Players whose frames are not built this tick (a client that
@@ -504,11 +507,14 @@ class Host:
         seats = self.seats
         for actor_id in index.steady_touched(seats):
             seats[actor_id].steady_blob = None
-        first: list[tuple[int, PlayerView, Actor]] = []
-        later: list[tuple[int, PlayerView, Actor]] = []
+        # Each group's players by level, in seat order: a level's frames are
+        # built together (LevelFrames), SEND_BATCH at a time.
+        first: dict[int, list[Member]] = {}
+        later: dict[int, list[Member]] = {}
+        on_level: dict[int, list[Member]] = {}
         rejections = index.rejections
-        # One pass over every seat, so it is kept lean: what
-        # PlayerView.answers says, inline.
+        # One pass over every seat, so it is kept lean: whether an ack or a
+        # rej is due, inline.
         for actor_id, seat in seats.items():
             actor = actors[actor_id]
             if actor.seen_tiles:  # written at the depth the player is on after the tick
@@ -518,23 +524,32 @@ class Host:
             if actor_id in skip:
                 view.needs_snapshot = True
                 continue
-            if actor.last_tag != view.ack or actor_id in rejections:
-                first.append((actor_id, view, actor))
-            else:
-                later.append((actor_id, view, actor))
+            depth = actor.depth
+            group = first if actor.last_tag != view.ack or actor_id in rejections else later
+            member = (actor_id, view, actor)
+            members = group.get(depth)
+            if members is None:
+                members = group[depth] = []
+            members.append(member)
+            members = on_level.get(depth)
+            if members is None:
+                members = on_level[depth] = []
+            members.append(member)
+        levels = {depth: LevelFrames(index, depth, members) for depth, members in on_level.items()}
         for group in (first, later):
             batch: list[tuple[int, ServerMessage]] = []
-            for actor_id, view, actor in group:
-                msg = view.message(index, actor)
-                if msg is None:
-                    continue
-                if send is None:
-                    out[actor_id] = [msg]
-                    continue
-                batch.append((actor_id, msg))
-                if len(batch) >= SEND_BATCH:
-                    send(batch)
-                    batch = []
+            for depth, members in group.items():
+                frames = levels[depth]
+                for at in range(0, len(members), SEND_BATCH):
+                    built = frames.build(members[at : at + SEND_BATCH])
+                    if send is None:
+                        for actor_id, msg in built:
+                            out[actor_id] = [msg]
+                        continue
+                    batch += built
+                    while len(batch) >= SEND_BATCH:
+                        send(batch[:SEND_BATCH])
+                        batch = batch[SEND_BATCH:]
             if batch and send is not None:
                 send(batch)
         self.ticked()

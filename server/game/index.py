@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Container, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,9 @@ from server.game.interest import ChangedActors, ViewChanges
 from server.game.wire import (
     actor_record,
     event_to_wire,
+    kind_codes,
     span_to_wire,
+    wire_kind,
     wire_states,
 )
 from server.sim.events import (
@@ -73,8 +75,7 @@ def bucket_of(pos: tuple[int, int]) -> tuple[int, int]:
 
 Floor = dict[tuple[int, int], dict[tuple[int, int], str]]
 """Floor items by bucket, ``{(x // BUCKET, y // BUCKET): {(x, y): key}}``,
-as :meth:`TickIndex.item_buckets` gives a level's and
-:attr:`~server.game.views.PlayerView.objs` keeps what a client was told."""
+as :meth:`TickIndex.item_buckets` gives a level's."""
 
 
 def put_item(floor: Floor, pos: tuple[int, int], key: str) -> None:
@@ -95,6 +96,44 @@ def buckets_in_window(fov: FieldOfView) -> Iterator[tuple[int, int]]:
             yield bx, by
 
 
+class FloorGrid:
+    """A level's top floor items as a grid of codes, for every player's
+    field of view at once (:class:`~server.game.views.LevelFrames`).
+
+    Args:
+        shape: The level's ``(H, W)``.
+        tops: Its top item by cell now.
+    """
+
+    __slots__ = ("code_of", "codes", "ever", "keys")
+
+    def __init__(self, shape: tuple[int, ...], tops: dict[tuple[int, int], str]) -> None:
+        self.codes = np.zeros(shape, dtype=np.int32)
+        """``int32[H, W]``, indexed ``[y, x]``: the top item's code
+        (:attr:`keys`), 0 where there is none."""
+        self.ever = np.zeros(shape, dtype=np.bool_)
+        """``bool[H, W]``: True where an item lies, or lay since the grid was
+        made (a client that saw it there is told it went). A player knows
+        an item only where this is True: a grid lives as long as its level
+        has players, and a player who comes to the level gets a snapshot."""
+        self.keys: list[str] = [""]
+        """Item keys by code."""
+        self.code_of: dict[str, int] = {"": 0}
+        self.note(tops, tops)
+
+    def note(self, cells: Iterable[tuple[int, int]], tops: dict[tuple[int, int], str]) -> None:
+        """Write ``cells``' top items as ``tops`` now has them."""
+        codes, ever, code_of = self.codes, self.ever, self.code_of
+        for x, y in cells:
+            key = tops.get((x, y), "")
+            code = code_of.get(key)
+            if code is None:
+                code = code_of[key] = len(self.keys)
+                self.keys.append(key)
+            codes[y, x] = code
+            ever[y, x] = True
+
+
 class Carried:
     """What the next tick's :class:`TickIndex` reads of this one: the wire
     states, the ``looked`` ticks and the floor's top items.
@@ -113,10 +152,14 @@ class Carried:
         states: dict[int, ActorState],
         looked: dict[int, int],
         tops: dict[int, dict[tuple[int, int], str]],
+        floors: dict[int, FloorGrid] | None = None,
     ) -> None:
         self.states = states
         self.looked = looked
         self.tops = tops
+        self.floors: dict[int, FloorGrid] = {} if floors is None else floors
+        """The levels' :class:`FloorGrid`, brought up to date by the next
+        tick's index."""
 
 
 class TickIndex:
@@ -230,6 +273,7 @@ class TickIndex:
         self.states: dict[int, ActorState] = wire_states(world.actors.values(), set(active))
         """Wire state of every living actor on a level with players."""
         states = self.states
+        self._kinds = kind_codes(world.content)
         self.records: dict[int, list[Any]] = {}
         """Actor records (``add``) built so far this tick, by id, without the
         "you" flag: each is built once however many players see it."""
@@ -263,6 +307,15 @@ class TickIndex:
         """Per depth, :meth:`view_changes`, made when first asked."""
         self._changed_actors: ChangedActors | None = None
         tick = world.tick
+        self.floors: dict[int, FloorGrid] = {}
+        """Per level with players, its :class:`FloorGrid` as of this tick."""
+        for depth in active:
+            grid = None if previous is None else previous.floors.get(depth)
+            level = world.levels[depth]
+            if grid is None or grid.codes.shape != level.terrain.shape:
+                self.floors[depth] = FloorGrid(level.terrain.shape, self.tops[depth])
+            else:
+                self.floors[depth] = grid  # brought up to date below
         self.looked: dict[int, int] = {} if previous is None else previous.looked
         """By id, the last tick in which each living actor of a level with
         players had its health, flags or statuses change, or appeared (its
@@ -321,6 +374,8 @@ class TickIndex:
             cells += [pos for pos, key in tops.items() if pos in old_tops and old_tops[pos] != key]
             if cells:
                 self.item_changes[depth] = sorted(cells)
+                if depth in previous.floors:  # (a new grid was made from this tick's items)
+                    self.floors[depth].note(cells, tops)
 
     def view_changes(self, depth: int) -> ViewChanges | None:
         """What changed in the view of every player of ``depth`` whose
@@ -343,7 +398,7 @@ class TickIndex:
 
     def carried(self) -> Carried:
         """What the next tick's index needs of this one."""
-        return Carried(self.states, self.looked, self.tops)
+        return Carried(self.states, self.looked, self.tops, self.floors)
 
     def may_touch_me(self, actor_id: int) -> bool:
         """Whether the player's ``me`` fields other than position, health,
@@ -357,6 +412,14 @@ class TickIndex:
         shield's burn come with events of their own (as for
         :meth:`steady_touched`)."""
         return self.all_changed or actor_id in self.world.touched or actor_id in self._steady
+
+    def me_touched(self) -> Container[int] | None:
+        """The players for whom :meth:`may_touch_me` is True, for all of
+        them at once, or None when it is True for every player (the first
+        tick)."""
+        if self.all_changed:
+            return None
+        return self.world.touched | self._steady
 
     def steady_touched(self, seated: Collection[int]) -> list[int]:
         """The ids of ``seated`` whose steady record
@@ -379,7 +442,13 @@ class TickIndex:
         at most once per tick."""
         rec = self.records.get(aid)
         if rec is None:
-            rec = self.records[aid] = actor_record(self.world.actors[aid], -1, self.world.content)
+            actor = self.world.actors[aid]
+            state = self.states.get(aid)
+            if state is None:  # (every living actor of a level with players has one)
+                rec = actor_record(actor, -1, self.world.content)
+            else:  # the record's last six fields are the wire state's
+                rec = [aid, self._kinds[wire_kind(actor, self.world.content)], actor.name, *state]
+            self.records[aid] = rec
         return rec
 
     def item_buckets(self, depth: int) -> Floor:
@@ -387,11 +456,12 @@ class TickIndex:
         ``{(x // BUCKET, y // BUCKET): {(x, y): key}}``, built once per tick
         and level; read-only. A bucket without items is absent."""
         buckets = self._items.get(depth)
-        if buckets is None:
-            buckets = {}
-            for pos, item in self.tops.get(depth, {}).items():
-                put_item(buckets, pos, item)
-            self._items[depth] = buckets
+        if buckets is not None:
+            return buckets
+        buckets = {}
+        for pos, item in self.tops.get(depth, {}).items():
+            put_item(buckets, pos, item)
+        self._items[depth] = buckets
         return buckets
 
     def items_in_view(self, depth: int, fov: FieldOfView) -> dict[tuple[int, int], str]:
@@ -412,6 +482,14 @@ class TickIndex:
             or depth in self._spans
             or actor_id in self._seen
         )
+
+    def witnesses(self, depth: int) -> Container[int] | None:
+        """The players of ``depth`` for whom :meth:`witnessed` may be
+        non-empty (:meth:`may_witness` for the whole level at once), or None
+        when that is every player there."""
+        if self.shared or depth in self._spans:
+            return None
+        return self.involving.keys() | self._seen.keys()
 
     def witnessed(
         self,

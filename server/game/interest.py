@@ -8,13 +8,14 @@ last step added and took away. Crossed with the tick's changed actors
 changes), those arrays give every player's ``rm``, ``add``, ``st``, ``mv``
 and ``upd`` ids with a few numpy operations per level and tick, already
 sorted and gap-coded as the protocol sends them (docs/protocol.md). A
-player's view then takes its lists from :meth:`ViewChanges.get` instead of
-crossing sets and walking ids one by one (issue 44: the per-player Python
+player's frame then takes its lists from the level's dicts
+(:class:`~server.game.views.LevelFrames`) instead of crossing sets and
+walking ids one by one (issue 44: the per-player Python
 left is the player's own few rows).
 
 Only players whose message is built from their whole visible set can use
 them (:meth:`~server.sim.world.World.sees_whole`: nothing invisible is cut
-from it, this tick or the last); :class:`~server.game.views.PlayerView`
+from it, this tick or the last); :class:`~server.game.views.LevelFrames`
 checks that, and builds the others' lists from sets as before.
 """
 
@@ -120,12 +121,13 @@ class ViewChanges:
         lost: The pairs that went since the last tick (sorted).
         changed: The tick's changed actors.
 
-    Each kind of list is kept by player only for the players that have
-    one (most of a walking crowd has ``st`` codes; a few have ``upd``
+    Each kind of list is kept by player (a dict each, read by
+    :class:`~server.game.views.LevelFrames` directly) only for the players
+    that have one (most of a walking crowd has ``st`` codes; a few have ``upd``
     rows).
     """
 
-    __slots__ = ("_add", "_mv", "_rm", "_rm_ids", "_st", "_upd")
+    __slots__ = ("add", "mv", "rm", "rm_ids", "st", "upd")
 
     def __init__(
         self,
@@ -148,23 +150,29 @@ class ViewChanges:
         far = kinds == MOVED
         moves = seen[far]
         others = seen[kinds == OTHER]
-        self._rm = _by_owner(lost, run_gaps(lost), 1)
-        self._rm_ids = _by_owner(lost, lost & ID_MASK, 1)
-        self._add = _by_owner(gained, gained & ID_MASK, 1)
-        self._st = _by_owner(steps, (run_gaps(steps) << 3) | kinds[step], 1)
+        self.rm = _by_owner(lost, run_gaps(lost), 1)
+        """By player, its ``rm``: the ids that left its view as the protocol's gaps."""
+        self.rm_ids = _by_owner(lost, lost & ID_MASK, 1)
+        """By player, the ids that left its view."""
+        self.add = _by_owner(gained, gained & ID_MASK, 1)
+        """By player, the ids that came into its view."""
+        self.st = _by_owner(steps, (run_gaps(steps) << 3) | kinds[step], 1)
+        """By player, its ``st`` codes."""
         mv = np.stack((run_gaps(moves), changed.xs[at[far]], changed.ys[at[far]]), axis=1)
-        self._mv = _by_owner(moves, mv.ravel(), 3)
-        self._upd = _by_owner(others, others & ID_MASK, 1)
+        self.mv = _by_owner(moves, mv.ravel(), 3)
+        """By player, its ``mv`` triples (flat)."""
+        self.upd = _by_owner(others, others & ID_MASK, 1)
+        """By player, the ids in its view sent as ``upd`` rows."""
 
     def get(self, pid: int) -> Lists:
         """Player ``pid``'s lists (each None when empty)."""
         return (
-            self._rm.get(pid),
-            self._rm_ids.get(pid),
-            self._add.get(pid),
-            self._st.get(pid),
-            self._mv.get(pid),
-            self._upd.get(pid),
+            self.rm.get(pid),
+            self.rm_ids.get(pid),
+            self.add.get(pid),
+            self.st.get(pid),
+            self.mv.get(pid),
+            self.upd.get(pid),
         )
 
 

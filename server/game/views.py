@@ -1,10 +1,14 @@
 """Per-player views: what each client knows, and the delta that brings it up to date.
 
-Each tick a :class:`PlayerView` compares what its player can see now (field of
-view, actors, floor items, own state) with what it last sent, and builds one
-``delta`` with only the differences, or nothing at all when nothing changed.
-The work per player is bounded by the view window (17×17 cells) and the
-actors in it, never by the level's size or the number of players.
+A :class:`PlayerView` holds what its client was told (field of view, actors,
+floor items, own state). Each tick the host builds the frames of a level's
+players together (:class:`LevelFrames`): what can be found for all of them
+at once is (the actors that came, left or changed in each view, the fields
+of view packed for the wire, the floor items in every moved view), and each
+player's one ``delta`` then holds only its differences, or nothing at all
+when nothing changed. The work per player is bounded by the view window
+(17×17 cells) and the actors in it, never by the level's size or the number
+of players.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from protocol.fov import pack_cropped_fov
 from protocol.messages import BACK_TICKS, Delta, Snapshot
-from server.game.index import NO_ITEMS, Floor, TickIndex, bucket_of, buckets_in_window, put_item
-from server.game.interest import Lists
+from server.game.index import FloorGrid, TickIndex
+from server.game.interest import ViewChanges
 from server.game.wire import FLAG_YOU, me_fields, rejections
 from server.sim.actors import Actor, xp_for_level
 from server.sim.casting import MEMORY_STEP
@@ -65,12 +70,91 @@ class _FovWire:
             self.wire[key] = rel
         return self._placed(rel, fov)
 
+    def pack_all(self, arrays: list[np.ndarray[Any, Any]]) -> None:
+        """Pack the shared (read-only) ``arrays`` not packed yet, all at
+        once (:func:`pack_windows`), so that :meth:`packed` finds them."""
+        have = self.arrays
+        todo: dict[int, np.ndarray[Any, Any]] = {}
+        for visible in arrays:
+            key = id(visible)
+            if have.get(key) is not visible and not visible.flags.writeable:
+                todo[key] = visible
+        if not todo:
+            return
+        if len(have) + len(todo) > self.limit:
+            have.clear()
+            self.wire.clear()
+        have.update(todo)
+        self.wire.update(zip(todo, pack_windows(list(todo.values())), strict=True))
+
     @staticmethod
     def _placed(rel: list[Any], fov: FieldOfView) -> list[Any]:
         ox, oy, fw, fh, bits = rel
         if not fw:
             return [0, 0, 0, 0, b""]  # nothing in view
         return [fov.x0 + ox, fov.y0 + oy, fw, fh, bits]
+
+
+def pack_windows(arrays: list[np.ndarray[Any, Any]]) -> list[list[Any]]:
+    """:func:`protocol.fov.pack_cropped_fov` of each of ``arrays`` (``bool[h,
+    w]`` windows), with numpy calls per shape rather than per window.
+
+    The windows of a shape are stacked; the rows and columns in view give
+    each one's crop, and the cropped cells of all of them, each run padded
+    to whole bytes, are packed in one ``packbits``.
+
+    Returns:
+        For each array, ``[i0, j0, fw, fh, bits]``: the crop's corner in the
+        window, its size and its bits (``[0, 0, 0, 0, b""]`` if nothing is
+        in view).
+    """
+    out: list[list[Any]] = [[0, 0, 0, 0, b""]] * len(arrays)
+    by_shape: dict[tuple[int, ...], list[int]] = {}
+    for i, a in enumerate(arrays):
+        by_shape.setdefault(a.shape, []).append(i)
+    for (h, w), which in by_shape.items():
+        if len(which) == 1:
+            out[which[0]] = pack_cropped_fov(arrays[which[0]])
+            continue
+        stack: NDArray[np.bool_] = np.stack([arrays[i] for i in which])  # bool[K, h, w]
+        rows: NDArray[np.bool_] = np.logical_or.reduce(stack, axis=2)
+        cols: NDArray[np.bool_] = np.logical_or.reduce(stack, axis=1)
+        seen: NDArray[np.bool_] = np.logical_or.reduce(rows, axis=1)
+        j0 = rows.argmax(axis=1)
+        j1 = np.where(seen, h - rows[:, ::-1].argmax(axis=1), j0)
+        i0 = cols.argmax(axis=1)
+        i1 = np.where(seen, w - cols[:, ::-1].argmax(axis=1), i0)
+        fh, fw = j1 - j0, i1 - i0
+        cells = fh * fw
+        jj = np.arange(h)[None, :, None]
+        ii = np.arange(w)[None, None, :]
+        box = (
+            (jj >= j0[:, None, None])
+            & (jj < j1[:, None, None])
+            & (ii >= i0[:, None, None])
+            & (ii < i1[:, None, None])
+        )
+        flat = stack[box]  # each crop's cells, row by row, window after window
+        nbytes = (cells + 7) >> 3
+        ends = np.cumsum(nbytes)
+        starts = ends - nbytes
+        shift = np.repeat(starts * 8 - (np.cumsum(cells) - cells), cells)
+        bits = np.zeros(int(ends[-1]) * 8, dtype=np.bool_)
+        bits[np.arange(len(flat)) + shift] = flat
+        packed = np.packbits(bits, bitorder="little").tobytes()
+        for i, x, y, cw, ch, b, e in zip(
+            which,
+            i0.tolist(),
+            j0.tolist(),
+            fw.tolist(),
+            fh.tolist(),
+            starts.tolist(),
+            ends.tolist(),
+            strict=True,
+        ):
+            if cw:
+                out[i] = [x, y, cw, ch, packed[b:e]]
+    return out
 
 
 _FOV_WIRE = _FovWire(limit=8192)
@@ -88,18 +172,39 @@ class PlayerView:
     invisible actors cut from its view, or whose view missed a tick, has
     them from set operations on the ids in view and the actors that changed
     this tick (:attr:`TickIndex.changed`) instead. The floor items are
-    scanned only when the field of view moved or an item in it changed.
+    looked at only when the field of view moved (for the level's moved
+    views at once: :func:`floor_changes`) or an item in it changed.
+    Its frames are built by :class:`LevelFrames`.
     """
+
+    __slots__ = (
+        "ack",
+        "actor_id",
+        "depth",
+        "fov",
+        "ids",
+        "ids_tick",
+        "ids_whole",
+        "kept",
+        "me",
+        "me_key",
+        "needs_snapshot",
+        "objs",
+        "prune_at",
+        "quiet",
+        "sent_tick",
+    )
 
     def __init__(self, actor_id: int) -> None:
         self.actor_id = actor_id
         self.needs_snapshot = True
         self.depth = 0
         self.ids: set[int] | frozenset[int] = _NOBODY
-        self.objs: Floor = {}
+        self.objs: dict[tuple[int, int], str] = {}
         """The top floor items the client was told of (and not told gone),
-        by bucket as the tick's index holds the level's: a bucket that is
-        the same on both sides is skipped whole when the view moves."""
+        by cell. Every cell in the field of view last sent holds what the
+        level holds there (a view that moves need only look at the cells
+        with items, or that had some: :meth:`LevelFrames.floor_changes`)."""
         self.fov: FieldOfView | None = None
         self.me: dict[str, Any] = {}
         self.me_key: tuple[Any, ...] = ()
@@ -173,9 +278,7 @@ class PlayerView:
         self.sent_tick = world.tick
         self.prune_at = world.tick + BACK_TICKS
         seen = self._visible_objs(index, actor)
-        self.objs = {}
-        for pos, key in seen.items():
-            put_item(self.objs, pos, key)
+        self.objs = dict(seen)
         self.fov = actor.fov
         self.me = me_fields(actor, xp_for_level(actor.level + 1), world.content, world.tick)
         self.me_key = _me_key(actor, world.tick)
@@ -200,85 +303,12 @@ class PlayerView:
             ev=ev,
         )
 
-    def answers(self, index: TickIndex, actor: Actor) -> bool:
-        """Whether this tick's message answers one of the player's commands:
-        one was carried out since the last message (an ``ack`` is due) or
-        refused this tick (a ``rej``). Such messages go out first (issue 10:
-        command to effect)."""
-        return actor.last_tag != self.ack or self.actor_id in index.rejections
-
-    def message(self, index: TickIndex, actor: Actor) -> Snapshot | Delta | None:
-        """This tick's one message for the player: a snapshot when one is due
-        (asked for, a level change, a respawn) else the delta, or None when
-        nothing changed; the tick's refused commands ride in ``rej``."""
-        refused = index.rejections.get(self.actor_id)
-        rej = rejections(refused, actor.last_tag) if refused else None
-        if self.needs_snapshot or self.actor_id in index.snapshot_for or self.depth != actor.depth:
-            return self.snapshot(index, actor, rej)
-        return self.delta(index, actor, rej)
-
     @staticmethod
     def _packed_fov(actor: Actor) -> list[Any]:
         fov = actor.fov
         if fov is None or not actor.alive:
             return [0, 0, 0, 0, b""]
         return _FOV_WIRE.packed(fov)
-
-    def delta(self, index: TickIndex, actor: Actor, rej: list[Any] | None = None) -> Delta | None:
-        """The changes since the last message, or None if there are none.
-
-        Args:
-            index: The tick's shared index (world after the tick, its events).
-            actor: This view's player.
-            rej: The tick's refused commands, ``[ack − seq, code, ...]``, or None.
-        """
-        world = index.world
-        fov = actor.fov if actor.hp > 0 else None  # actor.alive, without the call
-        fields: dict[str, Any] = {}
-        if rej:
-            fields["rej"] = rej
-        if actor.last_tag != self.ack:  # as the step from the last one sent (protocol 10)
-            fields["ack"] = actor.last_tag - self.ack
-            self.ack = actor.last_tag
-        if actor.seen_tiles:
-            fields["tiles"] = actor.seen_tiles
-        moved = fov is not self.fov
-        if moved:
-            if not _same_fov(fov, self.fov):
-                fields["fov"] = self._packed_fov(actor)
-            self.fov = fov
-        old = self.ids
-        now = world.sees.get(self.actor_id) or _NOBODY  # as _visible_ids gives it
-        tick = world.tick
-        whole = world.sees_whole(self.actor_id)
-        level = index.view_changes(actor.depth) if whole and self.ids_whole else None
-        if level is not None and self.ids_tick == tick - 1:
-            # The level's arrays hold this player's lists, sorted and
-            # gap-coded (server.game.interest).
-            self._actor_lists(index, level.get(self.actor_id), fields)
-        else:
-            self._actor_sets(index, old, now, fields)
-        self.ids = now
-        self.ids_tick = tick
-        self.ids_whole = whole
-        if fov is not None and (moved or index.all_changed):
-            changed_objs = self._objs_after_move(index, actor.depth, fov)
-        elif fov is not None and actor.depth in index.item_changes:
-            changed_objs = self._objs_changed(index, actor.depth, fov)
-        else:
-            changed_objs = []
-        if changed_objs:
-            fields["objs"] = changed_objs
-        if index.may_witness(self.actor_id, actor.depth):
-            ev = index.witnessed(self.actor_id, actor.depth, fov, now, old)
-            if ev:
-                fields["ev"] = ev
-        self._me_delta(actor, world, fields, index.may_touch_me(self.actor_id))
-        if not fields:
-            return None
-        implied = tick == self.sent_tick + 1  # protocol 9: the client counts on
-        self.sent_tick = tick
-        return Delta(tick=None if implied else tick, **fields)
 
     def _actor_sets(
         self,
@@ -302,12 +332,7 @@ class PlayerView:
             if rm:  # ids as gaps, the first from 0 (protocol 6)
                 ids = sorted(rm)
                 fields["rm"] = [b - a for a, b in zip([0, *ids], ids)]
-                tick, kept = world.tick, self.kept  # the client keeps them (protocol 8)
-                for aid in ids:
-                    kept[aid] = tick
-                if tick >= self.prune_at:
-                    self.kept = {a: t for a, t in kept.items() if tick - t <= BACK_TICKS}
-                    self.prune_at = tick + BACK_TICKS
+                self._keep(ids, world.tick)  # the client keeps them (protocol 8)
             if add:
                 self._came(index, sorted(add), fields)
                 upd_ids -= add
@@ -370,69 +395,27 @@ class PlayerView:
         if back:
             fields["back"] = back
 
-    def _actor_lists(self, index: TickIndex, lists: Lists, fields: dict[str, Any]) -> None:
-        """Put the delta's ``rm``, ``add``, ``back``, ``st``, ``mv`` and
-        ``upd`` into ``fields`` from the player's lists, found for its whole
-        level at once (:class:`~server.game.interest.ViewChanges`): only
-        the actors that came back into view and the ``upd`` rows take a
-        step per actor here."""
-        rm, rm_ids, add, st, mv, upd_ids = lists
-        tick = index.world.tick
-        if rm is not None and rm_ids is not None:
-            fields["rm"] = rm
-            kept = self.kept  # the client keeps them (protocol 8)
-            for aid in rm_ids:
-                kept[aid] = tick
-            if tick >= self.prune_at:
-                self.kept = {a: t for a, t in kept.items() if tick - t <= BACK_TICKS}
-                self.prune_at = tick + BACK_TICKS
-        if add is not None:
-            self._came(index, add, fields)
-        if st is not None:
-            fields["st"] = st
-        if mv is not None:
-            fields["mv"] = mv
-        if upd_ids is not None:
-            rows, me = index.upd_rows, self.actor_id
-            upd = []
-            for aid in upd_ids:
-                row = rows[aid]
-                if aid == me:
-                    row = [*row[:5], row[5] | FLAG_YOU, row[6]]
-                upd.append(row)
-            fields["upd"] = upd
+    def _keep(self, rm_ids: list[int], tick: int) -> None:
+        """Note that the actors ``rm_ids`` left the view at ``tick``: the
+        client keeps their records (protocol 8)."""
+        kept = self.kept
+        for aid in rm_ids:
+            kept[aid] = tick
+        if tick >= self.prune_at:
+            self.kept = {a: t for a, t in kept.items() if tick - t <= BACK_TICKS}
+            self.prune_at = tick + BACK_TICKS
 
-    def _objs_after_move(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
-        """Floor changes when the field of view changed: every cell in view
-        whose top item differs from what the client was told, as a flat
-        ``[x, y, key, ...]`` list in cell order (``""``: nothing there now).
-
-        A bucket whose items the client knows as they are is not looked at
-        cell by cell: in a crowd that has seen its room's floor, nearly
-        every bucket of nearly every view that moved."""
-        level = index.item_buckets(depth)
-        mine = self.objs
-        contains = fov.contains
-        changes: list[tuple[tuple[int, int], str]] = []
-        for bucket in buckets_in_window(fov):
-            there = level.get(bucket, NO_ITEMS)
-            known = mine.get(bucket, NO_ITEMS)
-            if there == known:
-                continue
-            for pos, key in there.items():
-                if known.get(pos) != key and contains(*pos):
-                    changes.append((pos, key))
-            for pos in known:
-                if pos not in there and contains(*pos):
-                    changes.append((pos, ""))
-        out: list[Any] = []
-        for pos, key in sorted(changes):
-            out += [pos[0], pos[1], key]
-            if key:
-                put_item(mine, pos, key)
-            else:
-                _drop(mine, pos)
-        return out
+    def _rows(self, index: TickIndex, upd_ids: list[int]) -> list[list[Any]]:
+        """The ``upd`` rows of ``upd_ids`` (ids increasing), the player's
+        own with the "you" flag."""
+        rows, me = index.upd_rows, self.actor_id
+        upd = []
+        for aid in upd_ids:
+            row = rows[aid]
+            if aid == me:
+                row = [*row[:5], row[5] | FLAG_YOU, row[6]]
+            upd.append(row)
+        return upd
 
     def _objs_changed(self, index: TickIndex, depth: int, fov: FieldOfView) -> list[Any]:
         """Floor changes when the field of view stayed: only cells whose top
@@ -444,12 +427,12 @@ class PlayerView:
             if not fov.contains(*pos):
                 continue
             key = tops.get(pos, "")
-            if mine.get(bucket_of(pos), NO_ITEMS).get(pos, "") != key:
+            if mine.get(pos, "") != key:
                 changed += [pos[0], pos[1], key]
                 if key:
-                    put_item(mine, pos, key)
+                    mine[pos] = key
                 else:
-                    _drop(mine, pos)
+                    del mine[pos]
         return changed
 
     def _me_delta(
@@ -545,16 +528,6 @@ def _memory_round(actor: Actor, tick: int) -> int:
     return tick // MEMORY_STEP if actor.known_spells else 0
 
 
-def _drop(floor: Floor, pos: tuple[int, int]) -> None:
-    """Note that cell ``pos`` of ``floor`` has no item (it had one); an
-    emptied bucket goes, as the level's index has none."""
-    bucket = bucket_of(pos)
-    items = floor[bucket]
-    del items[pos]
-    if not items:
-        del floor[bucket]
-
-
 def _same_fov(a: FieldOfView | None, b: FieldOfView | None) -> bool:
     """True if two fields of view cover the same cells (recomputed after a
     terrain change elsewhere on the level, a field of view is often unchanged)."""
@@ -566,3 +539,241 @@ def _same_fov(a: FieldOfView | None, b: FieldOfView | None) -> bool:
     return a.visible is b.visible or (
         a.visible.shape == b.visible.shape and a.visible.tobytes() == b.visible.tobytes()
     )
+
+
+Frame = tuple[int, Snapshot | Delta]
+"""A player's actor id and its message of the tick."""
+Member = tuple[int, PlayerView, Actor]
+"""A seated player of a level: its actor id, view and actor."""
+
+
+class LevelFrames:
+    """The tick's frames for the seated players of one level, built together.
+
+    What the players of the level share is found once per level rather
+    than once per player: the level's view changes
+    (:meth:`TickIndex.view_changes`), every new field of view packed for
+    the wire (:func:`pack_windows`, in one call for the level), who may
+    have witnessed an event (:meth:`TickIndex.witnesses`) and whose ``me``
+    may have changed beyond health, energy and food
+    (:meth:`TickIndex.me_touched`). What is left per player is that
+    player's own rows.
+
+    Args:
+        index: The tick's shared index.
+        depth: The level.
+        members: Every player of the level whose frame is built this tick
+            (:meth:`build` then takes them in any groups).
+    """
+
+    __slots__ = ("_changes", "_looked_up", "depth", "floor", "index", "touched", "witnesses")
+
+    def __init__(self, index: TickIndex, depth: int, members: list[Member]) -> None:
+        self.index = index
+        self.depth = depth
+        self._changes: ViewChanges | None = None
+        self._looked_up = False
+        self.witnesses = index.witnesses(depth)
+        self.touched = index.me_touched()
+        # The fields of view sent this tick, packed together before any
+        # player's frame looks its own up.
+        windows = [
+            actor.fov.visible
+            for _, view, actor in members
+            if actor.fov is not view.fov and actor.fov is not None
+        ]
+        if windows:
+            _FOV_WIRE.pack_all(windows)
+        self.floor: dict[int, list[Any]] = {}
+        """By player, the ``objs`` of each player whose field of view moved
+        (:meth:`floor_changes`); absent when there are none."""
+        grid = index.floors.get(depth)
+        if grid is not None and grid.ever.any():
+            snapshot_for, all_changed = index.snapshot_for, index.all_changed
+            moved = []
+            for aid, view, actor in members:
+                fov = actor.fov if actor.hp > 0 else None
+                if (
+                    fov is not None
+                    and (fov is not view.fov or all_changed)
+                    and not (view.needs_snapshot or aid in snapshot_for or view.depth != depth)
+                ):
+                    moved.append((aid, view, fov))
+            if moved:
+                self.floor = floor_changes(grid, moved)
+
+    def changes(self) -> ViewChanges | None:
+        """:meth:`TickIndex.view_changes` of the level, asked once."""
+        if not self._looked_up:
+            self._changes = self.index.view_changes(self.depth)
+            self._looked_up = True
+        return self._changes
+
+    def build(self, members: list[Member]) -> list[Frame]:
+        """This tick's one message for each of ``members`` (players on this
+        level, among those it was made with), in their order: a snapshot
+        when one is due (asked for, a level change, a respawn), else the
+        delta, or nothing for a player whose view did not change; the
+        tick's refused commands ride in ``rej``.
+
+        Raises:
+            KeyError: A member's actor is not in the world.
+        """
+        index = self.index
+        world = index.world
+        tick = world.tick
+        sees = world.sees
+        sees_whole = world.sees_whole
+        refusals = index.rejections
+        snapshot_for = index.snapshot_for
+        all_changed = index.all_changed
+        item_changed = self.depth in index.item_changes
+        witnesses = self.witnesses
+        touched = self.touched
+        floor = self.floor
+        out: list[Frame] = []
+        for aid, view, actor in members:
+            refused = refusals.get(aid)
+            rej = rejections(refused, actor.last_tag) if refused else None
+            if view.needs_snapshot or aid in snapshot_for or view.depth != actor.depth:
+                out.append((aid, view.snapshot(index, actor, rej)))
+                continue
+            fov = actor.fov if actor.hp > 0 else None  # actor.alive, without the call
+            fields: dict[str, Any] = {}
+            if rej:
+                fields["rej"] = rej
+            if actor.last_tag != view.ack:  # as the step from the last one sent (protocol 10)
+                fields["ack"] = actor.last_tag - view.ack
+                view.ack = actor.last_tag
+            if actor.seen_tiles:
+                fields["tiles"] = actor.seen_tiles
+            moved = fov is not view.fov
+            if moved:
+                if not _same_fov(fov, view.fov):
+                    fields["fov"] = view._packed_fov(actor)
+                view.fov = fov
+            old = view.ids
+            now = sees.get(aid) or _NOBODY  # as PlayerView._visible_ids gives it
+            whole = sees_whole(aid)
+            level = self.changes() if whole and view.ids_whole else None
+            if level is not None and view.ids_tick == tick - 1:
+                # The level's arrays hold this player's lists, sorted and
+                # gap-coded (server.game.interest).
+                rm = level.rm.get(aid)
+                if rm is not None:
+                    fields["rm"] = rm
+                    view._keep(level.rm_ids[aid], tick)
+                add = level.add.get(aid)
+                if add is not None:
+                    view._came(index, add, fields)
+                st = level.st.get(aid)
+                if st is not None:
+                    fields["st"] = st
+                mv = level.mv.get(aid)
+                if mv is not None:
+                    fields["mv"] = mv
+                upd_ids = level.upd.get(aid)
+                if upd_ids is not None:
+                    fields["upd"] = view._rows(index, upd_ids)
+            else:
+                view._actor_sets(index, old, now, fields)
+            view.ids = now
+            view.ids_tick = tick
+            view.ids_whole = whole
+            if fov is not None:
+                if moved or all_changed:
+                    changed_objs = floor.get(aid)
+                    if changed_objs:
+                        fields["objs"] = changed_objs
+                elif item_changed:
+                    changed_objs = view._objs_changed(index, actor.depth, fov)
+                    if changed_objs:
+                        fields["objs"] = changed_objs
+            if witnesses is None or aid in witnesses:
+                ev = index.witnessed(aid, actor.depth, fov, now, old)
+                if ev:
+                    fields["ev"] = ev
+            view._me_delta(actor, world, fields, touched is None or aid in touched)
+            if not fields:
+                continue
+            implied = tick == view.sent_tick + 1  # protocol 9: the client counts on
+            view.sent_tick = tick
+            out.append((aid, Delta(tick=None if implied else tick, **fields)))
+        return out
+
+
+def floor_changes(
+    grid: FloorGrid, moved: list[tuple[int, PlayerView, FieldOfView]]
+) -> dict[int, list[Any]]:
+    """The ``objs`` of every player in ``moved`` (actor id, view, its new
+    field of view) whose view of the floor changed, found together: each
+    cell in view that holds an item, or held one (:attr:`FloorGrid.ever`),
+    and whose top item differs from what the client was told, as a flat
+    ``[x, y, key, ...]`` list in cell order (``""``: nothing there now).
+    The views' :attr:`PlayerView.objs` are brought up to date.
+
+    The windows are stacked (``bool[M, 17, 17]``, zero beyond a cropped
+    window) and laid over the grid's cells at once; only the cells found
+    in view that ever held an item are compared, one by one, with what each
+    client knows. Cells whose items never changed in a view that stayed
+    need no look: the last message left every cell in view as it is.
+    """
+    count = len(moved)
+    size = max(max(fov.visible.shape) for _, _, fov in moved)
+    windows = np.zeros((count, size, size), dtype=np.bool_)
+    by_shape: dict[tuple[int, ...], list[int]] = {}
+    for i, (_, _, fov) in enumerate(moved):
+        by_shape.setdefault(fov.visible.shape, []).append(i)
+    for (h, w), which in by_shape.items():
+        windows[which, :h, :w] = np.stack([moved[i][2].visible for i in which])
+    x0 = np.fromiter((fov.x0 for _, _, fov in moved), np.intp, count)
+    y0 = np.fromiter((fov.y0 for _, _, fov in moved), np.intp, count)
+    height, width = grid.ever.shape
+    span = np.arange(size)
+    rows = np.minimum(y0[:, None] + span, height - 1)  # beyond the level: never in view
+    cols = np.minimum(x0[:, None] + span, width - 1)
+    seen = grid.ever[rows[:, :, None], cols[:, None, :]]
+    seen &= windows
+    who, dy, dx = np.nonzero(seen)
+    if not who.size:
+        return {}
+    xs = x0[who] + dx
+    ys = y0[who] + dy
+    codes = grid.codes[ys, xs].tolist()
+    keys = grid.keys
+    out: dict[int, list[Any]] = {}
+    changes: list[tuple[int, int, str]] = []
+    last = -1
+    for m, x, y, code in zip(who.tolist(), xs.tolist(), ys.tolist(), codes, strict=True):
+        if m != last:
+            if changes:
+                _told(moved[last], changes, out)
+                changes = []
+            last = m
+            known = moved[m][1].objs
+        key = keys[code]
+        if known.get((x, y), "") != key:
+            changes.append((x, y, key))
+    if changes:
+        _told(moved[last], changes, out)
+    return out
+
+
+def _told(
+    member: tuple[int, PlayerView, FieldOfView],
+    changes: list[tuple[int, int, str]],
+    out: dict[int, list[Any]],
+) -> None:
+    """Note ``changes`` (cells of one player's view, ``(x, y, key)``) as
+    told: the player's ``objs`` in cell order, and its view's
+    :attr:`PlayerView.objs`."""
+    aid, view, _ = member
+    known = view.objs
+    flat: list[Any] = []
+    for x, y, key in sorted(changes):
+        flat += (x, y, key)
+        if key:
+            known[(x, y)] = key
+        else:
+            del known[(x, y)]
+    out[aid] = flat
