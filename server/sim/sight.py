@@ -110,7 +110,7 @@ class FovCache:
 
     The padded masks (:func:`~server.sim.fov.padded_mask`) are rows of
     stacked arrays, blocks of :data:`FOV_BLOCK` rows (``bool[FOV_BLOCK,
-    SIDE, SIDE]``), found through ``rows`` (``int16[H * W]``, by cell index
+    SIDE, SIDE]``), found through ``rows`` (``int32[H * W]``, by cell index
     ``y * W + x``: the cell's row, or −1); :meth:`masks` gathers many in a
     few numpy calls. Each row also has its field of view's ``visible``
     array, a read-only view of the row clipped to the level (``views``), the
@@ -119,16 +119,18 @@ class FovCache:
 
     A dropped entry's row (:meth:`drop_near`) is written again only once
     nothing but this cache holds its ``visible`` array (a :class:`FieldOfView`
-    handed out earlier may still be read, and a view of the player's last
-    sent one compared with a new one). Blocks are never moved or copied, so
-    an array handed out keeps only its block alive. Past ``limit`` rows
-    (entries, and dropped ones still held), the cache starts afresh.
+    handed out earlier may still be read, and a view compares the one it
+    last sent with a new one); until then new rows come from new blocks.
+    Blocks are never moved or copied, so an array handed out keeps only its
+    block alive. Past ``limit`` entries, the cache starts afresh.
 
     **Memory**, per level: 289 bytes a row (``SIDE = 17``) in blocks, and a
-    view object of about 140 bytes each: about 0.45 kB per cell whose field
+    view object of about 140 bytes each: about 0.46 kB per cell whose field
     of view is kept (a default level's 2,208 walkable cells, all kept: about
-    1 MB); at most ``limit`` rows, 4,096 in the world (about 1.8 MB), plus
-    the index (two bytes per cell of the level, 26 kB for 198 × 66) and a
+    1 MB); at most ``limit`` entries, 4,096 in the world (about 1.8 MB),
+    plus the rows of dropped entries still held (by players' fields of view
+    and the views' packed-bits cache, which held those arrays before too),
+    the index (four bytes per cell of the level, 52 kB for 198 × 66) and a
     padded copy of the terrain (17 kB).
 
     It holds arrays, ints and lists of arrays only: nothing the garbage
@@ -158,15 +160,15 @@ class FovCache:
 
     def __init__(self, height: int, width: int, limit: int) -> None:
         """A cache for a level of ``height × width`` cells holding at most
-        ``limit`` rows (``1 <= limit < 2**15``).
+        ``limit`` entries (``>= 1``).
 
         Raises:
             ValueError: ``limit`` out of range.
         """
-        if not 1 <= limit < 2**15:
-            raise ValueError(f"limit {limit} outside 1..32767")
+        if limit < 1:
+            raise ValueError(f"limit {limit} below 1")
         self.height, self.width, self.limit = height, width, limit
-        self.rows = np.full(height * width, -1, dtype=np.int16)
+        self.rows = np.full(height * width, -1, dtype=np.int32)
         """Cell index ``y * W + x`` -> its row, or −1."""
         self.blocks: list[NDArray[np.bool_]] = []
         """Row ``r`` is ``blocks[r // FOV_BLOCK][r % FOV_BLOCK]``, a padded mask."""
@@ -210,10 +212,10 @@ class FovCache:
             found: NDArray[np.intp] = rows.astype(np.intp)
             return found
         new = np.unique(cells[missing])
-        if not self._room(len(new)):
+        if self._live + len(new) > self.limit:
             self._start_afresh()
             new = np.unique(cells)
-            self._room(len(new), beyond=True)
+        self._room(len(new))
         for cell in new.tolist():
             y, x = divmod(cell, self.width)
             self._add(cell, x, y, field_of_view(transparent, x, y, FOV_RADIUS))
@@ -279,12 +281,12 @@ class FovCache:
         view.flags.writeable = False
         self.views[row] = view
 
-    def _room(self, n: int, beyond: bool = False) -> bool:
+    def _room(self, n: int) -> None:
         """Make ``n`` rows free: rows of dropped entries nobody holds any
-        more, then new blocks up to the limit (past it if ``beyond``: more
-        cells asked for at once than the limit). False if that is not enough."""
+        more, else a new block (rows still held are bounded by what holds
+        them: the players' fields of view and those their views keep)."""
         if len(self._free) >= n:
-            return True
+            return
         views, held = self.views, []
         for row in self._dropped:
             # Held by views and getrefcount's argument alone: nobody else
@@ -295,14 +297,12 @@ class FovCache:
             else:
                 held.append(row)
         self._dropped = held
-        while len(self._free) < n and (beyond or len(views) < self.limit):
+        side = 2 * FOV_RADIUS + 1
+        while len(self._free) < n:
             first = len(views)
-            count = FOV_BLOCK if beyond else min(FOV_BLOCK, self.limit - first)
-            side = 2 * FOV_RADIUS + 1
             self.blocks.append(np.zeros((FOV_BLOCK, side, side), dtype=np.bool_))
-            views.extend([None] * count)
-            self._free.extend(range(first + count - 1, first - 1, -1))
-        return len(self._free) >= n
+            views.extend([None] * FOV_BLOCK)
+            self._free.extend(range(first + FOV_BLOCK - 1, first - 1, -1))
 
     def _start_afresh(self) -> None:
         """Forget every entry and row (arrays handed out keep their blocks)."""
