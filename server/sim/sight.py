@@ -125,7 +125,7 @@ class FovCache:
     block alive. Past ``limit`` entries, the cache starts afresh.
 
     **Memory**, per level: 289 bytes a row (``SIDE = 17``) in blocks, and a
-    view object of about 140 bytes each: about 0.46 kB per cell whose field
+    view object of about 140 bytes each: about 0.47 kB per cell whose field
     of view is kept (a default level's 2,208 walkable cells, all kept: about
     1 MB); at most ``limit`` entries, 4,096 in the world (about 1.8 MB),
     plus the rows of dropped entries still held (by players' fields of view

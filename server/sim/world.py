@@ -132,7 +132,7 @@ for a crowd (about 2,200 walkable cells, 60 rooms) while the per-player cost
 stays bounded by the view window."""
 FOV_CACHE_CELLS = 4096
 """Cells per level whose field of view :meth:`World._new_fovs` keeps (about
-450 bytes each: :class:`~server.sim.sight.FovCache`); past this the level's
+470 bytes each: :class:`~server.sim.sight.FovCache`); past this the level's
 cache starts afresh. A default level has about 2,200 walkable cells, so in
 play it never fills."""
 
