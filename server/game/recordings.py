@@ -192,7 +192,11 @@ class Shelf(Shelves):
             OSError: the directory or the file cannot be written.
         """
         self.path.mkdir(parents=True, exist_ok=True)
-        with open(self.file(rid), "ab") as f:
+        target = self.file(rid)
+        if not target.exists():  # a new game's file appears whole, header and all:
+            self.put(rid, data)  # a reader never finds it empty (one writer a file)
+            return
+        with open(target, "ab") as f:
             f.write(data)
 
     def put(self, rid: str, data: bytes) -> None:
