@@ -9,10 +9,13 @@ had its ``me`` touched."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from protocol.fov import pack_cropped_fov
 from server.game.game import Game
+from server.game.index import TickIndex
 from server.game.store import Store
 from server.game.views import pack_windows
 from server.sim.world import World
@@ -51,19 +54,10 @@ def test_floor_grids_are_the_levels_items_and_remember_where_items_were() -> Non
     item as the level has it, and marks as ever holding one every cell
     that held one since the grid was made."""
     world = World(12)
-    game = Game(world, Store(":memory:"))
-    game.keep_index = True
-    rng = np.random.default_rng(12)
-    ids = seat_players(game, 16, rng, scatter=False)
-    seq = 0
     ever: set[tuple[int, int]] = set()
     grids = set()
     changed = 0
-    for tick in range(160):
-        seq, _ = give_commands(game, ids, rng, tick, seq)
-        game.step()
-        index = game.last_index
-        assert index is not None
+    for tick, _, index in _played(world, 16, scatter=False, ticks=160):
         grid = index.floors[1]
         grids.add(id(grid))
         tops = {pos: pile[-1].key for pos, pile in world.levels[1].items.items() if pile}
@@ -83,17 +77,8 @@ def test_level_wide_witnesses_and_touched_are_the_per_player_tests() -> None:
     exactly the players for whom :meth:`TickIndex.may_witness` and
     :meth:`TickIndex.may_touch_me` are True."""
     world = World(31)
-    game = Game(world, Store(":memory:"))
-    game.keep_index = True
-    rng = np.random.default_rng(31)
-    ids = seat_players(game, 12, rng, scatter=True)
-    seq = 0
     some = every = 0
-    for tick in range(120):
-        seq, _ = give_commands(game, ids, rng, tick, seq)
-        game.step()
-        index = game.last_index
-        assert index is not None
+    for tick, ids, index in _played(world, 12, scatter=True, ticks=120):
         for depth in {world.actors[pid].depth for pid in ids}:
             witnesses = index.witnesses(depth)
             touched = index.me_touched()
@@ -106,3 +91,22 @@ def test_level_wide_witnesses_and_touched_are_the_per_player_tests() -> None:
                 some += may
                 assert (touched is None or pid in touched) == index.may_touch_me(pid)
     assert some > 0 and every > 0, (some, every)
+
+
+def _played(
+    world: World, players: int, *, scatter: bool, ticks: int
+) -> Iterator[tuple[int, list[int], TickIndex]]:
+    """Seat ``players`` in ``world`` (seeded by its seed) and give them random
+    commands for ``ticks`` ticks; after each tick, yield the tick, the
+    players' ids and the tick's index."""
+    game = Game(world, Store(":memory:"))
+    game.keep_index = True
+    rng = np.random.default_rng(world.seed)
+    ids = seat_players(game, players, rng, scatter=scatter)
+    seq = 0
+    for tick in range(ticks):
+        seq, _ = give_commands(game, ids, rng, tick, seq)
+        game.step()
+        index = game.last_index
+        assert index is not None
+        yield tick, ids, index
