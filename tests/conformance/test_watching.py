@@ -80,8 +80,10 @@ async def test_a_spectator_gets_the_players_frames_byte_for_byte(server: Server,
     assert its[0] in theirs, "the spectator's snapshot is one the player was sent"
     start = theirs.index(its[0])
     assert len(its) >= 12, len(its)
-    assert its == theirs[start : start + len(its)]
-    assert len(theirs) - start - len(its) <= 1  # the last may still be on its way
+    both = min(len(its), len(theirs) - start)
+    assert its[:both] == theirs[start : start + both]
+    # The last frame may still be on its way to either one, through another gateway.
+    assert abs(len(theirs) - start - len(its)) <= 1
     # Besides the frames, the spectator got nothing but its welcome.
     assert [m["t"] for m in bob.seen if m["t"] not in ("snap", "delta")] == ["welcome"]
 
@@ -108,8 +110,13 @@ async def test_a_spectator_follows_the_player_down_the_stairs(server: Server, do
     start = its.index(bob.raw[bob.seen.index(below)])
     assert its[start] in theirs, "the spectator's snapshot below is one the player was sent"
     mine = theirs.index(its[start])
-    assert its[start:] == theirs[mine : mine + len(its) - start]
-    assert len(its) - start >= 6
+    # Both listened for the same 0.8 s while frames kept coming (monsters
+    # fight below): a frame in flight as the window closed may have reached
+    # one and not yet the other, through another gateway. What both got is
+    # the same, frame for frame.
+    both = min(len(its) - start, len(theirs) - mine)
+    assert its[start : start + both] == theirs[mine : mine + both]
+    assert abs((len(its) - start) - (len(theirs) - mine)) <= 1 and both >= 6
 
 
 async def test_a_spectator_sends_no_command_and_sees_nothing_more(server: Server) -> None:
