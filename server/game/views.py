@@ -39,8 +39,10 @@ class _FovWire:
     """The wire form of fields of view, packed once per ``visible`` array.
 
     The world shares one read-only ``visible`` array among every field of
-    view taken from the same cell (:meth:`World._cached_fov`), so in a crowd
-    the same bits go to many players. The arrays are kept beside their
+    view taken from the same cell (a row of its level's
+    :class:`~server.sim.sight.FovCache`, handed out by
+    :meth:`World._new_fovs`), so in a crowd the same bits go to many
+    players. The arrays are kept beside their
     bytes, so an id is not reused while its entry stands; both maps hold
     only ints, arrays and bytes, nothing the garbage collector tracks.
     """
